@@ -1,0 +1,200 @@
+import { ProblemList } from "./errors.js";
+import { cloneJson, isJsonObject, type JsonObject, type JsonSchema } from "./json.js";
+import { parseResourceTemplate, type ResourceTemplate } from "./resource.js";
+import { createSchemaCompiler, type CompiledSchema, type SchemaCompiler } from "./schema.js";
+
+/** What an action does to the world; informational, shown to models and operators. */
+export type Effect = "read" | "write" | "external" | "destructive";
+export const EFFECTS: readonly Effect[] = ["read", "write", "external", "destructive"];
+
+/** What a model sees of an action: its tool. */
+export interface ToolDescriptor {
+  /** Unique in the catalog, `^[a-zA-Z0-9_-]{1,64}$`. */
+  readonly name: string;
+  readonly description: string;
+  /** An object schema for the call's arguments. */
+  readonly inputSchema: JsonObject;
+  readonly outputSchema?: JsonObject;
+}
+
+/** A capability the deployment knows, with its tool (if models may call it) and authority metadata. */
+export interface CatalogAction {
+  readonly id: string;
+  readonly effect: Effect;
+  /** Whether a grant holding this action may hand it on to a sub-agent. */
+  readonly delegable: boolean;
+  /** A template such as `mailbox/{to}`, resolved from the call's arguments. */
+  readonly resource?: ResourceTemplate;
+  readonly tool?: ToolDescriptor;
+  /** The tool's input schema, compiled once at load time. */
+  readonly input?: CompiledSchema;
+}
+
+/** The versioned universe of actions, indexed by id and by tool name. */
+export interface Catalog {
+  readonly version: string;
+  /** Every action, in document order. */
+  readonly actions: ReadonlyMap<string, CatalogAction>;
+  /** Actions that have a tool, by tool name. */
+  readonly tools: ReadonlyMap<string, CatalogAction>;
+  /** The compiler every schema of this catalog (and of policies loaded against it) goes through. */
+  readonly schemas: SchemaCompiler;
+}
+
+export const ACTION_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const ACTION_KEYS = new Set(["id", "effect", "delegable", "resource", "tool"]);
+const TOOL_KEYS = new Set(["name", "description", "inputSchema", "outputSchema"]);
+
+/**
+ * Builds a catalog from a parsed document `{version, actions: [...]}`. Every problem is collected
+ * and thrown together as one LoadError naming `file`, the action and the problem.
+ */
+export function buildCatalog(document: unknown, file: string): Catalog {
+  const problems = new ProblemList(file);
+  const schemas = createSchemaCompiler();
+  const actions = new Map<string, CatalogAction>();
+  const tools = new Map<string, CatalogAction>();
+
+  if (!isJsonObject(document)) {
+    problems.add(undefined, "a catalog must be an object with `version` and `actions`");
+    problems.throwIfAny();
+    throw new Error("unreachable");
+  }
+  for (const key of Object.keys(document)) {
+    if (key !== "version" && key !== "actions") problems.add(undefined, `unknown top-level key "${key}"`);
+  }
+  const version = document["version"];
+  if (typeof version !== "string" || version.trim() === "") problems.add(undefined, "`version` must be a non-empty string");
+  const list = document["actions"];
+  if (!Array.isArray(list)) problems.add(undefined, "`actions` must be a list");
+
+  for (const [index, raw] of (Array.isArray(list) ? list : []).entries()) {
+    const action = readAction(raw, index, problems, schemas);
+    if (!action) continue;
+    if (actions.has(action.id)) {
+      problems.add(action.id, "duplicate action id");
+      continue;
+    }
+    actions.set(action.id, action);
+    if (action.tool) {
+      const other = tools.get(action.tool.name);
+      if (other) problems.add(action.id, `duplicate tool name "${action.tool.name}" (also used by ${other.id})`);
+      else tools.set(action.tool.name, action);
+    }
+  }
+  problems.throwIfAny();
+  return { version: version as string, actions, tools, schemas };
+}
+
+function readAction(raw: unknown, index: number, problems: ProblemList, schemas: SchemaCompiler): CatalogAction | undefined {
+  if (!isJsonObject(raw)) {
+    problems.add(`actions[${index}]`, "an action must be an object");
+    return undefined;
+  }
+  const id = raw["id"];
+  if (typeof id !== "string" || !ACTION_ID.test(id)) {
+    problems.add(`actions[${index}]`, `invalid action id ${JSON.stringify(id)} (letters, digits and _ . : -, at most 128)`);
+    return undefined;
+  }
+  const before = problems.size;
+  for (const key of Object.keys(raw)) if (!ACTION_KEYS.has(key)) problems.add(id, `unknown key "${key}"`);
+
+  const effect = raw["effect"] ?? "read";
+  if (typeof effect !== "string" || !(EFFECTS as readonly string[]).includes(effect)) {
+    problems.add(id, `effect must be one of ${EFFECTS.join(", ")}`);
+  }
+  const delegable = raw["delegable"] ?? false;
+  if (typeof delegable !== "boolean") problems.add(id, "delegable must be true or false");
+
+  const tool = raw["tool"] === undefined ? undefined : readTool(raw["tool"], id, problems);
+  const input = tool ? compileChecked(tool.inputSchema, id, "inputSchema", problems, schemas) : undefined;
+  if (tool?.outputSchema) compileChecked(tool.outputSchema, id, "outputSchema", problems, schemas);
+
+  let resource: ResourceTemplate | undefined;
+  const template = raw["resource"];
+  if (template !== undefined) {
+    resource = readResource(template, id, tool, problems);
+  }
+  if (problems.size > before) return undefined;
+  return {
+    id,
+    effect: effect as Effect,
+    delegable: delegable as boolean,
+    ...(resource ? { resource } : {}),
+    ...(tool ? { tool } : {}),
+    ...(input ? { input } : {}),
+  };
+}
+
+function readTool(raw: unknown, id: string, problems: ProblemList): ToolDescriptor | undefined {
+  if (!isJsonObject(raw)) {
+    problems.add(id, "tool must be an object with name, description and inputSchema");
+    return undefined;
+  }
+  for (const key of Object.keys(raw)) if (!TOOL_KEYS.has(key)) problems.add(id, `unknown tool key "${key}"`);
+  const { name, description, inputSchema, outputSchema } = raw;
+  let ok = true;
+  if (typeof name !== "string" || !TOOL_NAME.test(name)) {
+    problems.add(id, `invalid tool name ${JSON.stringify(name)} (must match ^[a-zA-Z0-9_-]{1,64}$)`);
+    ok = false;
+  }
+  if (typeof description !== "string" || description.trim() === "") {
+    problems.add(id, "tool description must be a non-empty string");
+    ok = false;
+  }
+  if (!isJsonObject(inputSchema) || inputSchema["type"] !== "object") {
+    problems.add(id, 'inputSchema must be an object schema (with type: "object")');
+    ok = false;
+  }
+  if (outputSchema !== undefined && !isJsonObject(outputSchema)) {
+    problems.add(id, "outputSchema must be a JSON Schema object");
+    ok = false;
+  }
+  if (!ok) return undefined;
+  return {
+    name: name as string,
+    description: description as string,
+    inputSchema: cloneJson(inputSchema as JsonObject),
+    ...(isJsonObject(outputSchema) ? { outputSchema: cloneJson(outputSchema) } : {}),
+  };
+}
+
+/** Compiles a schema, turning a compile failure into a load problem. */
+export function compileChecked(
+  schema: JsonSchema,
+  subject: string,
+  what: string,
+  problems: ProblemList,
+  schemas: SchemaCompiler,
+): CompiledSchema | undefined {
+  try {
+    return schemas.compile(schema);
+  } catch (err) {
+    problems.add(subject, `invalid ${what}: ${err instanceof Error ? err.message : String(err)}`);
+    return undefined;
+  }
+}
+
+function readResource(raw: unknown, id: string, tool: ToolDescriptor | undefined, problems: ProblemList): ResourceTemplate | undefined {
+  if (typeof raw !== "string") {
+    problems.add(id, "resource must be a template string such as mailbox/{to}");
+    return undefined;
+  }
+  const parsed = parseResourceTemplate(raw);
+  if (typeof parsed === "string") {
+    problems.add(id, `invalid resource template "${raw}": ${parsed}`);
+    return undefined;
+  }
+  if (!tool) {
+    if (parsed.arguments.length > 0) problems.add(id, `resource template "${raw}" names arguments but the action has no tool schema`);
+    return parsed;
+  }
+  const declared = tool.inputSchema["properties"];
+  for (const arg of parsed.arguments) {
+    if (!isJsonObject(declared) || !Object.hasOwn(declared, arg)) {
+      problems.add(id, `resource template "${raw}" names argument "${arg}", which the input schema does not declare`);
+    }
+  }
+  return parsed;
+}

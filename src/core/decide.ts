@@ -1,0 +1,169 @@
+import type { Catalog, CatalogAction } from "./catalog.js";
+import { callDigest } from "./digest.js";
+import { caveatsOf, type TaskGrant } from "./grant.js";
+import { isJsonObject, jsonEqual, type JsonSchema } from "./json.js";
+import type { Rule } from "./policy.js";
+import { resolveResource } from "./resource.js";
+import { formatProblems, type SchemaProblem } from "./schema.js";
+import type { ApprovalRecord, Reason, ReasonCode, ToolCall, Verdict } from "./verdict.js";
+
+/** What `decide` needs besides the grant, the catalog and the call. */
+export interface DecideContext {
+  /** Unix seconds. */
+  readonly now: number;
+  /** The approval record the caller presented for this call, if any. */
+  readonly approval?: ApprovalRecord;
+}
+
+/** The requirement named for actions listed as approval-required without a rule naming one. */
+export const DEFAULT_REQUIREMENT = "owner";
+
+/**
+ * Decides one tool call (DESIGN §2): the first failing check decides, in the documented order.
+ * Pure and total: it never throws, whatever the arguments and names are.
+ */
+export function decide(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: DecideContext): Verdict {
+  const resolved = resolve(catalog, call);
+  const action = typeof resolved === "string" ? undefined : resolved;
+  const actionId = action?.id ?? call.actionId ?? call.toolName ?? "";
+  const toolName = action ? (action.tool?.name ?? "") : (call.toolName ?? "");
+  const shown = JSON.stringify(toolName || actionId).slice(0, 80);
+  const base = { callId: call.callId, actionId: action?.id ?? "", toolName, callDigest: digestOrEmpty(grant.id, actionId, call.arguments) };
+  const deny = (code: ReasonCode, message: string, extra: Partial<Verdict> = {}): Verdict => ({
+    decision: "deny",
+    reason: { code, message },
+    ...base,
+    ...extra,
+  });
+
+  // 1. The grant's validity window.
+  if (!(ctx.now >= grant.issuedAt && ctx.now < grant.expiresAt)) {
+    return deny("GRANT_EXPIRED", "This task's grant is not valid at this time (expired or not yet valid). Stop making tool calls and report back.");
+  }
+  // 2. The catalog knows the tool.
+  if (!action) {
+    return deny("UNKNOWN_ACTION", typeof resolved === "string" ? resolved : `No tool named ${shown} exists. Use only the tools you were given.`);
+  }
+  // 3. The grant names it.
+  if (grant.denied.includes(action.id)) {
+    return deny("EXPLICIT_DENY", `The tool ${shown} is forbidden in this task. Do not call it again.`);
+  }
+  const listedForApproval = grant.approvalRequired.includes(action.id);
+  if (!listedForApproval && !grant.allowed.includes(action.id)) {
+    return deny("NOT_GRANTED", `The tool ${shown} is not available in this task. Do not call it again; use the tools you were given.`);
+  }
+  // 4. Arguments are an object valid against the tool's input schema.
+  const args = call.arguments;
+  if (!isJsonObject(args)) return deny("INVALID_ARGUMENTS", `The arguments for ${shown} must be a JSON object.`);
+  const inputProblems = action.input?.check(args) ?? [];
+  if (inputProblems.length > 0) {
+    return deny("INVALID_ARGUMENTS", `The arguments for ${shown} are invalid: ${formatProblems(inputProblems)}. Fix them and call again.`);
+  }
+  // 5. Binds and constraints hold; the resource resolves.
+  const caveats = caveatsOf(grant, action.id);
+  for (const [name, value] of Object.entries(caveats.binds)) {
+    if (!Object.hasOwn(args, name) || !jsonEqual(args[name], value)) {
+      return deny("CONSTRAINT_VIOLATION", `The argument "${name}" of ${shown} is fixed for this task; use the value shown in the tool's schema.`);
+    }
+  }
+  for (const constraint of caveats.constraints) {
+    const problems = checkCaveat(catalog, constraint, args);
+    if (problems === undefined) return deny("CONSTRAINT_VIOLATION", `This task's constraints for ${shown} cannot be evaluated; the call is refused.`);
+    if (problems.length > 0) {
+      return deny("CONSTRAINT_VIOLATION", `The arguments for ${shown} are outside what this task permits: ${formatProblems(problems)}.`);
+    }
+  }
+  let resource: string | undefined;
+  if (action.resource) {
+    const r = resolveResource(action.resource, args);
+    if ("missing" in r) {
+      return deny("INVALID_ARGUMENTS", `The argument "${r.missing}" of ${shown} must be a string, number or boolean.`);
+    }
+    resource = r.resource;
+  }
+  const withResource = resource === undefined ? {} : { resource };
+
+  // 6. Deny rules.
+  const rules = caveats.rules;
+  // A rule that cannot be evaluated counts as matching: a deny rule denies, an approval rule asks.
+  const denyRule = rules.find((r) => r.then === "deny" && matches(catalog, r, args));
+  if (denyRule?.then === "deny") return deny("RULE_DENY", denyRule.reason, withResource);
+
+  // 7. Approval, when listed or when a require_approval rule matches.
+  const approvalRule = rules.find((r) => r.then === "require_approval" && matches(catalog, r, args));
+  const requirement = approvalRule?.then === "require_approval" ? approvalRule.requirement : listedForApproval ? DEFAULT_REQUIREMENT : undefined;
+  let verdict: Verdict;
+  if (requirement === undefined) {
+    verdict = { decision: "allow", ...base, ...withResource };
+  } else {
+    verdict = approvalVerdict(ctx, base, { ...withResource, requirement }, shown);
+    if (verdict.decision === "deny") return verdict;
+  }
+  // 9. Shadow grants suppress effects; a deny stays a deny.
+  if (grant.mode === "shadow") {
+    const would = verdict.decision === "allow" ? "allowed" : "held for approval";
+    return {
+      ...verdict,
+      decision: "effect_suppressed",
+      reason: { code: "SHADOW_MODE", message: `Dry run: the call would have been ${would}; its effect is suppressed.` },
+    };
+  }
+  return verdict;
+}
+
+type Base = Pick<Verdict, "callId" | "actionId" | "toolName" | "callDigest">;
+
+function approvalVerdict(ctx: DecideContext, base: Base, extra: Pick<Verdict, "resource" | "requirement">, shown: string): Verdict {
+  const record = ctx.approval;
+  const out = (decision: Verdict["decision"], reason?: Reason): Verdict => ({
+    decision,
+    ...(reason ? { reason } : {}),
+    ...base,
+    ...extra,
+    ...(record ? { approvalId: record.id } : {}),
+  });
+  if (!record) return out("require_approval");
+  if (record.callDigest !== base.callDigest) {
+    return out("deny", { code: "APPROVAL_MISMATCH", message: `The approval presented was given for a different call to ${shown}; request approval for this exact call.` });
+  }
+  if (record.status === "rejected") return out("deny", { code: "APPROVAL_REJECTED", message: `The owner rejected this call to ${shown}. Do not retry it.` });
+  if (ctx.now >= record.expiresAt) return out("deny", { code: "APPROVAL_EXPIRED", message: `The approval for this call to ${shown} has expired; request a new one.` });
+  if (record.status === "consumed") return out("deny", { code: "APPROVAL_CONSUMED", message: `The approval for this call to ${shown} was already used; request a new one.` });
+  if (record.status === "pending") return out("require_approval");
+  return out("allow");
+}
+
+/** Finds the action a call names; answers a model-facing message when the names disagree or nothing matches. */
+function resolve(catalog: Catalog, call: ToolCall): CatalogAction | string | undefined {
+  const byTool = typeof call.toolName === "string" && call.toolName !== "" ? catalog.tools.get(call.toolName) : undefined;
+  const byId = typeof call.actionId === "string" && call.actionId !== "" ? catalog.actions.get(call.actionId) : undefined;
+  if (call.toolName && call.actionId) {
+    if (byTool && byId && byTool === byId) return byTool;
+    if (byTool && byId) return "The call names a tool and an action that differ. Use only the tools you were given.";
+    return undefined;
+  }
+  return byTool ?? byId;
+}
+
+function matches(catalog: Catalog, rule: Rule, args: unknown): boolean {
+  const problems = checkCaveat(catalog, rule.when, args);
+  return problems === undefined || problems.length === 0;
+}
+
+/** Checks arguments against a caveat's schema; undefined when the schema does not compile (fail closed). */
+function checkCaveat(catalog: Catalog, schema: JsonSchema, args: unknown): SchemaProblem[] | undefined {
+  try {
+    return catalog.schemas.compile(schema).check(args);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The call digest, or "" when the arguments have no JSON representation (such a call is denied anyway). */
+function digestOrEmpty(grantId: string, actionId: string, args: unknown): string {
+  try {
+    return callDigest(grantId, actionId, args);
+  } catch {
+    return "";
+  }
+}

@@ -1,0 +1,87 @@
+import { cloneJson, isJsonObject, jsonEqual, type JsonObject, type JsonSchema, type JsonValue } from "./json.js";
+import type { ActionCaveats } from "./policy.js";
+
+const LOWER_BOUNDS = new Set(["minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"]);
+const UPPER_BOUNDS = new Set(["maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties"]);
+
+/**
+ * A tool's input schema narrowed by a grant's caveats, for showing to a model: a bound argument
+ * becomes `const`, enums are intersected, bounds tightened, and whatever cannot be merged keyword
+ * by keyword is added under `allOf`. A value the grant forbids is never offered as a choice.
+ */
+export function narrowSchema(base: JsonObject, caveats: ActionCaveats): JsonObject {
+  let out = cloneJson(base);
+  for (const constraint of caveats.constraints) {
+    if (isJsonObject(constraint)) out = mergeObjectSchema(out, constraint);
+  }
+  const bindNames = Object.keys(caveats.binds);
+  if (bindNames.length > 0) {
+    const properties = isJsonObject(out["properties"]) ? { ...out["properties"] } : {};
+    for (const name of bindNames) {
+      const was = properties[name];
+      const description = isJsonObject(was) && typeof was["description"] === "string" ? { description: was["description"] } : {};
+      properties[name] = { ...description, const: caveats.binds[name] as JsonValue };
+    }
+    out = { ...out, properties, required: union(out["required"], bindNames) };
+  }
+  return out;
+}
+
+function mergeObjectSchema(a: JsonObject, c: JsonObject): JsonObject {
+  const out: JsonObject = { ...a };
+  const extra: JsonObject[] = [];
+  for (const [key, value] of Object.entries(c)) {
+    if (key === "properties" && isJsonObject(value)) {
+      const properties: JsonObject = isJsonObject(out["properties"]) ? { ...out["properties"] } : {};
+      for (const [name, schema] of Object.entries(value)) {
+        properties[name] = Object.hasOwn(properties, name) ? mergeProperty(properties[name] as JsonSchema, schema as JsonSchema) : schema;
+      }
+      out["properties"] = properties;
+    } else if (key === "required") {
+      out["required"] = union(out["required"], value);
+    } else if (!Object.hasOwn(out, key)) {
+      out[key] = value;
+    } else if (!jsonEqual(out[key], value)) {
+      extra.push({ [key]: value });
+    }
+  }
+  return withAllOf(out, extra);
+}
+
+function mergeProperty(a: JsonSchema, b: JsonSchema): JsonSchema {
+  if (a === false || b === false) return false;
+  if (a === true) return b;
+  if (b === true) return a;
+  const out: JsonObject = { ...a };
+  const extra: JsonObject[] = [];
+  for (const [key, value] of Object.entries(b)) {
+    const mine = out[key];
+    if (key === "const") {
+      out["const"] = value;
+      delete out["enum"];
+    } else if (key === "enum" && Array.isArray(value)) {
+      if (Object.hasOwn(out, "const")) continue;
+      out["enum"] = Array.isArray(mine) ? mine.filter((x) => value.some((y) => jsonEqual(x, y))) : value;
+    } else if (mine === undefined) {
+      out[key] = value;
+    } else if (LOWER_BOUNDS.has(key) && typeof mine === "number" && typeof value === "number") {
+      out[key] = Math.max(mine, value);
+    } else if (UPPER_BOUNDS.has(key) && typeof mine === "number" && typeof value === "number") {
+      out[key] = Math.min(mine, value);
+    } else if (!jsonEqual(mine, value)) {
+      extra.push({ [key]: value });
+    }
+  }
+  return withAllOf(out, extra);
+}
+
+function withAllOf(schema: JsonObject, extra: JsonObject[]): JsonObject {
+  if (extra.length === 0) return schema;
+  const existing = Array.isArray(schema["allOf"]) ? schema["allOf"] : [];
+  return { ...schema, allOf: [...existing, ...extra] };
+}
+
+function union(a: JsonValue | undefined, b: JsonValue | readonly string[] | undefined): string[] {
+  const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
+  return [...new Set([...strings(a), ...strings(b)])];
+}

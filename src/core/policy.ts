@@ -1,0 +1,302 @@
+import type { Catalog } from "./catalog.js";
+import { compileChecked } from "./catalog.js";
+import { ProblemList } from "./errors.js";
+import { cloneJson, isJsonObject, type JsonObject, type JsonSchema } from "./json.js";
+import { checkSatisfiable } from "./satisfiable.js";
+
+/** `grant` sources contribute allows; a `narrow` source's non-empty allow list intersects them. */
+export type SourceKind = "grant" | "narrow";
+/** A suspended source contributes nothing; a profile that names one cannot be composed. */
+export type SourceStatus = "active" | "suspended";
+/** `shadow` grants are evaluated fully but their effects are suppressed. */
+export type GrantMode = "live" | "shadow";
+
+/** Numeric limits. Each is the minimum over the sources that set it. */
+export interface Limits {
+  readonly maxCalls?: number;
+  readonly maxCallsPerAction?: number;
+  readonly maxDelegationDepth?: number;
+  readonly maxRuntimeSeconds?: number;
+}
+
+/** A condition on a call's arguments and what follows when it matches. */
+export type Rule =
+  | { readonly when: JsonSchema; readonly then: "require_approval"; readonly requirement: string; readonly source: string }
+  | { readonly when: JsonSchema; readonly then: "deny"; readonly reason: string; readonly source: string };
+
+/** What a source (and later a grant) adds to one action: constraints, binds and rules. */
+export interface ActionCaveats {
+  /** JSON Schemas the arguments must all satisfy, besides the tool's input schema. */
+  readonly constraints: readonly JsonSchema[];
+  /** Arguments that must equal these exact values. */
+  readonly binds: JsonObject;
+  readonly rules: readonly Rule[];
+}
+
+/** A named authority source. */
+export interface AuthoritySource {
+  readonly id: string;
+  readonly kind: SourceKind;
+  readonly status: SourceStatus;
+  /** Global sources apply to every profile. */
+  readonly global: boolean;
+  readonly allow: readonly string[];
+  readonly approval: readonly string[];
+  readonly deny: readonly string[];
+  readonly limits: Limits;
+  /** Per-action caveats, keyed by action id. */
+  readonly caveats: ReadonlyMap<string, ActionCaveats>;
+}
+
+/** The sources a kind of task gets. */
+export interface Profile {
+  readonly id: string;
+  readonly description: string;
+  readonly sources: readonly string[];
+  readonly mode: GrantMode;
+}
+
+/** A deployment's policy, checked against one catalog. */
+export interface Policy {
+  readonly version: string;
+  readonly catalogVersion: string;
+  readonly sources: ReadonlyMap<string, AuthoritySource>;
+  readonly profiles: ReadonlyMap<string, Profile>;
+  /** Used when no source sets maxRuntimeSeconds. */
+  readonly defaultRuntimeSeconds: number;
+}
+
+export const DEFAULT_RUNTIME_SECONDS = 3600;
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+const SOURCE_KEYS = new Set(["kind", "status", "global", "description", "allow", "approval", "deny", "limits", "constraints", "rules"]);
+const LIMIT_KEYS = new Set(["maxCalls", "maxCallsPerAction", "maxDelegationDepth", "maxRuntimeSeconds"]);
+
+/**
+ * Builds a policy from a parsed document `{version, defaults?, sources: {id: …}, profiles: {id: …}}`
+ * and checks it against `catalog`: unknown actions, schemas that do not compile and rules that
+ * could never match are load errors, all reported together.
+ */
+export function buildPolicy(document: unknown, catalog: Catalog, file: string): Policy {
+  const problems = new ProblemList(file);
+  if (!isJsonObject(document)) {
+    problems.add(undefined, "a policy must be an object with `version`, `sources` and `profiles`");
+    problems.throwIfAny();
+  }
+  const doc = document as JsonObject;
+  for (const key of Object.keys(doc)) {
+    if (!["version", "defaults", "sources", "profiles"].includes(key)) problems.add(undefined, `unknown top-level key "${key}"`);
+  }
+  const version = doc["version"];
+  if (typeof version !== "string" || version.trim() === "") problems.add(undefined, "`version` must be a non-empty string");
+
+  let defaultRuntimeSeconds = DEFAULT_RUNTIME_SECONDS;
+  const defaults = doc["defaults"];
+  if (defaults !== undefined) {
+    const runtime = isJsonObject(defaults) ? defaults["maxRuntimeSeconds"] : undefined;
+    if (!isJsonObject(defaults) || Object.keys(defaults).some((k) => k !== "maxRuntimeSeconds") || !isPositiveInt(runtime)) {
+      problems.add("defaults", "defaults may only set maxRuntimeSeconds, a positive integer");
+    } else defaultRuntimeSeconds = runtime;
+  }
+
+  const sources = new Map<string, AuthoritySource>();
+  for (const [id, raw] of entries(doc["sources"], "sources", problems)) {
+    const source = readSource(id, raw, catalog, problems);
+    if (source) sources.set(id, source);
+  }
+  const profiles = new Map<string, Profile>();
+  for (const [id, raw] of entries(doc["profiles"], "profiles", problems)) {
+    const profile = readProfile(id, raw, doc["sources"], problems);
+    if (profile) profiles.set(id, profile);
+  }
+  problems.throwIfAny();
+  return { version: version as string, catalogVersion: catalog.version, sources, profiles, defaultRuntimeSeconds };
+}
+
+function entries(raw: unknown, what: string, problems: ProblemList): [string, unknown][] {
+  if (!isJsonObject(raw)) {
+    problems.add(undefined, `\`${what}\` must be a map from id to definition`);
+    return [];
+  }
+  return Object.entries(raw).filter(([id]) => {
+    if (NAME.test(id)) return true;
+    problems.add(id, `invalid ${what} id (letters, digits and _ . : -, at most 128)`);
+    return false;
+  });
+}
+
+function readSource(id: string, raw: unknown, catalog: Catalog, problems: ProblemList): AuthoritySource | undefined {
+  const subject = `source ${id}`;
+  if (!isJsonObject(raw)) {
+    problems.add(subject, "a source must be an object");
+    return undefined;
+  }
+  const before = problems.size;
+  for (const key of Object.keys(raw)) if (!SOURCE_KEYS.has(key)) problems.add(subject, `unknown key "${key}"`);
+  const kind = raw["kind"] ?? "grant";
+  if (kind !== "grant" && kind !== "narrow") problems.add(subject, "kind must be grant or narrow");
+  const status = raw["status"] ?? "active";
+  if (status !== "active" && status !== "suspended") problems.add(subject, "status must be active or suspended");
+  const global = raw["global"] ?? false;
+  if (typeof global !== "boolean") problems.add(subject, "global must be true or false");
+
+  const [allow, approval, deny] = (["allow", "approval", "deny"] as const).map((list) =>
+    readIdList(raw[list], `${subject} ${list}`, catalog, problems),
+  ) as [string[], string[], string[]];
+  const limits = readLimits(raw["limits"], subject, problems);
+  const caveats = readCaveats(raw["constraints"], raw["rules"], id, catalog, problems);
+
+  if (problems.size > before) return undefined;
+  return { id, kind: kind as SourceKind, status: status as SourceStatus, global: global as boolean, allow, approval, deny, limits, caveats };
+}
+
+function readIdList(raw: unknown, subject: string, catalog: Catalog, problems: ProblemList): string[] {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw) || !raw.every((x): x is string => typeof x === "string")) {
+    problems.add(subject, "must be a list of action ids");
+    return [];
+  }
+  for (const actionId of raw) if (!catalog.actions.has(actionId)) problems.add(subject, `names action "${actionId}", which the catalog lacks`);
+  return [...new Set(raw)];
+}
+
+function readLimits(raw: unknown, subject: string, problems: ProblemList): Limits {
+  if (raw === undefined) return {};
+  if (!isJsonObject(raw)) {
+    problems.add(subject, "limits must be an object");
+    return {};
+  }
+  const limits: Record<string, number> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (!LIMIT_KEYS.has(key)) problems.add(subject, `unknown limit "${key}"`);
+    else if (key === "maxDelegationDepth" ? !isNonNegativeInt(value) : !isPositiveInt(value)) {
+      problems.add(subject, `limit ${key} must be a ${key === "maxDelegationDepth" ? "non-negative" : "positive"} integer`);
+    } else limits[key] = value as number;
+  }
+  return limits;
+}
+
+function readCaveats(
+  constraintsRaw: unknown,
+  rulesRaw: unknown,
+  sourceId: string,
+  catalog: Catalog,
+  problems: ProblemList,
+): Map<string, ActionCaveats> {
+  const subject = `source ${sourceId}`;
+  const out = new Map<string, { constraints: JsonSchema[]; binds: JsonObject; rules: Rule[] }>();
+  const slot = (actionId: string) => {
+    let c = out.get(actionId);
+    if (!c) out.set(actionId, (c = { constraints: [], binds: {}, rules: [] }));
+    return c;
+  };
+  const actionOf = (actionId: string, what: string) => {
+    const action = catalog.actions.get(actionId);
+    if (!action) problems.add(subject, `${what} name action "${actionId}", which the catalog lacks`);
+    return action;
+  };
+
+  if (constraintsRaw !== undefined && !isJsonObject(constraintsRaw)) problems.add(subject, "constraints must be a map from action id to {schema, bind}");
+  for (const [actionId, raw] of Object.entries(isJsonObject(constraintsRaw) ? constraintsRaw : {})) {
+    const action = actionOf(actionId, "constraints");
+    const where = `${subject} constraints ${actionId}`;
+    if (!action) continue;
+    if (!isJsonObject(raw) || Object.keys(raw).some((k) => k !== "schema" && k !== "bind")) {
+      problems.add(where, "a constraint is an object with `schema` and/or `bind`");
+      continue;
+    }
+    const schema = raw["schema"];
+    if (schema !== undefined) {
+      if (!isJsonObject(schema)) problems.add(where, "schema must be a JSON Schema object");
+      else if (compileChecked(schema, where, "schema", problems, catalog.schemas)) {
+        for (const m of checkSatisfiable(schema, action, catalog.schemas)) problems.add(where, m);
+        slot(actionId).constraints.push(cloneJson(schema));
+      }
+    }
+    const bind = raw["bind"];
+    if (bind !== undefined) {
+      if (!isJsonObject(bind)) problems.add(where, "bind must be a map from argument name to exact value");
+      else {
+        for (const m of checkSatisfiable({ type: "object", required: Object.keys(bind), properties: constProperties(bind) }, action, catalog.schemas)) {
+          problems.add(where, `bind: ${m}`);
+        }
+        Object.assign(slot(actionId).binds, cloneJson(bind));
+      }
+    }
+  }
+
+  if (rulesRaw !== undefined && !isJsonObject(rulesRaw)) problems.add(subject, "rules must be a map from action id to a list of rules");
+  for (const [actionId, list] of Object.entries(isJsonObject(rulesRaw) ? rulesRaw : {})) {
+    const action = actionOf(actionId, "rules");
+    if (!action) continue;
+    if (!Array.isArray(list)) {
+      problems.add(`${subject} rules ${actionId}`, "must be a list of rules");
+      continue;
+    }
+    for (const [i, raw] of list.entries()) {
+      const where = `${subject} rules ${actionId}[${i}]`;
+      const rule = readRule(raw, sourceId, where, problems);
+      if (!rule) continue;
+      if (!compileChecked(rule.when, where, "when", problems, catalog.schemas)) continue;
+      for (const m of checkSatisfiable(rule.when, action, catalog.schemas)) problems.add(where, m);
+      slot(actionId).rules.push(rule);
+    }
+  }
+  return out;
+}
+
+function readRule(raw: unknown, source: string, where: string, problems: ProblemList): Rule | undefined {
+  if (!isJsonObject(raw)) {
+    problems.add(where, "a rule is an object with `when` and `then`");
+    return undefined;
+  }
+  const extra = Object.keys(raw).filter((k) => !["when", "then", "requirement", "reason"].includes(k));
+  if (extra.length > 0) problems.add(where, `unknown key "${extra[0]}"`);
+  const { when, then, requirement, reason } = raw;
+  if (!isJsonObject(when) && typeof when !== "boolean") {
+    problems.add(where, "when must be a JSON Schema over the arguments");
+    return undefined;
+  }
+  if (then === "require_approval" && typeof requirement === "string" && NAME.test(requirement) && reason === undefined) {
+    return { when: cloneJson(when), then, requirement, source };
+  }
+  if (then === "deny" && typeof reason === "string" && reason.trim() !== "" && requirement === undefined) {
+    return { when: cloneJson(when), then, reason, source };
+  }
+  problems.add(where, "then must be require_approval (with a requirement name) or deny (with a reason)");
+  return undefined;
+}
+
+function readProfile(id: string, raw: unknown, sourcesRaw: unknown, problems: ProblemList): Profile | undefined {
+  const subject = `profile ${id}`;
+  if (!isJsonObject(raw)) {
+    problems.add(subject, "a profile must be an object with `sources`");
+    return undefined;
+  }
+  const before = problems.size;
+  for (const key of Object.keys(raw)) if (!["description", "sources", "mode"].includes(key)) problems.add(subject, `unknown key "${key}"`);
+  const list = raw["sources"] ?? [];
+  if (!Array.isArray(list) || !list.every((x): x is string => typeof x === "string")) problems.add(subject, "sources must be a list of source ids");
+  else {
+    for (const s of list) if (!isJsonObject(sourcesRaw) || !Object.hasOwn(sourcesRaw, s)) problems.add(subject, `names source "${s}", which the policy lacks`);
+  }
+  const mode = raw["mode"] ?? "live";
+  if (mode !== "live" && mode !== "shadow") problems.add(subject, "mode must be live or shadow");
+  const description = raw["description"] ?? "";
+  if (typeof description !== "string") problems.add(subject, "description must be a string");
+  if (problems.size > before) return undefined;
+  return { id, description: description as string, sources: [...new Set(list as string[])], mode: mode as GrantMode };
+}
+
+function constProperties(bind: JsonObject): JsonObject {
+  const props: JsonObject = {};
+  for (const [k, v] of Object.entries(bind)) props[k] = { const: v };
+  return props;
+}
+
+function isPositiveInt(v: unknown): v is number {
+  return typeof v === "number" && Number.isSafeInteger(v) && v > 0;
+}
+
+function isNonNegativeInt(v: unknown): v is number {
+  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+}

@@ -1,0 +1,84 @@
+/** What Charter answers for one tool call. */
+export type Decision = "allow" | "deny" | "require_approval" | "effect_suppressed";
+
+/**
+ * Why a call was denied (or suppressed). The first group is decided by the pure core in this
+ * order; GRANT_INVALID, GRANT_REVOKED and LIMIT_EXCEEDED need state and are added by the shell.
+ */
+export type ReasonCode =
+  | "GRANT_EXPIRED"
+  | "UNKNOWN_ACTION"
+  | "EXPLICIT_DENY"
+  | "NOT_GRANTED"
+  | "INVALID_ARGUMENTS"
+  | "CONSTRAINT_VIOLATION"
+  | "RULE_DENY"
+  | "APPROVAL_MISMATCH"
+  | "APPROVAL_EXPIRED"
+  | "APPROVAL_REJECTED"
+  | "APPROVAL_CONSUMED"
+  | "SHADOW_MODE"
+  | "GRANT_INVALID"
+  | "GRANT_REVOKED"
+  | "LIMIT_EXCEEDED";
+
+export const REASON_CODES: readonly ReasonCode[] = [
+  "GRANT_EXPIRED",
+  "UNKNOWN_ACTION",
+  "EXPLICIT_DENY",
+  "NOT_GRANTED",
+  "INVALID_ARGUMENTS",
+  "CONSTRAINT_VIOLATION",
+  "RULE_DENY",
+  "APPROVAL_MISMATCH",
+  "APPROVAL_EXPIRED",
+  "APPROVAL_REJECTED",
+  "APPROVAL_CONSUMED",
+  "SHADOW_MODE",
+  "GRANT_INVALID",
+  "GRANT_REVOKED",
+  "LIMIT_EXCEEDED",
+];
+
+/** A reason code with a message written for the model that made the call. */
+export interface Reason {
+  readonly code: ReasonCode;
+  readonly message: string;
+}
+
+/** A tool call as a gateway sees it: by tool name (what the model used) or by action id. */
+export interface ToolCall {
+  readonly callId: string;
+  readonly toolName?: string;
+  readonly actionId?: string;
+  readonly arguments: unknown;
+}
+
+/** The state of an owner's approval for one call digest. */
+export type ApprovalStatus = "pending" | "approved" | "rejected" | "consumed";
+
+/** An approval record as the store holds it; bound to exactly one call digest. */
+export interface ApprovalRecord {
+  readonly id: string;
+  readonly callDigest: string;
+  readonly status: ApprovalStatus;
+  /** Unix seconds after which the approval no longer counts. */
+  readonly expiresAt: number;
+}
+
+/** The pure core's answer for one call. A deny is data, never an exception. */
+export interface Verdict {
+  readonly decision: Decision;
+  readonly reason?: Reason;
+  readonly callId: string;
+  /** The resolved action id ("" when the call named nothing the catalog knows). */
+  readonly actionId: string;
+  /** The tool name ("" for an action without a tool). */
+  readonly toolName: string;
+  readonly resource?: string;
+  /** The approval requirement (e.g. "owner", "manager") when approval is, or would be, needed. */
+  readonly requirement?: string;
+  /** The approval record the decision used, when one was supplied and relevant. */
+  readonly approvalId?: string;
+  readonly callDigest: string;
+}

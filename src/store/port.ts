@@ -1,0 +1,65 @@
+import type { TaskGrant } from "../core/grant.js";
+
+/** Why a store operation failed. UNAVAILABLE means "could not answer" and fails the RPC closed. */
+export type StoreErrorCode = "UNAVAILABLE" | "CONFLICT" | "NOT_FOUND" | "CORRUPT";
+
+/** The one error class of the store layer. */
+export class StoreError extends Error {
+  override readonly name = "StoreError";
+  readonly code: StoreErrorCode;
+
+  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+export function isStoreError(err: unknown): err is StoreError {
+  return err instanceof StoreError;
+}
+
+/** A grant as stored, with its revocation state. */
+export interface StoredGrant {
+  readonly grant: TaskGrant;
+  /** Unix seconds of revocation, when revoked. */
+  readonly revokedAt?: number;
+  readonly revokedReason?: string;
+}
+
+/** Issued grants and their revocations. */
+export interface GrantStore {
+  /** Records an issued grant. Inserting the same id twice with different content is a CONFLICT. */
+  putGrant(grant: TaskGrant): Promise<void>;
+  getGrant(id: string): Promise<StoredGrant | undefined>;
+  /** Revokes a grant and every grant delegated from it; answers the ids newly or already revoked. */
+  revokeGrant(id: string, reason: string, at: number): Promise<string[]>;
+  /** True when any of these grant ids (a grant and its ancestors) is revoked. */
+  anyRevoked(ids: readonly string[]): Promise<boolean>;
+}
+
+/** A signing key pair as stored: JWKs as JSON text. The private half never leaves the process. */
+export interface StoredKey {
+  readonly kid: string;
+  readonly alg: "EdDSA";
+  readonly publicJwk: string;
+  readonly privateJwk: string;
+  /** Unix seconds. */
+  readonly createdAt: number;
+  /** Unix seconds after which the key signs nothing new (it still verifies until its tokens expire). */
+  readonly retiredAt?: number;
+}
+
+/** Signing keys, persisted so that tokens survive restarts. */
+export interface KeyStore {
+  /** All keys, oldest first. */
+  listKeys(): Promise<StoredKey[]>;
+  /** Adds a key; a kid that exists already is a CONFLICT. */
+  insertKey(key: StoredKey): Promise<void>;
+  retireKey(kid: string, at: number): Promise<void>;
+}
+
+/** Everything Charter persists, behind one port with one adapter per database. */
+export interface Store extends GrantStore, KeyStore {
+  /** Closes connections; later calls fail with UNAVAILABLE. */
+  close(): Promise<void>;
+}
