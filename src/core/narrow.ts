@@ -12,7 +12,10 @@ const UPPER_BOUNDS = new Set(["maximum", "exclusiveMaximum", "maxLength", "maxIt
 export function narrowSchema(base: JsonObject, caveats: ActionCaveats): JsonObject {
   let out = cloneJson(base);
   for (const constraint of caveats.constraints) {
-    if (isJsonObject(constraint)) out = mergeObjectSchema(out, constraint);
+    if (isJsonObject(constraint)) {
+      const merged = mergeSchema(out, constraint);
+      if (isJsonObject(merged)) out = merged;
+    }
   }
   const bindNames = Object.keys(caveats.binds);
   if (bindNames.length > 0) {
@@ -27,28 +30,11 @@ export function narrowSchema(base: JsonObject, caveats: ActionCaveats): JsonObje
   return out;
 }
 
-function mergeObjectSchema(a: JsonObject, c: JsonObject): JsonObject {
-  const out: JsonObject = { ...a };
-  const extra: JsonObject[] = [];
-  for (const [key, value] of Object.entries(c)) {
-    if (key === "properties" && isJsonObject(value)) {
-      const properties: JsonObject = isJsonObject(out["properties"]) ? { ...out["properties"] } : {};
-      for (const [name, schema] of Object.entries(value)) {
-        properties[name] = Object.hasOwn(properties, name) ? mergeProperty(properties[name] as JsonSchema, schema as JsonSchema) : schema;
-      }
-      out["properties"] = properties;
-    } else if (key === "required") {
-      out["required"] = union(out["required"], value);
-    } else if (!Object.hasOwn(out, key)) {
-      out[key] = value;
-    } else if (!jsonEqual(out[key], value)) {
-      extra.push({ [key]: value });
-    }
-  }
-  return withAllOf(out, extra);
-}
-
-function mergeProperty(a: JsonSchema, b: JsonSchema): JsonSchema {
+/**
+ * Merges constraint `b` into schema `a`, keyword by keyword and recursively through `properties`
+ * and `items`, so a nested enum is intersected too; what cannot be merged goes under `allOf`.
+ */
+function mergeSchema(a: JsonSchema, b: JsonSchema): JsonSchema {
   if (a === false || b === false) return false;
   if (a === true) return b;
   if (b === true) return a;
@@ -62,8 +48,18 @@ function mergeProperty(a: JsonSchema, b: JsonSchema): JsonSchema {
     } else if (key === "enum" && Array.isArray(value)) {
       if (Object.hasOwn(out, "const")) continue;
       out["enum"] = Array.isArray(mine) ? mine.filter((x) => value.some((y) => jsonEqual(x, y))) : value;
+    } else if (key === "required") {
+      out["required"] = union(mine, value);
     } else if (mine === undefined) {
       out[key] = value;
+    } else if (key === "properties" && isJsonObject(mine) && isJsonObject(value)) {
+      const properties: JsonObject = { ...mine };
+      for (const [name, schema] of Object.entries(value)) {
+        properties[name] = Object.hasOwn(properties, name) ? mergeSchema(properties[name] as JsonSchema, schema as JsonSchema) : schema;
+      }
+      out["properties"] = properties;
+    } else if (key === "items" && isSchema(mine) && isSchema(value)) {
+      out["items"] = mergeSchema(mine, value);
     } else if (LOWER_BOUNDS.has(key) && typeof mine === "number" && typeof value === "number") {
       out[key] = Math.max(mine, value);
     } else if (UPPER_BOUNDS.has(key) && typeof mine === "number" && typeof value === "number") {
@@ -73,6 +69,10 @@ function mergeProperty(a: JsonSchema, b: JsonSchema): JsonSchema {
     }
   }
   return withAllOf(out, extra);
+}
+
+function isSchema(v: JsonValue | undefined): v is JsonSchema {
+  return typeof v === "boolean" || isJsonObject(v);
 }
 
 function withAllOf(schema: JsonObject, extra: JsonObject[]): JsonObject {

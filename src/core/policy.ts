@@ -142,6 +142,9 @@ function readSource(id: string, raw: unknown, catalog: Catalog, problems: Proble
   const [allow, approval, deny] = (["allow", "approval", "deny"] as const).map((list) =>
     readIdList(raw[list], `${subject} ${list}`, catalog, problems),
   ) as [string[], string[], string[]];
+  if (kind === "narrow" && approval.length > 0) {
+    problems.add(subject, "a narrow source only restricts: list approval-required actions in a grant source");
+  }
   const limits = readLimits(raw["limits"], subject, problems);
   const caveats = readCaveats(raw["constraints"], raw["rules"], id, catalog, problems);
 

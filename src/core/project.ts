@@ -17,6 +17,8 @@ export interface ViewEntry {
   readonly outputSchema?: JsonObject;
   readonly status: ToolStatus;
   readonly effect: Effect;
+  /** The action's resource template, such as `mailbox/{to}`. */
+  readonly resourceTemplate?: string;
 }
 
 /** The tools of one grant: callable first, then those requiring approval, each in grant order. */
@@ -47,6 +49,7 @@ export function projectCatalog(grant: TaskGrant, catalog: Catalog): CatalogView 
         ...(outputSchema ? { outputSchema: cloneJson(outputSchema) } : {}),
         status,
         effect: action.effect,
+        ...(action.resource ? { resourceTemplate: action.resource.template } : {}),
       });
     }
   };

@@ -1,0 +1,25 @@
+import { create } from "@bufbuild/protobuf";
+import type { CatalogView } from "../core/project.js";
+import { CatalogViewSchema, ToolEntrySchema, type CatalogView as PbCatalogView } from "../gen/charter/v1/common_pb.js";
+import { EFFECT_TO_PROTO, MODE_TO_PROTO, TOOL_STATUS_TO_PROTO } from "./enums.js";
+
+/** A catalog view as its proto message; schemas travel as JSON text. */
+export function viewToProto(view: CatalogView): PbCatalogView {
+  return create(CatalogViewSchema, {
+    grantId: view.grantId,
+    catalogVersion: view.catalogVersion,
+    mode: MODE_TO_PROTO[view.mode],
+    tools: view.tools.map((t) =>
+      create(ToolEntrySchema, {
+        actionId: t.actionId,
+        name: t.name,
+        description: t.description,
+        inputSchemaJson: JSON.stringify(t.inputSchema),
+        ...(t.outputSchema ? { outputSchemaJson: JSON.stringify(t.outputSchema) } : {}),
+        status: TOOL_STATUS_TO_PROTO[t.status],
+        effect: EFFECT_TO_PROTO[t.effect],
+        ...(t.resourceTemplate === undefined ? {} : { resourceTemplate: t.resourceTemplate }),
+      }),
+    ),
+  });
+}

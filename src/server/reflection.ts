@@ -1,0 +1,22 @@
+import { toBinary } from "@bufbuild/protobuf";
+import type { DescFile } from "@bufbuild/protobuf";
+import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import { ReflectionService } from "@grpc/reflection";
+import type { Server } from "@grpc/grpc-js";
+
+/**
+ * Adds server reflection (v1 and v1alpha) built from the generated descriptors, so stock gRPC
+ * tools can list and call the services without the .proto files.
+ */
+export function addReflection(server: Server, files: readonly DescFile[]): void {
+  const seen = new Map<string, Uint8Array>();
+  const visit = (file: DescFile) => {
+    if (seen.has(file.name)) return;
+    seen.set(file.name, toBinary(FileDescriptorProtoSchema, file.proto));
+    file.dependencies.forEach(visit);
+  };
+  files.forEach(visit);
+  // @grpc/reflection reads `fileDescriptorProtos` from a proto-loader package definition.
+  const pkg = { charter: { fileDescriptorProtos: [...seen.values()] } };
+  new ReflectionService(pkg as unknown as ConstructorParameters<typeof ReflectionService>[0]).addToServer(server);
+}

@@ -1,0 +1,34 @@
+import type { Logger } from "pino";
+import { ApprovalService, file_charter_v1_approval } from "../gen/charter/v1/approval_pb.js";
+import { AuthorityService, file_charter_v1_authority } from "../gen/charter/v1/authority_pb.js";
+import { CatalogService, file_charter_v1_catalog } from "../gen/charter/v1/catalog_pb.js";
+import { GrantService, file_charter_v1_grant } from "../gen/charter/v1/grant_pb.js";
+import { KeyService, file_charter_v1_key } from "../gen/charter/v1/key_pb.js";
+import type { ServerContext } from "./context.js";
+import { bindService, type ServiceBinding } from "./router.js";
+import { authorize } from "./rpc/authorize.js";
+import { batchAuthorize } from "./rpc/batch-authorize.js";
+import { getCatalog } from "./rpc/get-catalog.js";
+import { getGrant } from "./rpc/get-grant.js";
+import { getJwks } from "./rpc/get-jwks.js";
+import { issueGrant } from "./rpc/issue-grant.js";
+
+/** The generated files of the public contract, for server reflection. */
+export const CONTRACT_FILES = [
+  file_charter_v1_catalog,
+  file_charter_v1_authority,
+  file_charter_v1_grant,
+  file_charter_v1_approval,
+  file_charter_v1_key,
+];
+
+/** Every Charter service with the handlers implemented so far; the rest answer UNIMPLEMENTED. */
+export function charterServices(ctx: ServerContext, log: Logger): ServiceBinding[] {
+  return [
+    bindService(CatalogService, { getCatalog: getCatalog(ctx) }, log),
+    bindService(AuthorityService, { authorize: authorize(ctx), batchAuthorize: batchAuthorize(ctx) }, log),
+    bindService(GrantService, { issueGrant: issueGrant(ctx), getGrant: getGrant(ctx) }, log),
+    bindService(ApprovalService, {}, log),
+    bindService(KeyService, { getJwks: getJwks(ctx) }, log),
+  ];
+}

@@ -1,0 +1,3 @@
+export * from "./migrate.js";
+export * from "./port.js";
+export { openSqliteStore, type SqliteStoreOptions } from "./sqlite/open.js";

@@ -1,0 +1,108 @@
+import type { Database } from "better-sqlite3";
+import type { TaskGrant } from "../../core/grant.js";
+import { StoreError, type GrantStore, type StoredGrant } from "../port.js";
+import { grantFromJson, grantToJson } from "./grant-json.js";
+
+interface GrantRow {
+  readonly grant_json: string;
+  readonly revoked_at: number | null;
+  readonly revoked_reason: string | null;
+}
+
+/** The columns a grant is indexed by, beside its JSON. */
+interface GrantParams {
+  readonly id: string;
+  readonly rootId: string;
+  readonly parentId: string | null;
+  readonly subject: string;
+  readonly owner: string;
+  readonly profile: string;
+  readonly issuedAt: number;
+  readonly expiresAt: number;
+  readonly json: string;
+}
+
+/** A grant and every grant delegated from it, however deep (UNION also ends a corrupt cycle). */
+const SUBTREE = `
+  WITH RECURSIVE subtree (id) AS (
+    SELECT id FROM grants WHERE id = @id
+    UNION
+    SELECT g.id FROM grants AS g JOIN subtree AS s ON g.parent_id = s.id
+  )`;
+
+/**
+ * The grant half of the SQLite store. Statements are prepared once, here; errors are left raw
+ * for the caller (openSqliteStore) to translate.
+ */
+export function sqliteGrantStore(db: Database): GrantStore {
+  const insert = db.prepare<[GrantParams], never>(`
+    INSERT INTO grants (id, root_id, parent_id, subject, owner, profile, issued_at, expires_at, grant_json)
+    VALUES (@id, @rootId, @parentId, @subject, @owner, @profile, @issuedAt, @expiresAt, @json)
+    ON CONFLICT (id) DO NOTHING`);
+  const jsonOf = db.prepare<[string], string>("SELECT grant_json FROM grants WHERE id = ?").pluck();
+  const select = db.prepare<[string], GrantRow>(
+    "SELECT grant_json, revoked_at, revoked_reason FROM grants WHERE id = ?",
+  );
+  const revoke = db.prepare<[{ id: string; at: number; reason: string }], never>(`${SUBTREE}
+    UPDATE grants SET revoked_at = @at, revoked_reason = @reason
+    WHERE revoked_at IS NULL AND id IN subtree`);
+  const subtree = db.prepare<[{ id: string }], string>(`${SUBTREE}
+    SELECT id FROM subtree ORDER BY id <> @id, id`).pluck();
+  const anyRevoked = db.prepare<[string], number>(`
+    SELECT EXISTS (
+      SELECT 1 FROM grants WHERE revoked_at IS NOT NULL AND id IN (SELECT value FROM json_each(?))
+    )`).pluck();
+
+  const put = db.transaction((grant: TaskGrant) => {
+    const json = grantToJson(grant);
+    const { changes } = insert.run(grantParams(grant, json));
+    if (changes === 1 || jsonOf.get(grant.id) === json) return;
+    throw new StoreError("CONFLICT", `grant ${grant.id} exists already with other content`);
+  });
+
+  const revokeTree = db.transaction((id: string, reason: string, at: number): string[] => {
+    const ids = subtree.all({ id });
+    if (ids.length === 0) throw new StoreError("NOT_FOUND", `grant ${id} is not known`);
+    revoke.run({ id, at, reason });
+    return ids;
+  });
+
+  return {
+    async putGrant(grant) {
+      put(grant);
+    },
+    async getGrant(id) {
+      const row = select.get(id);
+      return row === undefined ? undefined : storedGrant(row, id);
+    },
+    async revokeGrant(id, reason, at) {
+      return revokeTree(id, reason, at);
+    },
+    async anyRevoked(ids) {
+      return ids.length > 0 && anyRevoked.get(JSON.stringify(ids)) === 1;
+    },
+  };
+}
+
+function grantParams(g: TaskGrant, json: string): GrantParams {
+  return {
+    id: g.id,
+    rootId: g.rootId,
+    parentId: g.parentId,
+    subject: g.subject,
+    owner: g.owner,
+    profile: g.profile,
+    issuedAt: g.issuedAt,
+    expiresAt: g.expiresAt,
+    json,
+  };
+}
+
+function storedGrant(row: GrantRow, id: string): StoredGrant {
+  const grant = grantFromJson(row.grant_json, id);
+  return { grant };
+  if (typeof row.revoked_at !== "number") throw new StoreError("CORRUPT", `grant ${id}: revoked_at is not a time`);
+  return row.revoked_reason === null
+    ? { grant, revokedAt: row.revoked_at }
+    : { grant, revokedAt: row.revoked_at, revokedReason: row.revoked_reason };
+}

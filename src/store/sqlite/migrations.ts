@@ -1,0 +1,38 @@
+import type { Migration } from "../migrate.js";
+
+/**
+ * The SQLite schema, oldest first. Append only: a released migration is never edited, a change
+ * is a new version. Times are Unix seconds.
+ */
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "grants-and-keys",
+    sql: `
+      CREATE TABLE grants (
+        id             TEXT PRIMARY KEY NOT NULL,
+        root_id        TEXT NOT NULL,
+        parent_id      TEXT,
+        subject        TEXT NOT NULL,
+        owner          TEXT NOT NULL,
+        profile        TEXT NOT NULL,
+        issued_at      INTEGER NOT NULL,
+        expires_at     INTEGER NOT NULL,
+        grant_json     TEXT NOT NULL,
+        revoked_at     INTEGER,
+        revoked_reason TEXT
+      );
+      CREATE INDEX grants_parent_id ON grants (parent_id);
+      CREATE INDEX grants_root_id ON grants (root_id);
+
+      CREATE TABLE keys (
+        kid         TEXT PRIMARY KEY NOT NULL,
+        alg         TEXT NOT NULL,
+        public_jwk  TEXT NOT NULL,
+        private_jwk TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        retired_at  INTEGER
+      );
+    `,
+  },
+];

@@ -1,0 +1,113 @@
+import type { TaskGrant } from "../core/grant.js";
+import { isJsonObject } from "../core/json.js";
+
+/** What is wrong with a value that should be a TaskGrant, or undefined when it is one. */
+type Problem = string | undefined;
+
+const GRANT_KEYS = [
+  "id",
+  "rootId",
+  "parentId",
+  "chain",
+  "subject",
+  "owner",
+  "purpose",
+  "profile",
+  "issuedAt",
+  "expiresAt",
+  "catalogVersion",
+  "allowed",
+  "approvalRequired",
+  "denied",
+  "caveats",
+  "limits",
+  "mode",
+  "sources",
+] as const;
+const LIMIT_KEYS = new Set(["maxCalls", "maxCallsPerAction", "maxDelegationDepth"]);
+const CAVEAT_KEYS = new Set(["constraints", "binds", "rules"]);
+const RULE_KEYS = { require_approval: new Set(["when", "then", "requirement", "source"]), deny: new Set(["when", "then", "reason", "source"]) };
+
+/**
+ * Checks that a value (a token's `grant` claim) has the shape of a TaskGrant: every field of the
+ * right type, lists of strings, non-negative integer times and limits, a consistent delegation
+ * chain. Members it does not know are refused rather than ignored: a grant is an authority
+ * document, and a restriction this version cannot read must not be silently dropped. Problems
+ * name fields, never values.
+ */
+export function grantShapeProblem(value: unknown): string | undefined {
+  if (!isJsonObject(value)) return "the grant is not an object";
+  const g = value as Record<string, unknown>;
+  if (!onlyKeys(g, new Set(GRANT_KEYS))) return "the grant has a member this version does not know";
+  for (const key of ["id", "rootId", "subject"] as const) if (!isNonEmptyString(g[key])) return `grant.${key} must be a non-empty string`;
+  for (const key of ["owner", "purpose", "profile", "catalogVersion"] as const) if (typeof g[key] !== "string") return `grant.${key} must be a string`;
+  if (g["parentId"] !== null && !isNonEmptyString(g["parentId"])) return "grant.parentId must be a non-empty string or null";
+  for (const key of ["chain", "allowed", "approvalRequired", "denied", "sources"] as const) {
+    if (!isStringList(g[key])) return `grant.${key} must be a list of strings`;
+  }
+  for (const key of ["issuedAt", "expiresAt"] as const) if (!isCount(g[key])) return `grant.${key} must be a non-negative integer`;
+  if (g["mode"] !== "live" && g["mode"] !== "shadow") return 'grant.mode must be "live" or "shadow"';
+  return limitsProblem(g["limits"]) ?? caveatsProblem(g["caveats"]) ?? chainProblem(g as unknown as TaskGrant);
+}
+
+/** True when `value` has the shape of a TaskGrant (see grantShapeProblem). */
+export function isTaskGrant(value: unknown): value is TaskGrant {
+  return grantShapeProblem(value) === undefined;
+}
+
+function limitsProblem(value: unknown): Problem {
+  if (!isJsonObject(value) || !onlyKeys(value, LIMIT_KEYS)) return "grant.limits must be an object of known limits";
+  for (const key of ["maxCalls", "maxCallsPerAction"]) {
+    if (value[key] !== undefined && !isCount(value[key])) return `grant.limits.${key} must be a non-negative integer`;
+  }
+  if (!isCount(value["maxDelegationDepth"])) return "grant.limits.maxDelegationDepth must be a non-negative integer";
+  return undefined;
+}
+
+function caveatsProblem(value: unknown): Problem {
+  if (!isJsonObject(value)) return "grant.caveats must be an object keyed by action id";
+  for (const caveats of Object.values(value)) {
+    if (!isJsonObject(caveats) || !onlyKeys(caveats, CAVEAT_KEYS)) return "grant.caveats has an entry that is not {constraints, binds, rules}";
+    const { constraints, binds, rules } = caveats;
+    if (!Array.isArray(constraints) || !constraints.every(isSchema)) return "grant.caveats has constraints that are not a list of JSON Schemas";
+    if (!isJsonObject(binds)) return "grant.caveats has binds that are not an object";
+    if (!Array.isArray(rules) || !rules.every(isRule)) return "grant.caveats has rules that are not a list of rules";
+  }
+  return undefined;
+}
+
+function chainProblem(g: TaskGrant): Problem {
+  if (g.parentId === null) {
+    if (g.chain.length > 0 || g.rootId !== g.id) return "a root grant must have an empty chain and be its own root";
+  } else if (g.chain[0] !== g.rootId || g.chain.at(-1) !== g.parentId) {
+    return "grant.chain must run from grant.rootId to grant.parentId";
+  }
+  return undefined;
+}
+
+function isRule(value: unknown): boolean {
+  if (!isJsonObject(value) || !isSchema(value["when"]) || typeof value["source"] !== "string") return false;
+  if (value["then"] === "require_approval") return onlyKeys(value, RULE_KEYS.require_approval) && typeof value["requirement"] === "string";
+  if (value["then"] === "deny") return onlyKeys(value, RULE_KEYS.deny) && typeof value["reason"] === "string";
+  return false;
+}
+
+function isSchema(value: unknown): boolean {
+  return typeof value === "boolean" || isJsonObject(value);
+}
+
+function onlyKeys(value: Record<string, unknown>, allowed: ReadonlySet<string>): boolean {
+  return Object.keys(value).every((k) => allowed.has(k));
+}
+
+function isNonEmptyString(value: unknown): value is string {
+  return typeof value === "string" && value !== "";
+}
+
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === "string");
+}
+
+function isCount(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
+}

@@ -1,0 +1,9 @@
+export * from "./errors.js";
+export * from "./grant-shape.js";
+export * from "./grant-token.js";
+export * from "./key-resolver.js";
+export * from "./key-ring.js";
+export * from "./receipt.js";
+export type { Jwks, PublicJwk } from "./signing-key.js";
+export * from "./verifier.js";
+export { MAX_TOKEN_LENGTH } from "./verify-jws.js";

@@ -1,0 +1,147 @@
+import type { CryptoKey } from "jose";
+import { isStoreError, type KeyStore, type StoredKey } from "../store/port.js";
+import { TokenError } from "./errors.js";
+import type { KeyResolver } from "./key-resolver.js";
+import { generateStoredKey, importPrivateKey, loadStoredKey, type Jwks, type LoadedKey } from "./signing-key.js";
+
+/** The private key new tokens are signed with, and the kid their header names. */
+export interface SigningKey {
+  readonly kid: string;
+  readonly privateKey: CryptoKey;
+}
+
+/**
+ * Charter's signing keys, persisted in a KeyStore so that tokens survive restarts. One key signs
+ * (the newest active one); every stored key, retired ones included, verifies.
+ */
+export interface KeyRing extends KeyResolver {
+  /** The key new tokens are signed with. */
+  signingKey(): SigningKey;
+  /** The public keys that verify Charter's tokens, retired ones included; never a private member. */
+  jwks(): Jwks;
+  /**
+   * Makes a new signing key and retires the others at `now`. Tokens they signed keep verifying.
+   * Answers the kid now used for signing.
+   */
+  rotate(now: number): Promise<string>;
+  /** Reads the store again, picking up keys that other replicas added or rotated in. */
+  reload(): Promise<void>;
+}
+
+/** How to open a key ring. */
+export interface KeyRingOptions {
+  /** Unix seconds; the creation time of a key generated on first start. */
+  readonly now: number;
+  /**
+   * Least seconds between store reloads triggered by a token naming an unknown kid (default 30),
+   * so that a flood of forged kids costs at most one store read per interval.
+   */
+  readonly reloadIntervalSeconds?: number;
+}
+
+export const DEFAULT_RELOAD_INTERVAL_SECONDS = 30;
+
+/**
+ * Opens the key ring persisted in `store`. When the store holds no active key, one is generated,
+ * stored and used; when replicas start together, each ends up using the newest active key the
+ * store lists (a CONFLICT on insert means another replica stored one first).
+ */
+export async function openKeyRing(store: KeyStore, options: KeyRingOptions): Promise<KeyRing> {
+  const ring = new StoreKeyRing(store, options.reloadIntervalSeconds ?? DEFAULT_RELOAD_INTERVAL_SECONDS, options.now);
+  let stored = await store.listKeys();
+  if (!stored.some(isActive)) {
+    const key = await generateStoredKey(options.now);
+    try {
+      await store.insertKey(key);
+    } catch (err) {
+      if (!(isStoreError(err) && err.code === "CONFLICT")) throw err;
+    }
+    stored = await store.listKeys();
+  }
+  await ring.apply(stored);
+  return ring;
+}
+
+function isActive(key: StoredKey): boolean {
+  return key.retiredAt === undefined;
+}
+
+class StoreKeyRing implements KeyRing {
+  readonly #store: KeyStore;
+  readonly #reloadInterval: number;
+  #lastReloadAt: number;
+  #keys = new Map<string, LoadedKey>();
+  #signing: SigningKey | undefined;
+  /** Store reads and rotations run one at a time, so that the ring never applies a stale list. */
+  #queue: Promise<unknown> = Promise.resolve();
+  #pendingReload: Promise<void> | undefined;
+
+  constructor(store: KeyStore, reloadInterval: number, now: number) {
+    this.#store = store;
+    this.#reloadInterval = reloadInterval;
+    this.#lastReloadAt = now;
+  }
+
+  signingKey(): SigningKey {
+    if (!this.#signing) throw new TokenError("NO_SIGNING_KEY", "the key ring has no signing key");
+    return this.#signing;
+  }
+
+  jwks(): Jwks {
+    return { keys: [...this.#keys.values()].map((k) => k.jwk) };
+  }
+
+  async resolveKey(kid: string, now: number): Promise<CryptoKey | undefined> {
+    const known = this.#keys.get(kid);
+    if (known) return known.publicKey;
+    if (now >= this.#lastReloadAt && now < this.#lastReloadAt + this.#reloadInterval) return undefined;
+    this.#lastReloadAt = now;
+    await this.reload();
+    return this.#keys.get(kid)?.publicKey;
+  }
+
+  reload(): Promise<void> {
+    this.#pendingReload ??= this.#exclusive(async () => {
+      this.#pendingReload = undefined;
+      await this.apply(await this.#store.listKeys());
+    });
+    return this.#pendingReload;
+  }
+
+  rotate(now: number): Promise<string> {
+    return this.#exclusive(async () => {
+      const fresh = await generateStoredKey(now);
+      await this.#store.insertKey(fresh);
+      for (const key of await this.#store.listKeys()) {
+        if (key.kid !== fresh.kid && isActive(key)) await this.#store.retireKey(key.kid, now);
+      }
+      await this.apply(await this.#store.listKeys());
+      return this.signingKey().kid;
+    });
+  }
+
+  /** Makes `stored` (oldest first) the ring's keys; the newest active one signs. */
+  async apply(stored: readonly StoredKey[]): Promise<void> {
+    const keys = new Map<string, LoadedKey>();
+    for (const key of stored) {
+      const known = this.#keys.get(key.kid);
+      keys.set(key.kid, known && known.stored.publicJwk === key.publicJwk ? { ...known, stored: key } : await loadStoredKey(key));
+    }
+    const newest = stored.filter(isActive).at(-1);
+    if (!newest) {
+      if (this.#signing) {
+        this.#keys = keys;
+        return;
+      }
+      throw new TokenError("NO_SIGNING_KEY", "the key store holds no active signing key");
+    }
+    if (this.#signing?.kid !== newest.kid) this.#signing = { kid: newest.kid, privateKey: await importPrivateKey(newest) };
+    this.#keys = keys;
+  }
+
+  #exclusive<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(task, task);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+}

@@ -1,0 +1,148 @@
+import { SignJWT, type JWTPayload } from "jose";
+import { TokenError } from "./errors.js";
+import type { KeyRing } from "./key-ring.js";
+import { jwksKeyResolver, type KeyResolver } from "./key-resolver.js";
+import type { Jwks } from "./signing-key.js";
+import { verifyJws } from "./verify-jws.js";
+
+/** The `typ` header of a decision receipt; a grant token is not a receipt, nor the reverse. */
+export const RECEIPT_TYP = "charter-receipt+jwt";
+export const DEFAULT_RECEIPT_TTL_SECONDS = 300;
+
+/** What an allow decision binds, so that a tool service can check the call it is about to run. */
+export interface ReceiptClaims {
+  /** The decision id, as written to the audit log (the receipt's `jti`). */
+  readonly decisionId: string;
+  readonly grantId: string;
+  /** The agent that made the call (the receipt's `sub`). */
+  readonly subject: string;
+  readonly actionId: string;
+  /** The tool name the model used ("" for an action without a tool). */
+  readonly toolName: string;
+  /** The resolved resource, when the action has a resource template. */
+  readonly resource?: string;
+  readonly callId: string;
+  /** The verdict's call digest: sha256 over the canonical {grant id, action id, arguments}. */
+  readonly argsDigest: string;
+  readonly catalogVersion: string;
+}
+
+/** A verified receipt: its claims and its validity window (Unix seconds). */
+export interface Receipt extends ReceiptClaims {
+  readonly issuedAt: number;
+  readonly expiresAt: number;
+}
+
+/** How to sign a receipt: the parties, the time (Unix seconds) and a lifetime (default 300 s). */
+export interface ReceiptSignOptions {
+  readonly issuer: string;
+  readonly audience: string;
+  readonly now: number;
+  readonly ttlSeconds?: number;
+}
+
+/** What a receipt verification checks against. */
+export interface ReceiptCheck {
+  readonly issuer: string;
+  readonly audience: string;
+  readonly now: number;
+  /** Seconds of clock skew allowed on `exp` (default 0), for tool services on other hosts. */
+  readonly clockToleranceSeconds?: number;
+}
+
+/** The receipt, or why it is refused (the message never echoes the token). */
+export type ReceiptResult =
+  | { readonly ok: true; readonly receipt: Receipt }
+  | { readonly ok: false; readonly code: "RECEIPT_INVALID" | "RECEIPT_EXPIRED"; readonly message: string };
+
+/** JWT claim names of the receipt's private claims, beside jti (decisionId) and sub (subject). */
+const CLAIM = {
+  grantId: "grant_id",
+  actionId: "action_id",
+  toolName: "tool_name",
+  resource: "resource",
+  callId: "call_id",
+  argsDigest: "args_digest",
+  catalogVersion: "catalog_version",
+} as const;
+const REQUIRED = ["decisionId", "grantId", "subject", "actionId", "argsDigest"] as const;
+const STRINGS = [...REQUIRED, "toolName", "callId", "catalogVersion"] as const;
+
+/**
+ * Signs a short-lived receipt for an allowed call: a compact JWS (EdDSA, typ
+ * charter-receipt+jwt) with iss, aud, sub, jti, iat, exp and the private claims grant_id,
+ * action_id, tool_name, resource (when there is one), call_id, args_digest and catalog_version.
+ */
+export async function signReceipt(claims: ReceiptClaims, ring: KeyRing, options: ReceiptSignOptions): Promise<string> {
+  const ttl = options.ttlSeconds ?? DEFAULT_RECEIPT_TTL_SECONDS;
+  if (!(Number.isSafeInteger(ttl) && ttl > 0)) throw new TokenError("INVALID_INPUT", "a receipt's ttlSeconds must be a positive integer");
+  if (!Number.isSafeInteger(options.now)) throw new TokenError("INVALID_INPUT", "a receipt's issue time must be an integer");
+  const problem = claimsProblem(claims as unknown as Record<string, unknown>);
+  if (problem !== undefined) throw new TokenError("INVALID_INPUT", `cannot sign a receipt: ${problem}`);
+  const payload: JWTPayload = {
+    [CLAIM.grantId]: claims.grantId,
+    [CLAIM.actionId]: claims.actionId,
+    [CLAIM.toolName]: claims.toolName,
+    ...(claims.resource === undefined ? {} : { [CLAIM.resource]: claims.resource }),
+    [CLAIM.callId]: claims.callId,
+    [CLAIM.argsDigest]: claims.argsDigest,
+    [CLAIM.catalogVersion]: claims.catalogVersion,
+  };
+  const { kid, privateKey } = ring.signingKey();
+  return new SignJWT(payload)
+    .setProtectedHeader({ alg: "EdDSA", kid, typ: RECEIPT_TYP })
+    .setIssuer(options.issuer)
+    .setAudience(options.audience)
+    .setSubject(claims.subject)
+    .setJti(claims.decisionId)
+    .setIssuedAt(options.now)
+    .setExpirationTime(options.now + ttl)
+    .sign(privateKey);
+}
+
+/**
+ * Verifies a receipt against Charter's key ring or its published JWKS: only EdDSA, only a known
+ * kid, typ, issuer, audience, expiry at `now` and the claims' types. Never throws for a bad token.
+ */
+export async function verifyReceipt(token: string, keys: KeyResolver | Jwks, check: ReceiptCheck): Promise<ReceiptResult> {
+  const resolver = "resolveKey" in keys ? keys : jwksKeyResolver(keys);
+  const outcome = await verifyJws(
+    token,
+    resolver,
+    {
+      typ: RECEIPT_TYP,
+      issuer: check.issuer,
+      audience: check.audience,
+      now: check.now,
+      clockToleranceSeconds: check.clockToleranceSeconds ?? 0,
+      requiredClaims: ["sub", "jti", "iat", "exp", CLAIM.grantId, CLAIM.actionId, CLAIM.toolName, CLAIM.callId, CLAIM.argsDigest, CLAIM.catalogVersion],
+    },
+    "receipt",
+  );
+  if (!outcome.ok) return { ok: false, code: outcome.expired ? "RECEIPT_EXPIRED" : "RECEIPT_INVALID", message: outcome.message };
+  const p = outcome.payload;
+  const resource = p[CLAIM.resource];
+  const receipt = {
+    decisionId: p.jti,
+    grantId: p[CLAIM.grantId],
+    subject: p.sub,
+    actionId: p[CLAIM.actionId],
+    toolName: p[CLAIM.toolName],
+    ...(resource === undefined ? {} : { resource }),
+    callId: p[CLAIM.callId],
+    argsDigest: p[CLAIM.argsDigest],
+    catalogVersion: p[CLAIM.catalogVersion],
+    issuedAt: p.iat,
+    expiresAt: p.exp,
+  };
+  const problem = claimsProblem(receipt);
+  if (problem !== undefined) return { ok: false, code: "RECEIPT_INVALID", message: `the receipt is malformed: ${problem}` };
+  return { ok: true, receipt: receipt as Receipt };
+}
+
+function claimsProblem(claims: Record<string, unknown>): string | undefined {
+  for (const key of STRINGS) if (typeof claims[key] !== "string") return `${key} must be a string`;
+  for (const key of REQUIRED) if (claims[key] === "") return `${key} must not be empty`;
+  if (claims["resource"] !== undefined && typeof claims["resource"] !== "string") return "resource must be a string";
+  return undefined;
+}

@@ -1,0 +1,210 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { TaskGrant } from "../../src/core/grant.js";
+import { StoreError, type Store, type StoreErrorCode } from "../../src/store/port.js";
+import { makeGrant, makeKey } from "./fixtures.js";
+
+/** An adapter under test: `open` answers a fresh, empty store each time it is called. */
+export interface StoreUnderTest {
+  readonly name: string;
+  open(): Promise<Store>;
+  /** Runs after each test, once the store is closed. */
+  cleanup?(): Promise<void> | void;
+}
+
+/** What a promise rejected with; fails the test when it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    (value) => expect.unreachable(`expected a rejection, got ${JSON.stringify(value)}`),
+    (err: unknown) => err,
+  );
+}
+
+/** Asserts that `promise` rejects with a StoreError of `code`; answers the error. */
+export async function expectStoreError(promise: Promise<unknown>, code: StoreErrorCode): Promise<StoreError> {
+  const err = await rejection(promise);
+  expect(err).toBeInstanceOf(StoreError);
+  expect(err).toMatchObject({ name: "StoreError", code });
+  return err as StoreError;
+}
+
+/** The behaviour every Store adapter must show, run against `adapter`. */
+export function describeStoreContract(adapter: StoreUnderTest): void {
+  describe(`Store contract: ${adapter.name}`, () => {
+    let store: Store;
+
+    beforeEach(async () => {
+      store = await adapter.open();
+    });
+
+    afterEach(async () => {
+      await store.close();
+      await adapter.cleanup?.();
+    });
+
+    describe("grants", () => {
+      const root = makeGrant("g-root");
+      const child = makeGrant("g-child", root, { mode: "shadow", limits: { maxDelegationDepth: 1 }, caveats: {} });
+
+      it("round-trips root and delegated grants exactly, unrevoked", async () => {
+        await store.putGrant(root);
+        await store.putGrant(child);
+        expect(await store.getGrant("g-root")).toStrictEqual({ grant: root });
+        expect(await store.getGrant("g-child")).toStrictEqual({ grant: child });
+      });
+
+      it("treats a re-put of equal content as a no-op, whatever its key order", async () => {
+        await store.putGrant(root);
+        const reordered = Object.fromEntries(Object.entries(root).reverse()) as unknown as TaskGrant;
+        await store.putGrant(root);
+        await store.putGrant(reordered);
+        expect(await store.getGrant("g-root")).toStrictEqual({ grant: root });
+      });
+
+      it("refuses a re-put with other content as CONFLICT and keeps the first", async () => {
+        await store.putGrant(root);
+        const widened = { ...root, allowed: [...root.allowed, "payments.refund"] };
+        const err = await expectStoreError(store.putGrant(widened), "CONFLICT");
+        expect(err.message).toContain("g-root");
+        expect(await store.getGrant("g-root")).toStrictEqual({ grant: root });
+      });
+
+      it("answers undefined for an unknown id", async () => {
+        await store.putGrant(root);
+        expect(await store.getGrant("g-unknown")).toBeUndefined();
+      });
+    });
+
+    describe("revocation", () => {
+      // root ─┬─ a ── a1 ── a1x
+      //       └─ b
+      const root = makeGrant("r");
+      const a = makeGrant("a", root);
+      const b = makeGrant("b", root);
+      const a1 = makeGrant("a1", a);
+      const a1x = makeGrant("a1x", a1);
+
+      beforeEach(async () => {
+        for (const g of [root, a, b, a1, a1x]) await store.putGrant(g);
+      });
+
+      async function revokedIds(): Promise<string[]> {
+        const ids: string[] = [];
+        for (const id of ["r", "a", "b", "a1", "a1x"]) if ((await store.getGrant(id))?.revokedAt !== undefined) ids.push(id);
+        return ids;
+      }
+
+      it("revokes a grant, its children and grandchildren, but not its siblings or parents", async () => {
+        const ids = await store.revokeGrant("a", "compromised", 1_750_000_100);
+        expect([...ids].sort()).toEqual(["a", "a1", "a1x"]);
+        expect(await revokedIds()).toEqual(["a", "a1", "a1x"]);
+        expect(await store.getGrant("a1x")).toStrictEqual({ grant: a1x, revokedAt: 1_750_000_100, revokedReason: "compromised" });
+        expect(await store.getGrant("b")).toStrictEqual({ grant: b });
+      });
+
+      it("revokes only the grant itself when it has no descendants", async () => {
+        expect(await store.revokeGrant("b", "done", 1_750_000_100)).toEqual(["b"]);
+        expect(await revokedIds()).toEqual(["b"]);
+      });
+
+      it("answers already-revoked ids again but keeps their first time and reason", async () => {
+        await store.revokeGrant("a1", "first", 1_750_000_100);
+        const ids = await store.revokeGrant("r", "second", 1_750_000_200);
+        expect([...ids].sort()).toEqual(["a", "a1", "a1x", "b", "r"]);
+        expect(await store.getGrant("a1")).toMatchObject({ revokedAt: 1_750_000_100, revokedReason: "first" });
+        expect(await store.getGrant("a1x")).toMatchObject({ revokedAt: 1_750_000_100, revokedReason: "first" });
+        expect(await store.getGrant("a")).toMatchObject({ revokedAt: 1_750_000_200, revokedReason: "second" });
+        expect([...(await store.revokeGrant("a1", "third", 1_750_000_300))].sort()).toEqual(["a1", "a1x"]);
+        expect(await store.getGrant("a1")).toMatchObject({ revokedAt: 1_750_000_100, revokedReason: "first" });
+      });
+
+      it("refuses to revoke an unknown grant as NOT_FOUND", async () => {
+        const err = await expectStoreError(store.revokeGrant("nope", "x", 1_750_000_100), "NOT_FOUND");
+        expect(err.message).toContain("nope");
+        expect(await revokedIds()).toEqual([]);
+      });
+
+      it("keeps a revoked grant revoked when it is put again", async () => {
+        await store.revokeGrant("b", "done", 1_750_000_100);
+        await store.putGrant(b);
+        expect(await store.getGrant("b")).toStrictEqual({ grant: b, revokedAt: 1_750_000_100, revokedReason: "done" });
+      });
+
+      it("anyRevoked() is true only when some listed id is revoked", async () => {
+        expect(await store.anyRevoked([])).toBe(false);
+        expect(await store.anyRevoked(["r", "a", "a1"])).toBe(false);
+        await store.revokeGrant("a1", "x", 1_750_000_100);
+        expect(await store.anyRevoked(["r", "a"])).toBe(false);
+        expect(await store.anyRevoked(["unknown", "b"])).toBe(false);
+        expect(await store.anyRevoked(["r", "a", "a1"])).toBe(true);
+        expect(await store.anyRevoked(["a1x"])).toBe(true);
+        expect(await store.anyRevoked(["unknown", "a1x"])).toBe(true);
+      });
+
+      it("anyRevoked() answers for thousands of ids at once", async () => {
+        const many = Array.from({ length: 20_000 }, (_, i) => `unknown-${i}`);
+        expect(await store.anyRevoked(many)).toBe(false);
+        await store.revokeGrant("b", "x", 1_750_000_100);
+        expect(await store.anyRevoked([...many, "b"])).toBe(true);
+      });
+    });
+
+    describe("keys", () => {
+      it("lists no keys in a fresh store", async () => {
+        expect(await store.listKeys()).toEqual([]);
+      });
+
+      it("lists keys oldest first, whatever the insertion order, and round-trips them", async () => {
+        const keys = [makeKey("k2", 200), makeKey("k3", 300, 350), makeKey("k1", 100)];
+        for (const k of keys) await store.insertKey(k);
+        expect(await store.listKeys()).toStrictEqual([keys[2], keys[0], keys[1]]);
+      });
+
+      it("refuses a duplicate kid as CONFLICT and keeps the first key", async () => {
+        const first = makeKey("k1", 100);
+        await store.insertKey(first);
+        const err = await expectStoreError(store.insertKey({ ...makeKey("k1", 200), publicJwk: "{}" }), "CONFLICT");
+        expect(err.message).toContain("k1");
+        expect(await store.listKeys()).toStrictEqual([first]);
+      });
+
+      it("retires a key, never moving its retirement later", async () => {
+        await store.insertKey(makeKey("k1", 100));
+        await store.insertKey(makeKey("k2", 200));
+        await store.retireKey("k1", 500);
+        expect(await store.listKeys()).toStrictEqual([makeKey("k1", 100, 500), makeKey("k2", 200)]);
+        await store.retireKey("k1", 900);
+        expect((await store.listKeys())[0]?.retiredAt).toBe(500);
+        await store.retireKey("k1", 400);
+        expect((await store.listKeys())[0]?.retiredAt).toBe(400);
+      });
+
+      it("refuses to retire an unknown key as NOT_FOUND", async () => {
+        await expectStoreError(store.retireKey("nope", 500), "NOT_FOUND");
+      });
+    });
+
+    describe("after close()", () => {
+      const calls: [string, (s: Store) => Promise<unknown>][] = [
+        ["putGrant", (s) => s.putGrant(makeGrant("late"))],
+        ["getGrant", (s) => s.getGrant("g")],
+        ["revokeGrant", (s) => s.revokeGrant("g", "x", 1)],
+        ["anyRevoked", (s) => s.anyRevoked(["g"])],
+        ["listKeys", (s) => s.listKeys()],
+        ["insertKey", (s) => s.insertKey(makeKey("late", 1))],
+        ["retireKey", (s) => s.retireKey("k", 1)],
+      ];
+
+      it.each(calls)("%s rejects with UNAVAILABLE", async (_method, call) => {
+        await store.putGrant(makeGrant("g"));
+        await store.insertKey(makeKey("k", 1));
+        await store.close();
+        await expectStoreError(call(store), "UNAVAILABLE");
+      });
+
+      it("closing twice is harmless", async () => {
+        await store.close();
+        await expect(store.close()).resolves.toBeUndefined();
+      });
+    });
+  });
+}

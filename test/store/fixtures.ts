@@ -1,0 +1,50 @@
+import type { TaskGrant } from "../../src/core/grant.js";
+import type { StoredKey } from "../../src/store/port.js";
+
+const ISSUED_AT = 1_750_000_000;
+
+/**
+ * A realistic grant for store tests: caveats with constraints, binds and rules, optional limits,
+ * non-ASCII text. With a parent it is a delegated child (chain, rootId and depth follow).
+ */
+export function makeGrant(id: string, parent?: TaskGrant, overrides: Partial<TaskGrant> = {}): TaskGrant {
+  return {
+    id,
+    rootId: parent?.rootId ?? id,
+    parentId: parent?.id ?? null,
+    chain: parent === undefined ? [] : [...parent.chain, parent.id],
+    subject: `agent:${id}`,
+    owner: "owner:zoë",
+    purpose: "triage the inbox — «urgent» only",
+    profile: "support",
+    issuedAt: ISSUED_AT,
+    expiresAt: ISSUED_AT + 900,
+    catalogVersion: "2025-06-01",
+    allowed: ["email.read", "email.send"],
+    approvalRequired: ["payments.refund"],
+    denied: ["email.delete"],
+    caveats: {
+      "email.send": {
+        constraints: [{ type: "object", properties: { to: { type: "string", pattern: "@example\\.com$" } } }],
+        binds: { from: "support@example.com", cc: null, priority: 2.5 },
+        rules: [{ when: { properties: { to: { const: "ceo@example.com" } } }, then: "deny", reason: "no", source: "base" }],
+      },
+    },
+    limits: { maxCalls: 100, maxDelegationDepth: 3 },
+    mode: "live",
+    sources: ["base", "support"],
+    ...overrides,
+  };
+}
+
+/** A signing key record; the JWK text is opaque to the store. */
+export function makeKey(kid: string, createdAt: number, retiredAt?: number): StoredKey {
+  const key: StoredKey = {
+    kid,
+    alg: "EdDSA",
+    publicJwk: JSON.stringify({ kty: "OKP", crv: "Ed25519", x: `x-${kid}` }),
+    privateJwk: JSON.stringify({ kty: "OKP", crv: "Ed25519", x: `x-${kid}`, d: `d-${kid}` }),
+    createdAt,
+  };
+  return retiredAt === undefined ? key : { ...key, retiredAt };
+}

@@ -1,0 +1,52 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { startCharter, type RunningCharter } from "../../src/app/charter.js";
+import { createCharterClients, type CharterClients } from "../../src/client/index.js";
+import { DEFAULTS, type CharterConfig } from "../../src/config/config.js";
+
+export const FIXTURES = new URL("../../fixtures/", import.meta.url).pathname;
+
+/** A real Charter on an ephemeral loopback port with a temp data dir, and clients for it. */
+export interface TestCharter {
+  readonly server: RunningCharter;
+  readonly clients: CharterClients;
+  readonly config: CharterConfig;
+  readonly dataDir: string;
+  /** Stops the server; with `keepData`, the data dir survives for a restart. */
+  stop(options?: { keepData?: boolean }): Promise<void>;
+}
+
+export interface TestCharterOptions {
+  readonly config?: Partial<CharterConfig>;
+  readonly dataDir?: string;
+  /** A clock in Unix seconds; the real one by default. */
+  readonly now?: () => number;
+}
+
+export async function startTestCharter(options: TestCharterOptions = {}): Promise<TestCharter> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "charter-test-"));
+  const config: CharterConfig = {
+    ...DEFAULTS,
+    listen: "127.0.0.1:0",
+    dataDir,
+    catalog: join(FIXTURES, "catalog.yaml"),
+    policy: join(FIXTURES, "policy.yaml"),
+    logLevel: "silent",
+    ...options.config,
+  };
+  const server = await startCharter(config, { log: pino({ level: "silent" }), ...(options.now ? { now: options.now } : {}) });
+  const clients = createCharterClients({ address: `127.0.0.1:${server.port}` });
+  return {
+    server,
+    clients,
+    config,
+    dataDir,
+    async stop(stopOptions) {
+      clients.close();
+      await server.stop(2_000);
+      if (!stopOptions?.keepData) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
