@@ -1,5 +1,6 @@
 import type { TaskGrant } from "../core/grant.js";
-import type { ServerContext } from "./context.js";
+import type { GrantStore } from "../store/port.js";
+import type { GrantVerifier } from "../token/index.js";
 
 /** A presented grant token, checked: verified, in its time window, and neither it nor an ancestor revoked. */
 export type GrantCheck =
@@ -7,7 +8,11 @@ export type GrantCheck =
   | { readonly ok: false; readonly code: "GRANT_INVALID" | "GRANT_EXPIRED" | "GRANT_REVOKED"; readonly message: string };
 
 /** Verifies a token (cached), then asks the store whether the grant or any ancestor is revoked. */
-export async function checkGrantToken(ctx: ServerContext, token: string, now: number): Promise<GrantCheck> {
+export async function checkGrantToken(
+  ctx: { readonly verifier: GrantVerifier; readonly store: Pick<GrantStore, "anyRevoked"> },
+  token: string,
+  now: number,
+): Promise<GrantCheck> {
   if (token === "") return { ok: false, code: "GRANT_INVALID", message: "No grant token was presented." };
   const verified = await ctx.verifier.verify(token, now);
   if (!verified.ok) return { ok: false, code: verified.code, message: verified.message };

@@ -31,7 +31,10 @@ export interface GrantStore {
   /** Records an issued grant. Inserting the same id twice with different content is a CONFLICT. */
   putGrant(grant: TaskGrant): Promise<void>;
   getGrant(id: string): Promise<StoredGrant | undefined>;
-  /** Revokes a grant and every grant delegated from it; answers the ids newly or already revoked. */
+  /**
+   * Revokes a grant and every grant delegated from it; answers the ids newly or already revoked
+   * (an earlier revocation keeps its time and reason). An unknown id is NOT_FOUND.
+   */
   revokeGrant(id: string, reason: string, at: number): Promise<string[]>;
   /** True when any of these grant ids (a grant and its ancestors) is revoked. */
   anyRevoked(ids: readonly string[]): Promise<boolean>;
@@ -55,11 +58,12 @@ export interface KeyStore {
   listKeys(): Promise<StoredKey[]>;
   /** Adds a key; a kid that exists already is a CONFLICT. */
   insertKey(key: StoredKey): Promise<void>;
+  /** Retires a key; retiring again keeps the earlier time. An unknown kid is NOT_FOUND. */
   retireKey(kid: string, at: number): Promise<void>;
 }
 
 /** Everything Charter persists, behind one port with one adapter per database. */
 export interface Store extends GrantStore, KeyStore {
-  /** Closes connections; later calls fail with UNAVAILABLE. */
+  /** Closes connections (a second close is harmless); later calls fail with UNAVAILABLE. */
   close(): Promise<void>;
 }

@@ -11,8 +11,9 @@ export interface SigningKey {
 }
 
 /**
- * Charter's signing keys, persisted in a KeyStore so that tokens survive restarts. One key signs
- * (the newest active one); every stored key, retired ones included, verifies.
+ * Charter's signing keys, persisted in a KeyStore so that tokens survive restarts. One key signs:
+ * the oldest active one in the store's order, so that every replica reading the same store signs
+ * with the same key. Every stored key, retired ones included, verifies.
  */
 export interface KeyRing extends KeyResolver {
   /** The key new tokens are signed with. */
@@ -20,8 +21,8 @@ export interface KeyRing extends KeyResolver {
   /** The public keys that verify Charter's tokens, retired ones included; never a private member. */
   jwks(): Jwks;
   /**
-   * Makes a new signing key and retires the others at `now`. Tokens they signed keep verifying.
-   * Answers the kid now used for signing.
+   * Makes a new signing key and retires, at `now`, the active keys stored before it. Tokens they
+   * signed keep verifying. Answers the kid now used for signing.
    */
   rotate(now: number): Promise<string>;
   /** Reads the store again, picking up keys that other replicas added or rotated in. */
@@ -43,8 +44,8 @@ export const DEFAULT_RELOAD_INTERVAL_SECONDS = 30;
 
 /**
  * Opens the key ring persisted in `store`. When the store holds no active key, one is generated,
- * stored and used; when replicas start together, each ends up using the newest active key the
- * store lists (a CONFLICT on insert means another replica stored one first).
+ * stored and the store read again; replicas that start together all end up signing with the
+ * first active key the store lists (a CONFLICT on insert means another replica stored one first).
  */
 export async function openKeyRing(store: KeyStore, options: KeyRingOptions): Promise<KeyRing> {
   const ring = new StoreKeyRing(store, options.reloadIntervalSeconds ?? DEFAULT_RELOAD_INTERVAL_SECONDS, options.now);
@@ -113,29 +114,30 @@ class StoreKeyRing implements KeyRing {
       const fresh = await generateStoredKey(now);
       await this.#store.insertKey(fresh);
       for (const key of await this.#store.listKeys()) {
-        if (key.kid !== fresh.kid && isActive(key)) await this.#store.retireKey(key.kid, now);
+        if (key.kid === fresh.kid) break;
+        if (isActive(key)) await this.#store.retireKey(key.kid, now);
       }
       await this.apply(await this.#store.listKeys());
       return this.signingKey().kid;
     });
   }
 
-  /** Makes `stored` (oldest first) the ring's keys; the newest active one signs. */
+  /** Makes `stored` (oldest first) the ring's keys; the oldest active one signs. */
   async apply(stored: readonly StoredKey[]): Promise<void> {
     const keys = new Map<string, LoadedKey>();
     for (const key of stored) {
       const known = this.#keys.get(key.kid);
       keys.set(key.kid, known && known.stored.publicJwk === key.publicJwk ? { ...known, stored: key } : await loadStoredKey(key));
     }
-    const newest = stored.filter(isActive).at(-1);
-    if (!newest) {
+    const signer = stored.find(isActive);
+    if (!signer) {
       if (this.#signing) {
         this.#keys = keys;
         return;
       }
       throw new TokenError("NO_SIGNING_KEY", "the key store holds no active signing key");
     }
-    if (this.#signing?.kid !== newest.kid) this.#signing = { kid: newest.kid, privateKey: await importPrivateKey(newest) };
+    if (this.#signing?.kid !== signer.kid) this.#signing = { kid: signer.kid, privateKey: await importPrivateKey(signer) };
     this.#keys = keys;
   }
 

@@ -28,6 +28,7 @@ import {
   approvalRecordArb,
   approvedRecord,
   basicCallArb,
+  callPerActionArb,
   CAVEAT_POLICY,
   caveatPolicyOf,
   composeRequestArb,
@@ -146,7 +147,8 @@ describe("delegate() over random specs and parents", () => {
     ancestors: fc.array(fc.tuple(specPlanArb, fc.integer({ min: 0, max: 600 })), { maxLength: 2 }),
     plan: specPlanArb,
     delay: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 300 }) }, fc.integer({ min: 0, max: 4000 })),
-    calls: fc.array(basicCallArb, { minLength: 1, maxLength: 5 }),
+    calls: fc.array(basicCallArb, { minLength: 1, maxLength: 4 }),
+    aimed: callPerActionArb,
   });
 
   function parentOf(request: ComposeRequest, ancestors: readonly (readonly [Parameters<typeof specFromPlan>[0], number])[]): { parent: TaskGrant; now: number } {
@@ -164,7 +166,8 @@ describe("delegate() over random specs and parents", () => {
 
   /** Times at which to compare the two grants: both windows' edges. */
   function probeTimes(parent: TaskGrant, child: TaskGrant): number[] {
-    return [parent.issuedAt - 1, parent.issuedAt, child.issuedAt, child.expiresAt - 1, child.expiresAt, parent.expiresAt - 1, parent.expiresAt];
+    const mid = Math.floor((child.issuedAt + child.expiresAt) / 2);
+    return [parent.issuedAt - 1, parent.issuedAt, child.issuedAt, mid, child.expiresAt - 1, child.expiresAt, parent.expiresAt - 1, parent.expiresAt];
   }
 
   it("refuses with a documented code or grants a child whose authority is a subset of its parent's", () => {
@@ -217,17 +220,20 @@ describe("delegate() over random specs and parents", () => {
   });
 
   it("never lets a child allow a call its parent denies, at any time", () => {
+    const seen = new Map<Decision, number>();
     const stronger = (parentVerdict: Verdict, childVerdict: Verdict) => {
+      seen.set(childVerdict.decision, (seen.get(childVerdict.decision) ?? 0) + 1);
       if (parentVerdict.decision === "deny") expect(childVerdict.decision).toBe("deny");
       if (childVerdict.decision === "allow") expect(parentVerdict.decision).toBe("allow");
     };
     fc.assert(
-      fc.property(scenarioArb, ({ request, ancestors, plan, delay, calls }) => {
+      fc.property(scenarioArb, ({ request, ancestors, plan, delay, calls, aimed }) => {
         const { parent, now } = parentOf(request, ancestors);
         const result = delegate(parent, specFromPlan(plan, parent), catalog, now + delay, "g-child");
         if (result.kind === "refused") return;
         const child = result.grant;
-        for (const call of calls) {
+        const held = [...child.allowed, ...child.approvalRequired].flatMap((id) => aimed[id] ?? []);
+        for (const call of [...calls, ...held]) {
           for (const t of probeTimes(parent, child)) {
             stronger(decide(parent, catalog, call, { now: t }), decide(child, catalog, call, { now: t }));
             // Each grant presenting an approval given for its own digest of this call.
@@ -240,6 +246,8 @@ describe("delegate() over random specs and parents", () => {
       }),
       RUNS,
     );
+    // The children must also allow, hold and suppress calls, not only deny them.
+    for (const d of ["allow", "deny", "require_approval", "effect_suppressed"] as const) expect(seen.get(d) ?? 0).toBeGreaterThan(5);
   });
 });
 
@@ -295,7 +303,7 @@ describe("decide() on hostile input", () => {
           check(decide(grant, catalog, call, approval === undefined ? { now } : { now, approval }), "call-h");
         },
       ),
-      { numRuns: 500 },
+      RUNS,
     );
   });
 
@@ -304,7 +312,7 @@ describe("decide() on hostile input", () => {
       fc.property(fc.constantFrom(...grants), fc.constantFrom(...catalog.tools.keys()), hostileArgumentsArb, (grant, toolName, args) => {
         check(decide(grant, catalog, { callId: "call-t", toolName, arguments: args }, { now: NOW + 1 }), "call-t");
       }),
-      { numRuns: 500 },
+      RUNS,
     );
   });
 

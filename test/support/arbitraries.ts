@@ -201,34 +201,46 @@ function callOf(tool: string, actionId: string, byId: boolean, args: unknown): T
   return { callId: "call-1", ...(byId ? { actionId } : { toolName: tool }), arguments: args };
 }
 
-const optional = <T>(model: { [K in keyof T]: fc.Arbitrary<T[K]> }) => fc.record(model, { requiredKeys: [] });
+/** Arguments with every key of `model`, but now and then one key dropped. */
+function args<T extends Record<string, unknown>>(model: { [K in keyof T]: fc.Arbitrary<T[K]> }): fc.Arbitrary<Record<string, unknown>> {
+  return fc.tuple(fc.record(model), rarely(fc.nat(), 4)).map(([full, drop]) => {
+    const keys = Object.keys(full);
+    if (drop === undefined || keys.length === 0) return full;
+    const { [keys[drop % keys.length] as string]: _dropped, ...rest } = full;
+    return rest;
+  });
+}
 
-export const basicCallArb: fc.Arbitrary<ToolCall> = fc.oneof(
-  fc
-    .tuple(fc.boolean(), optional({ folder: fc.constantFrom("inbox", "sent", "archive", "spam"), limit: fc.constantFrom(5, 30, 80, 200, -1) }))
-    .map(([byId, args]) => callOf("read_email", "email.read", byId, args)),
-  fc
+/** For each basic action, calls to it (by tool name or by action id) with plausible arguments. */
+export const CALL_ARBS: Readonly<Record<(typeof BASIC_IDS)[number], fc.Arbitrary<ToolCall>>> = {
+  "email.read": fc
+    .tuple(fc.boolean(), args({ folder: fc.constantFrom("inbox", "sent", "archive", "spam"), limit: fc.constantFrom(5, 30, 80, 200, -1) }))
+    .map(([byId, a]) => callOf("read_email", "email.read", byId, a)),
+  "email.send": fc
     .tuple(
       fc.boolean(),
-      optional({
-        to: fc.constantFrom("ana@example.com", "bob@example.com", "not-an-email"),
+      args({
+        to: fc.constantFrom("ana@example.com", "ana@example.com", "bob@example.com", "not-an-email"),
         subject: fc.constantFrom("hello", "urgent: pay now", "a subject longer than twelve"),
         body: fc.constantFrom("hi", ""),
       }),
     )
-    .map(([byId, args]) => callOf("send_email", "email.send", byId, args)),
-  fc
-    .tuple(
-      fc.boolean(),
-      optional({ path: fc.constantFrom("/workspace/notes.txt", "/workspace/docs/a.md", "/workspace/secret.txt", "/etc/passwd", "") }),
-    )
-    .map(([byId, args]) => callOf("read_file", "files.read", byId, args)),
-  fc
-    .tuple(fc.boolean(), optional({ order_id: fc.constantFrom("ord_1", "x"), amount: fc.constantFrom(10, 600, 20_000), currency: fc.constantFrom("EUR", "GBP") }))
-    .map(([byId, args]) => callOf("issue_refund", "refund.issue", byId, args)),
-  fc.constantFrom("ls", "rm -rf /").map((command) => callOf("run_shell", "shell.exec", false, { command })),
-  optional({ topic: fc.constantFrom("billing", "other") }).map((args) => callOf("", "audit.note", true, args)),
-);
+    .map(([byId, a]) => callOf("send_email", "email.send", byId, a)),
+  "files.read": fc
+    .tuple(fc.boolean(), args({ path: fc.constantFrom("/workspace/notes.txt", "/workspace/docs/a.md", "/workspace/secret.txt", "/etc/passwd", "") }))
+    .map(([byId, a]) => callOf("read_file", "files.read", byId, a)),
+  "refund.issue": fc
+    .tuple(fc.boolean(), args({ order_id: fc.constantFrom("ord_1", "x"), amount: fc.constantFrom(10, 600, 20_000), currency: fc.constantFrom("EUR", "GBP") }))
+    .map(([byId, a]) => callOf("issue_refund", "refund.issue", byId, a)),
+  "shell.exec": fc.constantFrom("ls", "rm -rf /").map((command) => callOf("run_shell", "shell.exec", false, { command })),
+  "audit.note": args({ topic: fc.constantFrom("billing", "other") }).map((a) => callOf("", "audit.note", true, a)),
+};
+
+/** A call to any basic action. */
+export const basicCallArb: fc.Arbitrary<ToolCall> = fc.oneof(...Object.values(CALL_ARBS));
+
+/** One call per basic action, to aim calls at what a grant holds. */
+export const callPerActionArb: fc.Arbitrary<Readonly<Record<string, ToolCall>>> = fc.record(CALL_ARBS);
 
 /** An approved, unexpired approval record bound to this call on this grant. */
 export function approvedRecord(grant: TaskGrant, catalog: Catalog, call: ToolCall): ApprovalRecord {

@@ -32,7 +32,9 @@ const SUBTREE = `
 
 /**
  * The grant half of the SQLite store. Statements are prepared once, here; errors are left raw
- * for the caller (openSqliteStore) to translate.
+ * for the caller (openSqliteStore) to translate. Writing transactions are IMMEDIATE: they take
+ * the write lock (waiting up to the busy timeout) before they read, so a read-then-write never
+ * fails half way with SQLITE_BUSY_SNAPSHOT when another process wrote in between.
  */
 export function sqliteGrantStore(db: Database): GrantStore {
   const insert = db.prepare<[GrantParams], never>(`
@@ -69,14 +71,14 @@ export function sqliteGrantStore(db: Database): GrantStore {
 
   return {
     async putGrant(grant) {
-      put(grant);
+      put.immediate(grant);
     },
     async getGrant(id) {
       const row = select.get(id);
       return row === undefined ? undefined : storedGrant(row, id);
     },
     async revokeGrant(id, reason, at) {
-      return revokeTree(id, reason, at);
+      return revokeTree.immediate(id, reason, at);
     },
     async anyRevoked(ids) {
       return ids.length > 0 && anyRevoked.get(JSON.stringify(ids)) === 1;
@@ -100,7 +102,7 @@ function grantParams(g: TaskGrant, json: string): GrantParams {
 
 function storedGrant(row: GrantRow, id: string): StoredGrant {
   const grant = grantFromJson(row.grant_json, id);
-  return { grant };
+  if (row.revoked_at === null) return { grant };
   if (typeof row.revoked_at !== "number") throw new StoreError("CORRUPT", `grant ${id}: revoked_at is not a time`);
   return row.revoked_reason === null
     ? { grant, revokedAt: row.revoked_at }

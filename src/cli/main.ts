@@ -1,0 +1,61 @@
+import { isLoadError } from "../core/errors.js";
+import { isConfigError } from "../config/config.js";
+import { catalogCommand } from "./commands/catalog.js";
+import { checkCommand } from "./commands/check.js";
+import { issueCommand } from "./commands/issue.js";
+import { serveCommand } from "./commands/serve.js";
+import { validateCommand } from "./commands/validate.js";
+import type { CliIo } from "./io.js";
+import { UsageError } from "./options.js";
+
+export const USAGE = `usage: charter <command> [flags]
+
+commands:
+  serve      serve the gRPC API (loopback only)
+  issue      compose a grant for --profile and print its token
+  catalog    print the tool catalog of --token (--dialect neutral|openai_chat|openai_responses|anthropic|mcp|gemini)
+  check      decide one call offline: --token T | --profile P, --tool NAME | --action ID, --args JSON
+             exit code: 0 allow, 1 deny, 2 requires approval, 3 effect suppressed
+  validate   load catalog and policy and report every problem
+
+configuration flags (all commands): --config FILE --listen HOST:PORT --data-dir DIR
+  --catalog FILE --policy FILE --issuer S --audience S --log-level LEVEL
+  (environment: CHARTER_CONFIG, CHARTER_LISTEN, CHARTER_DATA_DIR, CHARTER_CATALOG, CHARTER_POLICY, ...)
+
+exit codes besides check's: 64 usage error, 78 configuration error, 70 internal error`;
+
+const COMMANDS: Readonly<Record<string, (args: readonly string[], io: CliIo) => Promise<number>>> = {
+  serve: serveCommand,
+  issue: issueCommand,
+  catalog: catalogCommand,
+  check: checkCommand,
+  validate: validateCommand,
+};
+
+/** Runs the CLI and answers its exit code; never calls process.exit. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+    io.out(USAGE);
+    return name === undefined ? 64 : 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    io.err(`unknown command "${name}"\n\n${USAGE}`);
+    return 64;
+  }
+  try {
+    return await command(rest, io);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`charter ${name}: ${err.message}\n\n${USAGE}`);
+      return 64;
+    }
+    if (isConfigError(err) || isLoadError(err)) {
+      io.err(`charter ${name}: ${err.message}`);
+      return 78;
+    }
+    io.err(`charter ${name}: internal error: ${err instanceof Error ? err.message : String(err)}`);
+    return 70;
+  }
+}
