@@ -119,7 +119,8 @@ export function bindService<S extends GenService<GenServiceMethods>>(
             logCall(log, path, status.OK, started);
             call.end();
           } catch (err) {
-            call.destroy(fail(started, err));
+            // grpc-js turns an 'error' event on a server stream into the call's final status.
+            call.emit("error", fail(started, err));
           }
         })();
       };
