@@ -54,7 +54,10 @@ export interface StoredKey {
 
 /** Signing keys, persisted so that tokens survive restarts. */
 export interface KeyStore {
-  /** All keys, oldest first. */
+  /**
+   * All keys, oldest first (by createdAt, then insertion order). Every replica must see the same
+   * order: the key ring signs with the first active key, so replicas agree on one key.
+   */
   listKeys(): Promise<StoredKey[]>;
   /** Adds a key; a kid that exists already is a CONFLICT. */
   insertKey(key: StoredKey): Promise<void>;

@@ -45,7 +45,7 @@ export type GrantTokenResult = { readonly ok: true; readonly grant: TaskGrant } 
  * TokenError INVALID_INPUT rather than signed.
  */
 export async function signGrantToken(grant: TaskGrant, ring: KeyRing, parties: GrantTokenParties): Promise<string> {
-  const problem = undefined;
+  const problem = grantShapeProblem(grant);
   if (problem !== undefined) throw new TokenError("INVALID_INPUT", `cannot sign a malformed grant: ${problem}`);
   const { kid, privateKey } = ring.signingKey();
   return new SignJWT({ grant: grant as unknown as Record<string, unknown> })
@@ -83,7 +83,7 @@ export async function verifyGrantToken(token: string, keys: KeyResolver, check: 
   if (!outcome.ok) return refuse(outcome.expired ? "GRANT_EXPIRED" : "GRANT_INVALID", outcome.message);
   const { payload } = outcome;
   const grant = payload["grant"];
-  const problem = undefined;
+  const problem = grantShapeProblem(grant);
   if (problem !== undefined) return refuse("GRANT_INVALID", `the grant token carries a malformed grant: ${problem}`);
   const g = grant as TaskGrant;
   if (payload.jti !== g.id) return refuse("GRANT_INVALID", "the grant token's jti is not its grant's id");

@@ -3,6 +3,7 @@ import type { TaskGrant } from "../core/grant.js";
 import { verifyGrantToken, type GrantTokenParties, type GrantTokenResult } from "./grant-token.js";
 import type { KeyResolver } from "./key-resolver.js";
 import { LruCache } from "./lru-cache.js";
+import { MAX_TOKEN_LENGTH } from "./verify-jws.js";
 
 /** How a grant verifier is set up. */
 export interface GrantVerifierOptions extends GrantTokenParties {
@@ -44,7 +45,8 @@ export function createGrantVerifier(keys: KeyResolver, options: GrantVerifierOpt
   let cacheHits = 0;
   return {
     async verify(token, now) {
-      const digest = typeof token === "string" ? createHash("sha256").update(token).digest("base64url") : undefined;
+      const cacheable = typeof token === "string" && token.length <= MAX_TOKEN_LENGTH;
+      const digest = cacheable ? createHash("sha256").update(token).digest("base64url") : undefined;
       const cached = digest === undefined ? undefined : cache.get(digest);
       if (cached) {
         cacheHits += 1;

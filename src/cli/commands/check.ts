@@ -23,8 +23,10 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
     action: { type: "string" },
     args: { type: "string" },
   });
-  const token = values.token ?? io.env["CHARTER_TOKEN"];
-  if ((token === undefined) === (values.profile === undefined)) throw new UsageError("give exactly one of --token or --profile");
+  if (values.token !== undefined && values.profile !== undefined) throw new UsageError("give --token or --profile, not both");
+  // CHARTER_TOKEN stands in for --token unless a profile is named.
+  const token = values.token ?? (values.profile === undefined ? io.env["CHARTER_TOKEN"] : undefined);
+  if (token === undefined && values.profile === undefined) throw new UsageError("--token (or CHARTER_TOKEN) or --profile is required");
   if (values.tool === undefined && values.action === undefined) throw new UsageError("--tool or --action is required");
   let parsedArgs: unknown;
   try {
