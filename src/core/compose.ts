@@ -18,7 +18,15 @@ export interface ComposeRequest {
 }
 
 /** Why a grant could not be composed. */
-export type ComposeDenialCode = "UNKNOWN_PROFILE" | "SOURCE_MISSING" | "SOURCE_SUSPENDED" | "BIND_CONFLICT" | "INVALID_REQUEST";
+export const COMPOSE_DENIAL_CODES = [
+  "UNKNOWN_PROFILE",
+  "SOURCE_MISSING",
+  "SOURCE_SUSPENDED",
+  "BIND_CONFLICT",
+  "INVALID_REQUEST",
+] as const;
+
+export type ComposeDenialCode = (typeof COMPOSE_DENIAL_CODES)[number];
 
 export type ComposeResult =
   | { readonly kind: "granted"; readonly grant: TaskGrant }

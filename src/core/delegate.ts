@@ -17,16 +17,7 @@ export interface DelegationSpec {
 }
 
 /** Why a delegation was refused. */
-export type RefusalCode =
-  | "ACTION_NOT_IN_PARENT"
-  | "ACTION_NOT_DELEGABLE"
-  | "EXPIRY_WIDENS"
-  | "LIMIT_WIDENS"
-  | "DEPTH_EXCEEDED"
-  | "BIND_CONFLICT"
-  | "MODE_WIDENS";
-
-export const REFUSAL_CODES: readonly RefusalCode[] = [
+export const REFUSAL_CODES = [
   "ACTION_NOT_IN_PARENT",
   "ACTION_NOT_DELEGABLE",
   "EXPIRY_WIDENS",
@@ -34,7 +25,9 @@ export const REFUSAL_CODES: readonly RefusalCode[] = [
   "DEPTH_EXCEEDED",
   "BIND_CONFLICT",
   "MODE_WIDENS",
-];
+] as const;
+
+export type RefusalCode = (typeof REFUSAL_CODES)[number];
 
 export type DelegateResult =
   | { readonly kind: "granted"; readonly grant: TaskGrant }

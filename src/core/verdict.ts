@@ -5,24 +5,7 @@ export type Decision = "allow" | "deny" | "require_approval" | "effect_suppresse
  * Why a call was denied (or suppressed). The first group is decided by the pure core in this
  * order; GRANT_INVALID, GRANT_REVOKED and LIMIT_EXCEEDED need state and are added by the shell.
  */
-export type ReasonCode =
-  | "GRANT_EXPIRED"
-  | "UNKNOWN_ACTION"
-  | "EXPLICIT_DENY"
-  | "NOT_GRANTED"
-  | "INVALID_ARGUMENTS"
-  | "CONSTRAINT_VIOLATION"
-  | "RULE_DENY"
-  | "APPROVAL_MISMATCH"
-  | "APPROVAL_EXPIRED"
-  | "APPROVAL_REJECTED"
-  | "APPROVAL_CONSUMED"
-  | "SHADOW_MODE"
-  | "GRANT_INVALID"
-  | "GRANT_REVOKED"
-  | "LIMIT_EXCEEDED";
-
-export const REASON_CODES: readonly ReasonCode[] = [
+export const REASON_CODES = [
   "GRANT_EXPIRED",
   "UNKNOWN_ACTION",
   "EXPLICIT_DENY",
@@ -38,7 +21,9 @@ export const REASON_CODES: readonly ReasonCode[] = [
   "GRANT_INVALID",
   "GRANT_REVOKED",
   "LIMIT_EXCEEDED",
-];
+] as const;
+
+export type ReasonCode = (typeof REASON_CODES)[number];
 
 /** A reason code with a message written for the model that made the call. */
 export interface Reason {
