@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "src/gen/", "coverage/", ".charter/", "dist/"] },
+  { ignores: ["node_modules/", "src/gen/", "coverage/", ".charter/", "dist/", "dist-examples/"] },
   js.configs.recommended,
   ...tseslint.configs.strict,
   {

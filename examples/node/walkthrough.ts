@@ -1,0 +1,79 @@
+/**
+ * A gateway's-eye walkthrough of Charter with the TypeScript client: issue a grant, fetch the
+ * worker's tool catalog, authorize an allowed, a denied and an approval-requiring call, verify the
+ * allow's receipt offline against the JWKS, and watch streaming answer UNIMPLEMENTED for now.
+ *
+ *   npm start                                   # in one terminal
+ *   npm run example:node -- 127.0.0.1:50051      # in another
+ */
+import { createCharterClients } from "../../src/client/index.js";
+import { Decision, Dialect } from "../../src/gen/charter/v1/common_pb.js";
+import { verifyReceipt, type Jwks } from "../../src/token/index.js";
+
+/** What the walkthrough saw, for a test to check and a person to read. */
+export interface WalkthroughResult {
+  readonly tools: string[];
+  readonly verdicts: { readonly call: string; readonly decision: string; readonly reason: string; readonly requirement: string }[];
+  readonly receiptVerified: boolean;
+}
+
+const refund = (amount: number) => JSON.stringify({ order_id: "ord_A1B2C3", amount, currency: "EUR", reason: "damaged" });
+
+export async function walkthrough(address: string, options: { issuer: string; audience: string }, log: (line: string) => void): Promise<WalkthroughResult> {
+  const charter = createCharterClients({ address });
+  try {
+    // The orchestrator issues a grant for a task; the token goes to the worker and its gateway.
+    const { grantToken, grant } = await charter.grants.issueGrant(
+      { profile: "owner-assistant", subject: "agent:worker-1", owner: "ana@example.com", purpose: "handle a refund request" },
+      { timeoutMs: 5_000 },
+    );
+    log(`grant ${grant?.id} expires at ${grant?.expiresAt}`);
+
+    // The worker fetches its catalog, rendered for its model framework.
+    const { view } = await charter.catalog.getCatalog({ grantToken, dialect: Dialect.ANTHROPIC }, { timeoutMs: 5_000 });
+    const tools = view?.tools.map((t) => t.name) ?? [];
+    log(`catalog: ${tools.length} tools (${tools.slice(0, 5).join(", ")}, …)`);
+
+    // The gateway authorizes each call before it runs.
+    const calls = [
+      { callId: "call-1", toolName: "issue_refund", argumentsJson: refund(40) },
+      { callId: "call-2", toolName: "run_shell", argumentsJson: JSON.stringify({ command: "ls" }) },
+      { callId: "call-3", toolName: "issue_refund", argumentsJson: refund(250) },
+    ];
+    const { verdicts } = await charter.authority.batchAuthorize({ grantToken, items: calls.map((call) => ({ call })) }, { timeoutMs: 5_000 });
+    const summary = verdicts.map((v) => ({
+      call: `${v.callId} ${v.toolName}`,
+      decision: Decision[v.decision],
+      reason: v.reason?.code ?? "",
+      requirement: v.requirement,
+    }));
+    for (const s of summary) log(`${s.call}: ${s.decision}${s.reason ? ` ${s.reason}` : ""}${s.requirement ? ` (${s.requirement})` : ""}`);
+
+    // A tool service verifies the allow's receipt offline, with the JWKS fetched once.
+    const jwks = JSON.parse((await charter.keys.getJwks({})).jwksJson) as Jwks;
+    const allowed = verdicts.find((v) => v.decision === Decision.ALLOW);
+    const receipt = await verifyReceipt(allowed?.receipt ?? "", jwks, { ...options, now: Math.floor(Date.now() / 1000) });
+    log(`receipt for ${allowed?.callId}: ${receipt.ok ? "verified" : `refused (${receipt.code})`}`);
+
+    // Streaming RPCs are async iterables; approvals arrive in a later release.
+    try {
+      for await (const event of charter.approvals.watchApprovals({ owner: "ana@example.com" }, { timeoutMs: 2_000 })) log(String(event.kind));
+    } catch (err) {
+      log(`WatchApprovals: ${(err as Error).message}`);
+    }
+    return { tools, verdicts: summary, receiptVerified: receipt.ok };
+  } finally {
+    charter.close();
+  }
+}
+
+const entry = process.argv[1] ?? "";
+if (entry.endsWith("walkthrough.js")) {
+  const address = process.argv[2] ?? "127.0.0.1:50051";
+  walkthrough(address, { issuer: process.env["CHARTER_ISSUER"] ?? "charter-demo", audience: process.env["CHARTER_AUDIENCE"] ?? "charter-demo" }, console.log).catch(
+    (err: unknown) => {
+      console.error(err);
+      process.exitCode = 1;
+    },
+  );
+}
