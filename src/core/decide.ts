@@ -129,8 +129,8 @@ function approvalVerdict(ctx: DecideContext, base: Base, extra: Pick<Verdict, "r
   if (record.status === "rejected") return out("deny", { code: "APPROVAL_REJECTED", message: `The owner rejected this call to ${shown}. Do not retry it.` });
   if (ctx.now >= record.expiresAt) return out("deny", { code: "APPROVAL_EXPIRED", message: `The approval for this call to ${shown} has expired; request a new one.` });
   if (record.status === "consumed") return out("deny", { code: "APPROVAL_CONSUMED", message: `The approval for this call to ${shown} was already used; request a new one.` });
-  if (record.status === "pending") return out("require_approval");
-  return out("allow");
+  // Only an approved record allows; pending, or any status this version does not know, still waits.
+  return record.status === "approved" ? out("allow") : out("require_approval");
 }
 
 /** Finds the action a call names; answers a model-facing message when the names disagree or nothing matches. */

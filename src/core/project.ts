@@ -1,6 +1,7 @@
 import type { Catalog, Effect } from "./catalog.js";
 import { caveatsOf, type TaskGrant } from "./grant.js";
-import { cloneJson, type JsonObject } from "./json.js";
+import { cloneJson, isJsonObject, type JsonObject, type JsonValue } from "./json.js";
+import type { ActionCaveats } from "./policy.js";
 import { narrowSchema } from "./narrow.js";
 import type { GrantMode } from "./policy.js";
 
@@ -45,7 +46,7 @@ export function projectCatalog(grant: TaskGrant, catalog: Catalog): CatalogView 
         actionId,
         name,
         description,
-        inputSchema: narrowSchema(inputSchema, caveatsOf(grant, actionId)),
+        inputSchema: pruneEnums(inputSchema, narrowSchema(inputSchema, caveatsOf(grant, actionId)), caveatsOf(grant, actionId), catalog),
         ...(outputSchema ? { outputSchema: cloneJson(outputSchema) } : {}),
         status,
         effect: action.effect,
@@ -56,4 +57,42 @@ export function projectCatalog(grant: TaskGrant, catalog: Catalog): CatalogView 
   add(grant.allowed, "callable");
   add(grant.approvalRequired, "requires_approval");
   return { grantId: grant.id, catalogVersion: catalog.version, mode: grant.mode, tools };
+}
+
+/**
+ * For each top-level property with an `enum`, keeps only the values every constraint accepts for
+ * that property (a `not`, `anyOf` or pattern the keyword merge could not fold in) and shows the
+ * tool's own property with that enum: the remaining values satisfy the constraints, so the
+ * constraint keywords — which may quote forbidden values — are not shown. A constraint schema
+ * that cannot be compiled standalone is skipped.
+ */
+function pruneEnums(base: JsonObject, schema: JsonObject, caveats: ActionCaveats, catalog: Catalog): JsonObject {
+  const properties = schema["properties"];
+  if (!isJsonObject(properties) || caveats.constraints.length === 0) return schema;
+  let changed = false;
+  const pruned: JsonObject = { ...properties };
+  for (const [name, property] of Object.entries(properties)) {
+    if (!isJsonObject(property) || !Array.isArray(property["enum"])) continue;
+    const checks = caveats.constraints.flatMap((c) => {
+      const sub = isJsonObject(c) && isJsonObject(c["properties"]) ? c["properties"][name] : undefined;
+      return sub === undefined ? [] : [sub];
+    });
+    const kept = property["enum"].filter((value) => checks.every((sub) => accepts(catalog, sub, value)));
+    if (checks.length > 0) {
+      const own = isJsonObject(base["properties"]) ? base["properties"][name] : undefined;
+      pruned[name] = { ...(isJsonObject(own) ? own : property), enum: kept };
+      changed = true;
+    }
+  }
+  return changed ? { ...schema, properties: pruned } : schema;
+}
+
+function accepts(catalog: Catalog, schema: JsonValue, value: JsonValue): boolean {
+  if (typeof schema === "boolean") return schema;
+  if (!isJsonObject(schema) || JSON.stringify(schema).includes('"$ref"')) return true;
+  try {
+    return catalog.schemas.compile(schema).check(value).length === 0;
+  } catch {
+    return true;
+  }
 }

@@ -34,10 +34,12 @@ import {
   composeRequestArb,
   hostileArgumentsArb,
   hostileNameArb,
+  jsonArb,
   SYNTH_SIZE,
   specFromPlan,
   specPlanArb,
   synthCatalog,
+  type SpecPlan,
   synthTokens,
   validComposeRequestArb,
 } from "../support/arbitraries.js";
@@ -141,7 +143,10 @@ describe("projectCatalog() over random grants", () => {
 });
 
 describe("delegate() over random specs and parents", () => {
-  /** A parent composed from the caveat policy and then delegated up to twice; delegation times never go back. */
+  /**
+   * A parent composed from the caveat policy and then delegated up to twice. Each delegation happens
+   * at or after its parent's issuance, as a gateway's clock would have it.
+   */
   const scenarioArb = fc.record({
     request: validComposeRequestArb(CAVEAT_PROFILES),
     ancestors: fc.array(fc.tuple(specPlanArb, fc.integer({ min: 0, max: 600 })), { maxLength: 2 }),
@@ -151,7 +156,7 @@ describe("delegate() over random specs and parents", () => {
     aimed: callPerActionArb,
   });
 
-  function parentOf(request: ComposeRequest, ancestors: readonly (readonly [Parameters<typeof specFromPlan>[0], number])[]): { parent: TaskGrant; now: number } {
+  function parentOf(request: ComposeRequest, ancestors: readonly (readonly [SpecPlan, number])[]): { parent: TaskGrant; now: number } {
     let parent = composed(request, caveatPolicy);
     let now = NOW;
     for (const [i, [plan, delay]] of ancestors.entries()) {
@@ -333,8 +338,8 @@ describe("decide() on hostile input", () => {
             ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, marked(x)]))
             : v;
     const argsArb = fc.oneof(
-      fc.dictionary(fc.constantFrom("folder", "limit", "to", "subject", "body", "path", "order_id", "amount", "currency", "command", "x"), fc.jsonValue({ maxDepth: 2 })),
-      fc.jsonValue({ maxDepth: 3 }),
+      fc.dictionary(fc.constantFrom("folder", "limit", "to", "subject", "body", "path", "order_id", "amount", "currency", "command", "x"), jsonArb({ maxDepth: 2 })),
+      jsonArb({ maxDepth: 3 }),
     );
     fc.assert(
       fc.property(fc.constantFrom(...grants), fc.constantFrom(...catalog.tools.keys()), argsArb, (grant, toolName, args) => {

@@ -18,6 +18,11 @@ import {
   type ToolCall,
 } from "../../src/core/index.js";
 
+/** fc.jsonValue typed as the core's JsonValue (fast-check's type allows undefined object members it never generates). */
+export function jsonArb(constraints: Parameters<typeof fc.jsonValue>[0] = {}): fc.Arbitrary<JsonValue> {
+  return fc.jsonValue(constraints) as fc.Arbitrary<JsonValue>;
+}
+
 /** Action ids of fixtures/vectors/catalogs/basic.yaml, in document order. */
 export const BASIC_IDS = ["email.read", "email.send", "files.read", "refund.issue", "shell.exec", "audit.note"] as const;
 
@@ -265,8 +270,8 @@ const hostileKeyArb = fc.oneof(fc.constantFrom("folder", "limit", "to", "subject
 
 /** Arguments a model may send: any JSON, objects with tricky keys, and non-JSON values (bigint, NaN, Map, …). */
 export const hostileArgumentsArb: fc.Arbitrary<unknown> = fc.oneof(
-  fc.jsonValue({ maxDepth: 4 }),
-  fc.dictionary(hostileKeyArb, fc.jsonValue({ maxDepth: 3 }), { maxKeys: 6 }),
+  jsonArb({ maxDepth: 4 }),
+  fc.dictionary(hostileKeyArb, jsonArb({ maxDepth: 3 }), { maxKeys: 6 }),
   fc.object({ key: hostileKeyArb, maxDepth: 3, maxKeys: 6 }),
   fc.anything({
     key: hostileKeyArb,
@@ -282,7 +287,7 @@ export const hostileArgumentsArb: fc.Arbitrary<unknown> = fc.oneof(
     withTypedArray: true,
     withObjectString: true,
   }),
-  fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.parse(`{"__proto__": ${JSON.stringify(v)}, "folder": "inbox"}`) as unknown),
+  jsonArb({ maxDepth: 4 }).map((v) => JSON.parse(`{"__proto__": ${JSON.stringify(v)}, "folder": "inbox"}`) as unknown),
 );
 
 /** Any approval record, matching or not. */
