@@ -29,6 +29,7 @@ import binascii
 import json
 import sys
 import time
+from types import SimpleNamespace
 from typing import Any, NoReturn
 
 RECEIPT_TYP = "charter-receipt+jwt"
@@ -57,7 +58,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def import_dependencies(stubs: str) -> dict[str, Any]:
+def import_dependencies(stubs: str) -> SimpleNamespace:
     """Imports grpc, protobuf, cryptography and the generated stubs, naming whatever is missing."""
     missing = []
     for module, package in (("grpc", "python3-grpcio"), ("google.protobuf", "python3-protobuf"), ("cryptography", "python3-cryptography")):
@@ -69,7 +70,8 @@ def import_dependencies(stubs: str) -> dict[str, Any]:
         fail(f"missing Python modules for {sys.executable}: {', '.join(missing)}")
     sys.path.insert(0, stubs)
     try:
-        from charter.v1 import (  # noqa: PLC0415 - the stubs directory is only known at run time
+        # Imported here because the stubs directory is only known at run time.
+        from charter.v1 import (
             authority_pb2,
             authority_pb2_grpc,
             catalog_pb2,
@@ -82,17 +84,17 @@ def import_dependencies(stubs: str) -> dict[str, Any]:
         )
     except ImportError as error:
         fail(f"cannot import the generated stubs from {stubs!r} ({error}); run examples/python/generate.sh {stubs} first")
-    return {
-        "authority_pb2": authority_pb2,
-        "authority_pb2_grpc": authority_pb2_grpc,
-        "catalog_pb2": catalog_pb2,
-        "catalog_pb2_grpc": catalog_pb2_grpc,
-        "common_pb2": common_pb2,
-        "grant_pb2": grant_pb2,
-        "grant_pb2_grpc": grant_pb2_grpc,
-        "key_pb2": key_pb2,
-        "key_pb2_grpc": key_pb2_grpc,
-    }
+    return SimpleNamespace(
+        authority_pb2=authority_pb2,
+        authority_pb2_grpc=authority_pb2_grpc,
+        catalog_pb2=catalog_pb2,
+        catalog_pb2_grpc=catalog_pb2_grpc,
+        common_pb2=common_pb2,
+        grant_pb2=grant_pb2,
+        grant_pb2_grpc=grant_pb2_grpc,
+        key_pb2=key_pb2,
+        key_pb2_grpc=key_pb2_grpc,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,16 +113,16 @@ def b64url_encode(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
-def verify_receipt(token: str, jwks: dict[str, Any], *, issuer: str, audience: str, now: int) -> dict[str, Any]:
-    """Verifies a Charter receipt (a compact JWS) against a JWKS and returns its claims.
+def verify_receipt(token: str, jwks: dict[str, Any], *, issuer: str, audience: str, now: int) -> tuple[str, dict[str, Any]]:
+    """Verifies a Charter receipt (a compact JWS) against a JWKS; returns the key id and the claims.
 
     Checks, in order: the JWS shape; the protected header (alg EdDSA only, typ
     charter-receipt+jwt, a kid the JWKS publishes as an Ed25519 key); the Ed25519
     signature over `header.payload`; then the claims: iss, aud, exp not passed.
     The caller then checks that the claims bind the call it is about to run.
     """
-    from cryptography.exceptions import InvalidSignature  # noqa: PLC0415
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey  # noqa: PLC0415
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     parts = token.split(".")
     if len(parts) != 3:
@@ -128,9 +130,10 @@ def verify_receipt(token: str, jwks: dict[str, Any], *, issuer: str, audience: s
     header_b64, payload_b64, signature_b64 = parts
     try:
         header = json.loads(b64url_decode(header_b64))
+        payload = b64url_decode(payload_b64)
         signature = b64url_decode(signature_b64)
     except (ValueError, binascii.Error) as error:
-        fail(f"receipt header or signature is not valid base64url JSON: {error}")
+        fail(f"receipt is not three base64url parts with a JSON header: {error}")
     if not isinstance(header, dict):
         fail("receipt header is not a JSON object")
     # Only EdDSA: never let the token choose a weaker algorithm (or "none").
@@ -157,16 +160,16 @@ def verify_receipt(token: str, jwks: dict[str, Any], *, issuer: str, audience: s
 
     # The signature holds, so the payload is what Charter signed; now check what it says.
     try:
-        claims = json.loads(b64url_decode(payload_b64))
-    except (ValueError, binascii.Error) as error:
-        fail(f"receipt payload is not valid base64url JSON: {error}")
+        claims = json.loads(payload)
+    except ValueError as error:
+        fail(f"receipt payload is not JSON: {error}")
     if not isinstance(claims, dict):
         fail("receipt payload is not a JSON object")
     if claims.get("iss") != issuer:
-        fail(f"receipt iss is {claims.get('iss')!r}, expected {issuer!r}")
+        fail(f"receipt iss is {claims.get('iss')!r}, expected {issuer!r} (pass the server's issuer with --issuer)")
     aud = claims.get("aud")
     if not (aud == audience or (isinstance(aud, list) and audience in aud)):
-        fail(f"receipt aud is {aud!r}, expected {audience!r}")
+        fail(f"receipt aud is {aud!r}, expected {audience!r} (pass the server's audience with --audience)")
     exp = claims.get("exp")
     if not isinstance(exp, int) or isinstance(exp, bool):
         fail("receipt has no numeric exp")
@@ -175,7 +178,7 @@ def verify_receipt(token: str, jwks: dict[str, Any], *, issuer: str, audience: s
     for name in ("sub", "jti", "grant_id", "action_id", "tool_name", "call_id", "args_digest", "catalog_version"):
         if not isinstance(claims.get(name), str):
             fail(f"receipt claim {name} is missing or not a string")
-    return claims
+    return kid, claims
 
 
 def tamper(token: str) -> str:
@@ -197,27 +200,34 @@ def tamper(token: str) -> str:
 
 def run(args: argparse.Namespace) -> None:
     pb = import_dependencies(args.stubs)
-    import grpc  # noqa: PLC0415 - imported after the dependency check above
-
-    common_pb2 = pb["common_pb2"]
-    decision_name = common_pb2.Decision.Name
+    import grpc  # present: import_dependencies checked it
 
     # Charter listens on loopback only: do not route this channel through an HTTP proxy
     # that the environment (http_proxy, grpc_proxy) may configure.
-    channel = grpc.insecure_channel(args.address, options=[("grpc.enable_http_proxy", 0)])
-    try:
-        grpc.channel_ready_future(channel).result(timeout=args.timeout)
-    except grpc.FutureTimeoutError:
-        fail(f"no Charter server answered at {args.address} within {args.timeout:g}s")
+    with grpc.insecure_channel(args.address, options=[("grpc.enable_http_proxy", 0)]) as channel:
+        try:
+            grpc.channel_ready_future(channel).result(timeout=args.timeout)
+        except grpc.FutureTimeoutError:
+            fail(f"no Charter server answered at {args.address} within {args.timeout:g}s")
+        grant, allowed, jwks = talk_to_charter(pb, channel, args.timeout)
+    # From here on nothing talks to the server: a tool service checks the receipt by itself.
+    check_receipt(allowed, grant, jwks, args)
 
-    grants = pb["grant_pb2_grpc"].GrantServiceStub(channel)
-    catalog = pb["catalog_pb2_grpc"].CatalogServiceStub(channel)
-    authority = pb["authority_pb2_grpc"].AuthorityServiceStub(channel)
-    keys = pb["key_pb2_grpc"].KeyServiceStub(channel)
+
+def talk_to_charter(pb: SimpleNamespace, channel: Any, timeout: float) -> tuple[Any, Any, dict[str, Any]]:
+    """Issue -> catalog -> three verdicts -> JWKS. Returns the grant, the allow verdict and the JWKS."""
+    import grpc
+
+    common = pb.common_pb2
+    decision_name = common.Decision.Name
+    grants = pb.grant_pb2_grpc.GrantServiceStub(channel)
+    catalog = pb.catalog_pb2_grpc.CatalogServiceStub(channel)
+    authority = pb.authority_pb2_grpc.AuthorityServiceStub(channel)
+    keys = pb.key_pb2_grpc.KeyServiceStub(channel)
 
     def call(what: str, method: Any, request: Any) -> Any:
         try:
-            return method(request, timeout=args.timeout)
+            return method(request, timeout=timeout)
         except grpc.RpcError as error:
             fail(f"{what} failed: {error.code().name}: {error.details()}")
 
@@ -225,7 +235,7 @@ def run(args: argparse.Namespace) -> None:
     issued = call(
         "IssueGrant",
         grants.IssueGrant,
-        pb["grant_pb2"].IssueGrantRequest(
+        pb.grant_pb2.IssueGrantRequest(
             profile="owner-assistant",
             subject="agent:python-example",
             owner="ana@example.com",
@@ -242,11 +252,10 @@ def run(args: argparse.Namespace) -> None:
     got = call(
         "GetCatalog",
         catalog.GetCatalog,
-        pb["catalog_pb2"].GetCatalogRequest(grant_token=issued.grant_token, dialect=common_pb2.DIALECT_OPENAI_CHAT),
+        pb.catalog_pb2.GetCatalogRequest(grant_token=issued.grant_token, dialect=common.DIALECT_OPENAI_CHAT),
     )
     try:
-        rendered = json.loads(got.rendered_tools_json)
-        names = [tool["function"]["name"] for tool in rendered]
+        names = [tool["function"]["name"] for tool in json.loads(got.rendered_tools_json)]
     except (ValueError, KeyError, TypeError) as error:
         fail(f"GetCatalog's rendered_tools_json is not an OpenAI Chat tools array: {error}")
     print(f"catalog ({len(names)} tools, openai_chat): {', '.join(names)}")
@@ -260,9 +269,9 @@ def run(args: argparse.Namespace) -> None:
         response = call(
             f"Authorize {tool}",
             authority.Authorize,
-            pb["authority_pb2"].AuthorizeRequest(
+            pb.authority_pb2.AuthorizeRequest(
                 grant_token=issued.grant_token,
-                call=common_pb2.ToolCall(call_id=call_id, tool_name=tool, arguments_json=json.dumps(arguments)),
+                call=common.ToolCall(call_id=call_id, tool_name=tool, arguments_json=json.dumps(arguments)),
             ),
         )
         v = response.verdict
@@ -274,55 +283,57 @@ def run(args: argparse.Namespace) -> None:
         return {"order_id": "ord_A1B2C3", "amount": amount, "currency": "EUR", "reason": "damaged"}
 
     allowed = authorize("call-allow", "issue_refund", refund(40))
-    if allowed.decision != common_pb2.DECISION_ALLOW:
+    if allowed.decision != common.DECISION_ALLOW:
         fail(f"issue_refund amount 40: expected DECISION_ALLOW, got {decision_name(allowed.decision)} {allowed.reason.code}")
     if not allowed.receipt:
         fail("the allow verdict carries no receipt")
 
     denied = authorize("call-deny", "run_shell", {"command": "ls"})
-    if denied.decision != common_pb2.DECISION_DENY or denied.reason.code != "EXPLICIT_DENY":
+    if denied.decision != common.DECISION_DENY or denied.reason.code != "EXPLICIT_DENY":
         fail(f"run_shell: expected DECISION_DENY EXPLICIT_DENY, got {decision_name(denied.decision)} {denied.reason.code or '-'}")
     if denied.receipt:
         fail("the deny verdict carries a receipt")
 
     held = authorize("call-approval", "issue_refund", refund(250))
-    if held.decision != common_pb2.DECISION_REQUIRE_APPROVAL or held.requirement != "manager":
+    if held.decision != common.DECISION_REQUIRE_APPROVAL or held.requirement != "manager":
         fail(f"issue_refund amount 250: expected DECISION_REQUIRE_APPROVAL (manager), "
              f"got {decision_name(held.decision)} requirement={held.requirement or '-'}")
     if held.receipt:
         fail("the require-approval verdict carries a receipt")
 
-    # 4. A tool service reads the JWKS once, then checks receipts locally.
-    jwks_response = call("GetJwks", keys.GetJwks, pb["key_pb2"].GetJwksRequest())
+    # 4. A tool service reads the JWKS once (and caches it), then checks receipts locally.
+    jwks_response = call("GetJwks", keys.GetJwks, pb.key_pb2.GetJwksRequest())
     try:
         jwks = json.loads(jwks_response.jwks_json)
     except ValueError as error:
         fail(f"GetJwks returned JSON that does not parse: {error}")
-    if not isinstance(jwks, dict) or not jwks.get("keys"):
+    if not isinstance(jwks, dict) or not isinstance(jwks.get("keys"), list) or not jwks["keys"]:
         fail("GetJwks returned no keys")
-    channel.close()  # from here on nothing talks to the server
+    return grant, allowed, jwks
 
+
+def check_receipt(allowed: Any, grant: Any, jwks: dict[str, Any], args: argparse.Namespace) -> None:
+    """Verifies the allow verdict's receipt offline and that it binds exactly that call."""
     receipt = allowed.receipt
     if args.tamper_receipt:
         receipt = tamper(receipt)
         print("tampered with the receipt: exp pushed one day later, signature kept")
-    claims = verify_receipt(receipt, jwks, issuer=args.issuer, audience=args.audience, now=int(time.time()))
-    # The receipt must bind exactly the call about to run.
+    now = int(time.time())
+    kid, claims = verify_receipt(receipt, jwks, issuer=args.issuer, audience=args.audience, now=now)
     expected = {
         "args_digest": allowed.call_digest,
         "call_id": allowed.call_id,
         "jti": allowed.decision_id,
         "grant_id": grant.id,
         "action_id": allowed.action_id,
-        "tool_name": "issue_refund",
+        "tool_name": allowed.tool_name,
         "sub": grant.subject,
     }
     for claim, value in expected.items():
         if claims.get(claim) != value:
-            fail(f"receipt claim {claim} is {claims.get(claim)!r}, expected {value!r}")
-    print(f"receipt verified offline: kid {json.loads(b64url_decode(receipt.split('.')[0]))['kid']}, "
-          f"decision {claims['jti']}, args_digest {claims['args_digest'][:12]}..., "
-          f"expires in {claims['exp'] - int(time.time())}s")
+            fail(f"receipt claim {claim} is {claims.get(claim)!r}, expected {value!r} (the verdict's)")
+    print(f"receipt verified offline: kid {kid}, decision {claims['jti']}, "
+          f"args_digest {claims['args_digest'][:12]}..., expires in {claims['exp'] - now}s")
 
 
 def main(argv: list[str]) -> int:

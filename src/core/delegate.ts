@@ -63,6 +63,7 @@ export function delegate(parent: TaskGrant, spec: DelegationSpec, catalog: Catal
   }
 
   if (now >= parent.expiresAt) return refused("EXPIRY_WIDENS", "the parent grant has expired");
+  if (now < parent.issuedAt) return refused("EXPIRY_WIDENS", "the parent grant is not valid yet; a child would start before it");
   const expiresAt = spec.ttlSeconds === undefined ? parent.expiresAt : now + spec.ttlSeconds;
   if (!(spec.ttlSeconds === undefined || (Number.isSafeInteger(spec.ttlSeconds) && spec.ttlSeconds > 0))) {
     return refused("EXPIRY_WIDENS", "ttlSeconds must be a positive integer");
@@ -72,7 +73,10 @@ export function delegate(parent: TaskGrant, spec: DelegationSpec, catalog: Catal
   const limits = narrowLimits(parent.limits, spec.limits ?? {});
   if (typeof limits === "string") return refused("LIMIT_WIDENS", limits);
 
-  const caveats = accumulateCaveats(parent, [...allowed, ...approvalRequired], spec.caveats ?? {});
+  const held = [...allowed, ...approvalRequired];
+  const stray = Object.keys(spec.caveats ?? {}).find((actionId) => !held.includes(actionId));
+  if (stray !== undefined) return refused("ACTION_NOT_IN_PARENT", `caveats name ${stray}, which the child grant does not hold`);
+  const caveats = accumulateCaveats(parent, held, spec.caveats ?? {});
   if (typeof caveats === "string") return refused("BIND_CONFLICT", caveats);
 
   const grant: TaskGrant = {
@@ -142,9 +146,6 @@ function accumulateCaveats(
       for (const key of Object.keys(binds).sort(compareCodeUnits)) sorted[key] = binds[key] as JsonObject[string];
       out[actionId] = { constraints, binds: sorted, rules };
     }
-  }
-  for (const actionId of Object.keys(added)) {
-    if (!kept.includes(actionId)) return `caveats name ${actionId}, which the child grant does not hold`;
   }
   return out;
 }

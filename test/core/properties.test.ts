@@ -160,7 +160,7 @@ describe("delegate() over random specs and parents", () => {
     let parent = composed(request, caveatPolicy);
     let now = NOW;
     for (const [i, [plan, delay]] of ancestors.entries()) {
-      const result = delegate(parent, specFromPlan(plan, parent), catalog, now + delay, `g-anc-${i}`);
+      const result = delegate(parent, specFromPlan(plan, parent, catalog), catalog, now + delay, `g-anc-${i}`);
       if (result.kind === "granted") {
         parent = result.grant;
         now += delay;
@@ -181,7 +181,7 @@ describe("delegate() over random specs and parents", () => {
     fc.assert(
       fc.property(scenarioArb, ({ request, ancestors, plan, delay }) => {
         const { parent, now } = parentOf(request, ancestors);
-        const spec = specFromPlan(plan, parent);
+        const spec = specFromPlan(plan, parent, catalog);
         const result = delegate(parent, spec, catalog, now + delay, "g-child");
         if (result.kind === "refused") {
           refused++;
@@ -234,7 +234,7 @@ describe("delegate() over random specs and parents", () => {
     fc.assert(
       fc.property(scenarioArb, ({ request, ancestors, plan, delay, calls, aimed }) => {
         const { parent, now } = parentOf(request, ancestors);
-        const result = delegate(parent, specFromPlan(plan, parent), catalog, now + delay, "g-child");
+        const result = delegate(parent, specFromPlan(plan, parent, catalog), catalog, now + delay, "g-child");
         if (result.kind === "refused") return;
         const child = result.grant;
         const held = [...child.allowed, ...child.approvalRequired].flatMap((id) => aimed[id] ?? []);

@@ -14,7 +14,9 @@ const PYTHON = "/usr/bin/python3";
 const GENERATE = join(ROOT, "examples/python/generate.sh");
 const EXAMPLE = join(ROOT, "examples/python/charter_example.py");
 const PLUGIN = "/usr/bin/grpc_python_plugin";
+/** A python or protoc run is killed after this; a test runs at most two of them. */
 const RUN_TIMEOUT_MS = 30_000;
+const TEST_TIMEOUT_MS = 2 * RUN_TIMEOUT_MS + 5_000;
 
 interface Run {
   readonly code: number | null;
@@ -116,11 +118,11 @@ afterAll(async () => {
 });
 
 describe("the Python client from generated stubs", () => {
-  it("finds /usr/bin/python3 with grpc, protobuf and cryptography, protoc and the gRPC Python plugin", async () => {
+  it("finds /usr/bin/python3 with grpc, protobuf and cryptography, protoc and the gRPC Python plugin", { timeout: TEST_TIMEOUT_MS }, async () => {
     await requireToolchain();
   });
 
-  it("issues a grant, lists the catalog, gets three verdicts and verifies the receipt offline", async () => {
+  it("issues a grant, lists the catalog, gets three verdicts and verifies the receipt offline", { timeout: TEST_TIMEOUT_MS }, async () => {
     const result = await runExample();
     expect(result.code, describeRun(result)).toBe(0);
     const out = result.stdout;
@@ -135,7 +137,7 @@ describe("the Python client from generated stubs", () => {
     expect(result.stderr).toBe("");
   });
 
-  it("refuses a receipt whose payload was altered after signing", async () => {
+  it("refuses a receipt whose payload was altered after signing", { timeout: TEST_TIMEOUT_MS }, async () => {
     const result = await runExample("--tamper-receipt");
     expect(result.code, describeRun(result)).toBe(1);
     // Everything up to the local check went as before; only the signature check refuses it.

@@ -111,7 +111,7 @@ interface CaveatPick<T> {
 export interface SpecPlan {
   /** One pick per BASIC_IDS entry. */
   readonly picks: readonly Pick[];
-  /** Keep only picks the parent can give (otherwise ask blindly, to provoke refusals). */
+  /** Keep only picks the parent holds and the catalog lets it hand on (otherwise ask blindly, to provoke refusals). */
   readonly fromParent: boolean;
   readonly ttlSeconds: number | undefined;
   readonly limits: Partial<Record<LimitName, number>>;
@@ -155,7 +155,7 @@ function rarely<T>(arb: fc.Arbitrary<T>, rarity = 2): fc.Arbitrary<T | undefined
 const limitArb = rarely(fc.integer({ min: -1, max: 120 }), 3);
 
 export const specPlanArb: fc.Arbitrary<SpecPlan> = fc.record({
-  picks: fc.array(fc.constantFrom<Pick>("omit", "omit", "allowed", "allowed", "approval"), { minLength: BASIC_IDS.length, maxLength: BASIC_IDS.length }),
+  picks: fc.array(fc.constantFrom<Pick>("omit", "omit", "allowed", "allowed", "approval", "approval"), { minLength: BASIC_IDS.length, maxLength: BASIC_IDS.length }),
   fromParent: fc.integer({ min: 0, max: 4 }).map((n) => n > 0),
   ttlSeconds: rarely(fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 1000 }) }, fc.integer({ min: 1, max: 4000 }), fc.constantFrom(0, -1, 2.5)), 1),
   limits: fc
@@ -169,14 +169,15 @@ export const specPlanArb: fc.Arbitrary<SpecPlan> = fc.record({
 });
 
 /** The delegation spec a plan asks of `parent`. */
-export function specFromPlan(plan: SpecPlan, parent: TaskGrant): DelegationSpec {
+export function specFromPlan(plan: SpecPlan, parent: TaskGrant, catalog: Catalog): DelegationSpec {
   const allowed: string[] = [];
   const approval: string[] = [];
   const holds = new Set([...parent.allowed, ...parent.approvalRequired]);
+  const givable = (id: string, from: { has(id: string): boolean }) => !plan.fromParent || (from.has(id) && catalog.actions.get(id)?.delegable === true);
   BASIC_IDS.forEach((id, i) => {
     const pick = plan.picks[i];
-    if (pick === "allowed" && (!plan.fromParent || parent.allowed.includes(id))) allowed.push(id);
-    if (pick === "approval" && (!plan.fromParent || holds.has(id))) approval.push(id);
+    if (pick === "allowed" && givable(id, new Set(parent.allowed))) allowed.push(id);
+    if (pick === "approval" && givable(id, holds)) approval.push(id);
   });
   const kept = new Set([...allowed, ...approval]);
   const keep = (actionId: string) => plan.strayCaveats || kept.has(actionId);
