@@ -1,6 +1,6 @@
 import type { Catalog } from "./catalog.js";
 import type { GrantLimits, TaskGrant } from "./grant.js";
-import { compareCodeUnits, jsonEqual, sortedUnique, type JsonObject, type JsonSchema } from "./json.js";
+import { compareCodeUnits, jsonEqual, setOwn, sortedUnique, type JsonObject, type JsonSchema } from "./json.js";
 import type { ActionCaveats, AuthoritySource, GrantMode, Policy, Rule } from "./policy.js";
 
 /** What an orchestrator asks for. */
@@ -145,7 +145,7 @@ function collectCaveats(granted: readonly string[], applied: readonly AuthorityS
         if (Object.hasOwn(binds, name) && !jsonEqual(binds[name], value)) {
           return `sources bind argument "${name}" of ${actionId} to different values`;
         }
-        binds[name] = value;
+        setOwn(binds, name, value);
       }
     }
     if (constraints.length > 0 || rules.length > 0 || Object.keys(binds).length > 0) {
@@ -157,6 +157,6 @@ function collectCaveats(granted: readonly string[], applied: readonly AuthorityS
 
 function sortKeys(obj: JsonObject): JsonObject {
   const out: JsonObject = {};
-  for (const key of Object.keys(obj).sort(compareCodeUnits)) out[key] = obj[key] as JsonObject[string];
+  for (const key of Object.keys(obj).sort(compareCodeUnits)) setOwn(out, key, obj[key] as JsonObject[string]);
   return out;
 }

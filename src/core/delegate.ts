@@ -1,6 +1,6 @@
 import type { Catalog } from "./catalog.js";
 import { caveatsOf, type GrantLimits, type TaskGrant } from "./grant.js";
-import { compareCodeUnits, jsonEqual, sortedUnique, type JsonObject, type JsonSchema } from "./json.js";
+import { cloneJson, compareCodeUnits, jsonEqual, setOwn, sortedUnique, type JsonObject, type JsonSchema } from "./json.js";
 import type { ActionCaveats, GrantMode, Rule } from "./policy.js";
 
 /** What a grant holder asks to hand on to a sub-agent. Everything it omits is inherited. */
@@ -132,18 +132,18 @@ function accumulateCaveats(
   for (const actionId of [...kept].sort(compareCodeUnits)) {
     const base = caveatsOf(parent, actionId);
     const extra = Object.hasOwn(added, actionId) ? (added[actionId] as Partial<ActionCaveats>) : {};
-    const binds: JsonObject = { ...base.binds };
+    const binds: JsonObject = cloneJson(base.binds);
     for (const [name, value] of Object.entries(extra.binds ?? {})) {
       if (Object.hasOwn(binds, name) && !jsonEqual(binds[name], value)) {
         return `argument "${name}" of ${actionId} is already bound by the parent grant`;
       }
-      binds[name] = value;
+      setOwn(binds, name, value);
     }
     const constraints: JsonSchema[] = [...base.constraints, ...(extra.constraints ?? [])];
     const rules: Rule[] = [...base.rules, ...(extra.rules ?? [])];
     if (constraints.length > 0 || rules.length > 0 || Object.keys(binds).length > 0) {
       const sorted: JsonObject = {};
-      for (const key of Object.keys(binds).sort(compareCodeUnits)) sorted[key] = binds[key] as JsonObject[string];
+      for (const key of Object.keys(binds).sort(compareCodeUnits)) setOwn(sorted, key, binds[key] as JsonObject[string]);
       out[actionId] = { constraints, binds: sorted, rules };
     }
   }

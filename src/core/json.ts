@@ -36,10 +36,18 @@ function structuredCloneJson(value: JsonValue): JsonValue {
   if (Array.isArray(value)) return value.map(structuredCloneJson);
   if (isJsonObject(value)) {
     const out: JsonObject = {};
-    for (const [k, v] of Object.entries(value)) out[k] = structuredCloneJson(v);
+    for (const [k, v] of Object.entries(value)) setOwn(out, k, structuredCloneJson(v));
     return out;
   }
   return value;
+}
+
+/**
+ * Sets an own, enumerable property. Unlike `obj[key] = value`, a key named "__proto__" (which
+ * JSON.parse and YAML produce as an ordinary key) stays a key instead of replacing the prototype.
+ */
+export function setOwn(obj: JsonObject, key: string, value: JsonValue): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** Sorted, duplicate-free copy of a list of ids (code-unit order, as canonical JSON sorts keys). */

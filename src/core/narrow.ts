@@ -1,4 +1,4 @@
-import { cloneJson, isJsonObject, jsonEqual, type JsonObject, type JsonSchema, type JsonValue } from "./json.js";
+import { cloneJson, isJsonObject, jsonEqual, setOwn, type JsonObject, type JsonSchema, type JsonValue } from "./json.js";
 import type { ActionCaveats } from "./policy.js";
 
 const LOWER_BOUNDS = new Set(["minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"]);
@@ -23,7 +23,7 @@ export function narrowSchema(base: JsonObject, caveats: ActionCaveats): JsonObje
     for (const name of bindNames) {
       const was = properties[name];
       const description = isJsonObject(was) && typeof was["description"] === "string" ? { description: was["description"] } : {};
-      properties[name] = { ...description, const: caveats.binds[name] as JsonValue };
+      setOwn(properties, name, { ...description, const: caveats.binds[name] as JsonValue });
     }
     out = { ...out, properties, required: union(out["required"], bindNames) };
   }
@@ -55,7 +55,7 @@ function mergeSchema(a: JsonSchema, b: JsonSchema): JsonSchema {
     } else if (key === "properties" && isJsonObject(mine) && isJsonObject(value)) {
       const properties: JsonObject = { ...mine };
       for (const [name, schema] of Object.entries(value)) {
-        properties[name] = Object.hasOwn(properties, name) ? mergeSchema(properties[name] as JsonSchema, schema as JsonSchema) : schema;
+        setOwn(properties, name, Object.hasOwn(properties, name) ? mergeSchema(properties[name] as JsonSchema, schema as JsonSchema) : schema);
       }
       out["properties"] = properties;
     } else if (key === "items" && isSchema(mine) && isSchema(value)) {

@@ -1,7 +1,7 @@
 import type { Catalog } from "./catalog.js";
 import { compileChecked } from "./catalog.js";
 import { ProblemList } from "./errors.js";
-import { cloneJson, isJsonObject, type JsonObject, type JsonSchema } from "./json.js";
+import { cloneJson, isJsonObject, setOwn, type JsonObject, type JsonSchema } from "./json.js";
 import { checkSatisfiable } from "./satisfiable.js";
 
 /** `grant` sources contribute allows; a `narrow` source's non-empty allow list intersects them. */
@@ -222,7 +222,8 @@ function readCaveats(
         for (const m of checkSatisfiable({ type: "object", required: Object.keys(bind), properties: constProperties(bind) }, action, catalog.schemas)) {
           problems.add(where, `bind: ${m}`);
         }
-        Object.assign(slot(actionId).binds, cloneJson(bind));
+        const binds = slot(actionId).binds;
+        for (const [name, value] of Object.entries(bind)) setOwn(binds, name, cloneJson(value));
       }
     }
   }
@@ -292,7 +293,7 @@ function readProfile(id: string, raw: unknown, sourcesRaw: unknown, problems: Pr
 
 function constProperties(bind: JsonObject): JsonObject {
   const props: JsonObject = {};
-  for (const [k, v] of Object.entries(bind)) props[k] = { const: v };
+  for (const [k, v] of Object.entries(bind)) setOwn(props, k, { const: v });
   return props;
 }
 

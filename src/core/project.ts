@@ -1,6 +1,6 @@
 import type { Catalog, Effect } from "./catalog.js";
 import { caveatsOf, type TaskGrant } from "./grant.js";
-import { cloneJson, isJsonObject, type JsonObject, type JsonValue } from "./json.js";
+import { cloneJson, isJsonObject, setOwn, type JsonObject, type JsonValue } from "./json.js";
 import type { ActionCaveats } from "./policy.js";
 import { narrowSchema } from "./narrow.js";
 import type { GrantMode } from "./policy.js";
@@ -80,7 +80,7 @@ function pruneEnums(base: JsonObject, schema: JsonObject, caveats: ActionCaveats
     const kept = property["enum"].filter((value) => checks.every((sub) => accepts(catalog, sub, value)));
     if (checks.length > 0) {
       const own = isJsonObject(base["properties"]) ? base["properties"][name] : undefined;
-      pruned[name] = { ...(isJsonObject(own) ? own : property), enum: kept };
+      setOwn(pruned, name, { ...(isJsonObject(own) ? own : property), enum: kept });
       changed = true;
     }
   }

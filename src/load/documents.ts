@@ -13,7 +13,38 @@ export function parseDocumentText(text: string, file: string): unknown {
   if (doc.errors.length > 0) {
     throw new LoadError(doc.errors.map((e) => ({ file, message: e.message.split("\n")[0] ?? e.message })));
   }
-  return doc.toJS({ maxAliasCount: 100 }) as unknown;
+  let value: unknown;
+  try {
+    // Aliases are expanded here: an unresolved one, or an alias bomb, is refused.
+    value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+  } catch (err) {
+    throw new LoadError([{ file, message: err instanceof Error ? err.message : String(err) }]);
+  }
+  const problem = nonJson(value, "");
+  if (problem !== undefined) throw new LoadError([{ file, message: problem }]);
+  return value;
+}
+
+/** Where a parsed document holds something JSON cannot carry (NaN, Infinity, binary, sets, dates). */
+function nonJson(value: unknown, path: string): string | undefined {
+  const at = path === "" ? "the document" : path;
+  if (value === null || typeof value === "string" || typeof value === "boolean") return undefined;
+  if (typeof value === "number") return Number.isFinite(value) ? undefined : `${at}: ${String(value)} is not a JSON number`;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const p = nonJson(item, `${path}/${i}`);
+      if (p !== undefined) return p;
+    }
+    return undefined;
+  }
+  if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    for (const [k, v] of Object.entries(value)) {
+      const p = nonJson(v, `${path}/${k}`);
+      if (p !== undefined) return p;
+    }
+    return undefined;
+  }
+  return `${at}: a ${value instanceof Object ? value.constructor.name : typeof value} is not a JSON value`;
 }
 
 async function readText(file: string): Promise<string> {

@@ -143,36 +143,32 @@ describe("projectCatalog() over random grants", () => {
 });
 
 describe("delegate() over random specs and parents", () => {
-  /**
-   * A parent composed from the caveat policy and then delegated up to twice. Each delegation happens
-   * at or after its parent's issuance, as a gateway's clock would have it.
-   */
+  /** Seconds after the parent's issuance that a delegation is asked; sometimes before it (a skewed clock) or after expiry. */
+  const delayArb = fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 300 }) }, fc.integer({ min: -600, max: 4000 }));
+
+  /** A parent composed from the caveat policy and then delegated up to twice. */
   const scenarioArb = fc.record({
     request: validComposeRequestArb(CAVEAT_PROFILES),
-    ancestors: fc.array(fc.tuple(specPlanArb, fc.integer({ min: 0, max: 600 })), { maxLength: 2 }),
+    ancestors: fc.array(fc.tuple(specPlanArb, delayArb), { maxLength: 2 }),
     plan: specPlanArb,
-    delay: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 300 }) }, fc.integer({ min: 0, max: 4000 })),
+    delay: delayArb,
     calls: fc.array(basicCallArb, { minLength: 1, maxLength: 4 }),
     aimed: callPerActionArb,
   });
 
-  function parentOf(request: ComposeRequest, ancestors: readonly (readonly [SpecPlan, number])[]): { parent: TaskGrant; now: number } {
+  function parentOf(request: ComposeRequest, ancestors: readonly (readonly [SpecPlan, number])[]): TaskGrant {
     let parent = composed(request, caveatPolicy);
-    let now = NOW;
     for (const [i, [plan, delay]] of ancestors.entries()) {
-      const result = delegate(parent, specFromPlan(plan, parent, catalog), catalog, now + delay, `g-anc-${i}`);
-      if (result.kind === "granted") {
-        parent = result.grant;
-        now += delay;
-      }
+      const result = delegate(parent, specFromPlan(plan, parent, catalog), catalog, parent.issuedAt + delay, `g-anc-${i}`);
+      if (result.kind === "granted") parent = result.grant;
     }
-    return { parent, now };
+    return parent;
   }
 
   /** Times at which to compare the two grants: both windows' edges. */
   function probeTimes(parent: TaskGrant, child: TaskGrant): number[] {
     const mid = Math.floor((child.issuedAt + child.expiresAt) / 2);
-    return [parent.issuedAt - 1, parent.issuedAt, child.issuedAt, mid, child.expiresAt - 1, child.expiresAt, parent.expiresAt - 1, parent.expiresAt];
+    return [parent.issuedAt - 601, parent.issuedAt - 1, parent.issuedAt, child.issuedAt - 1, child.issuedAt, mid, child.expiresAt - 1, child.expiresAt, parent.expiresAt - 1, parent.expiresAt];
   }
 
   it("refuses with a documented code or grants a child whose authority is a subset of its parent's", () => {
@@ -180,9 +176,8 @@ describe("delegate() over random specs and parents", () => {
     let refused = 0;
     fc.assert(
       fc.property(scenarioArb, ({ request, ancestors, plan, delay }) => {
-        const { parent, now } = parentOf(request, ancestors);
-        const spec = specFromPlan(plan, parent, catalog);
-        const result = delegate(parent, spec, catalog, now + delay, "g-child");
+        const parent = parentOf(request, ancestors);
+        const result = delegate(parent, specFromPlan(plan, parent, catalog), catalog, parent.issuedAt + delay, "g-child");
         if (result.kind === "refused") {
           refused++;
           expect(REFUSAL_CODES).toContain(result.code);
@@ -233,8 +228,8 @@ describe("delegate() over random specs and parents", () => {
     };
     fc.assert(
       fc.property(scenarioArb, ({ request, ancestors, plan, delay, calls, aimed }) => {
-        const { parent, now } = parentOf(request, ancestors);
-        const result = delegate(parent, specFromPlan(plan, parent, catalog), catalog, now + delay, "g-child");
+        const parent = parentOf(request, ancestors);
+        const result = delegate(parent, specFromPlan(plan, parent, catalog), catalog, parent.issuedAt + delay, "g-child");
         if (result.kind === "refused") return;
         const child = result.grant;
         const held = [...child.allowed, ...child.approvalRequired].flatMap((id) => aimed[id] ?? []);

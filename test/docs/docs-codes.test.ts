@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { DescService } from "@bufbuild/protobuf";
 import { Client, credentials, Metadata, status, type ServiceError } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -34,7 +35,7 @@ import {
 //   with one "**Status:** implemented" or "**Status:** UNIMPLEMENTED" line and one
 //   "**Reason codes:**" paragraph.
 
-const ROOT = new URL("../../", import.meta.url).pathname;
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const PROTO_DIR = join(ROOT, "proto", "charter", "v1");
 const api: MarkdownDoc = parseMarkdown("docs/api.md", readFileSync(join(ROOT, "docs", "api.md"), "utf8"));
 

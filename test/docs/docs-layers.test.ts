@@ -1,12 +1,13 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { firstTable, parseMarkdown, section, setDiff } from "./markdown.js";
 
 // docs/architecture.md "## Layers" holds a pipe table: first column `src/<layer>`, and a column
 // headed "imports from" listing the `src/<layer>`s it may import, or "—" for none.
 
-const ROOT = new URL("../../", import.meta.url).pathname;
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SRC = join(ROOT, "src");
 
 function documentedLayers(): Map<string, Set<string>> {
