@@ -4,16 +4,21 @@ import type { ActionCaveats } from "./policy.js";
 const LOWER_BOUNDS = new Set(["minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"]);
 const UPPER_BOUNDS = new Set(["maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties"]);
 
+/** Whether a value satisfies a schema; lets narrowing check a bound value against the merged property. */
+export type ValueCheck = (schema: JsonSchema, value: JsonValue) => boolean;
+
 /**
  * A tool's input schema narrowed by a grant's caveats, for showing to a model: a bound argument
  * becomes `const`, enums are intersected, bounds tightened, and whatever cannot be merged keyword
- * by keyword is added under `allOf`. A value the grant forbids is never offered as a choice.
+ * by keyword is added under `allOf`. A value the grant forbids is never offered as a choice: a
+ * property no value can satisfy (conflicting consts, disjoint enums, a bound value the
+ * constraints reject) is shown as `false`. The result shares no objects with the grant.
  */
-export function narrowSchema(base: JsonObject, caveats: ActionCaveats): JsonObject {
+export function narrowSchema(base: JsonObject, caveats: ActionCaveats, check?: ValueCheck): JsonObject {
   let out = cloneJson(base);
   for (const constraint of caveats.constraints) {
     if (isJsonObject(constraint)) {
-      const merged = mergeSchema(out, constraint);
+      const merged = mergeSchema(out, cloneJson(constraint));
       if (isJsonObject(merged)) out = merged;
     }
   }
@@ -22,12 +27,22 @@ export function narrowSchema(base: JsonObject, caveats: ActionCaveats): JsonObje
     const properties = isJsonObject(out["properties"]) ? { ...out["properties"] } : {};
     for (const name of bindNames) {
       const was = properties[name];
+      const value = cloneJson(caveats.binds[name] as JsonValue);
+      const allowed = was === undefined || (admitsFixed(was, value) && (!check || check(was as JsonSchema, value)));
       const description = isJsonObject(was) && typeof was["description"] === "string" ? { description: was["description"] } : {};
-      setOwn(properties, name, { ...description, const: caveats.binds[name] as JsonValue });
+      setOwn(properties, name, allowed ? { ...description, const: value } : false);
     }
     out = { ...out, properties, required: union(out["required"], bindNames) };
   }
   return out;
+}
+
+/** False when a property schema pins values (`false`, `const`, `enum`) and the value is not one of them. */
+function admitsFixed(schema: JsonValue, value: JsonValue): boolean {
+  if (schema === false) return false;
+  if (!isJsonObject(schema)) return true;
+  if (Object.hasOwn(schema, "const") && !jsonEqual(schema["const"], value)) return false;
+  return !Array.isArray(schema["enum"]) || schema["enum"].some((x) => jsonEqual(x, value));
 }
 
 /**
@@ -43,11 +58,19 @@ function mergeSchema(a: JsonSchema, b: JsonSchema): JsonSchema {
   for (const [key, value] of Object.entries(b)) {
     const mine = out[key];
     if (key === "const") {
+      // Two different consts, or a const outside the enum: no value is left.
+      if (Object.hasOwn(out, "const") && !jsonEqual(out["const"], value)) return false;
+      if (Array.isArray(out["enum"]) && !out["enum"].some((x) => jsonEqual(x, value))) return false;
       out["const"] = value;
       delete out["enum"];
     } else if (key === "enum" && Array.isArray(value)) {
-      if (Object.hasOwn(out, "const")) continue;
-      out["enum"] = Array.isArray(mine) ? mine.filter((x) => value.some((y) => jsonEqual(x, y))) : value;
+      if (Object.hasOwn(out, "const")) {
+        if (!value.some((y) => jsonEqual(out["const"], y))) return false;
+        continue;
+      }
+      const kept = Array.isArray(mine) ? mine.filter((x) => value.some((y) => jsonEqual(x, y))) : value;
+      if (kept.length === 0) return false;
+      out["enum"] = kept;
     } else if (key === "required") {
       out["required"] = union(mine, value);
     } else if (mine === undefined) {

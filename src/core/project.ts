@@ -46,7 +46,7 @@ export function projectCatalog(grant: TaskGrant, catalog: Catalog): CatalogView 
         actionId,
         name,
         description,
-        inputSchema: pruneEnums(inputSchema, narrowSchema(inputSchema, caveatsOf(grant, actionId)), caveatsOf(grant, actionId), catalog),
+        inputSchema: pruneEnums(inputSchema, narrowSchema(inputSchema, caveatsOf(grant, actionId), (schema, value) => accepts(catalog, schema, value)), caveatsOf(grant, actionId), catalog),
         ...(outputSchema ? { outputSchema: cloneJson(outputSchema) } : {}),
         status,
         effect: action.effect,

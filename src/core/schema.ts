@@ -43,6 +43,8 @@ export function createSchemaCompiler(): SchemaCompiler {
     strictRequired: false,
     allErrors: true,
     validateFormats: true,
+    // A schema's $id is not registered: one grant's schema cannot collide with another's.
+    addUsedSchema: false,
     logger: false,
   });
   addFormats(ajv);
@@ -59,7 +61,12 @@ export function createSchemaCompiler(): SchemaCompiler {
       let compiled = byText.get(key);
       if (!compiled) {
         compiled = wrap(schema, ajv.compile(schema));
-        if (byText.size >= MAX_CACHED) byText.delete(byText.keys().next().value as string);
+        if (byText.size >= MAX_CACHED) {
+          // Evict the oldest, from ajv's own cache too, so memory stays bounded.
+          const [oldestKey, oldest] = byText.entries().next().value as [string, CompiledSchema];
+          byText.delete(oldestKey);
+          if (typeof oldest.schema === "object") ajv.removeSchema(oldest.schema);
+        }
         byText.set(key, compiled);
       }
       if (typeof schema === "object") byObject.set(schema, compiled);

@@ -3,17 +3,20 @@ import { isLoadError } from "../core/errors.js";
 import { isStoreError } from "../store/port.js";
 
 /** The gRPC status codes Charter answers with. */
-export type RpcCode =
-  | "INVALID_ARGUMENT"
-  | "FAILED_PRECONDITION"
-  | "NOT_FOUND"
-  | "UNAUTHENTICATED"
-  | "PERMISSION_DENIED"
-  | "RESOURCE_EXHAUSTED"
-  | "UNAVAILABLE"
-  | "UNIMPLEMENTED"
-  | "ABORTED"
-  | "INTERNAL";
+export const RPC_CODES = [
+  "INVALID_ARGUMENT",
+  "FAILED_PRECONDITION",
+  "NOT_FOUND",
+  "UNAUTHENTICATED",
+  "PERMISSION_DENIED",
+  "RESOURCE_EXHAUSTED",
+  "UNAVAILABLE",
+  "UNIMPLEMENTED",
+  "ABORTED",
+  "INTERNAL",
+] as const;
+
+export type RpcCode = (typeof RPC_CODES)[number];
 
 /** A caller's mistake or a service failure with a message that is safe to send to the caller. */
 export class RpcError extends Error {

@@ -3,16 +3,28 @@ import { decide } from "../../core/decide.js";
 import type { TaskGrant } from "../../core/grant.js";
 import type { Decision } from "../../core/verdict.js";
 import { checkGrantToken } from "../../server/grant-check.js";
+import { toJson } from "@bufbuild/protobuf";
+import { Decision as PbDecision, VerdictSchema } from "../../gen/charter/v1/common_pb.js";
 import type { CliIo } from "../io.js";
 import { nowSeconds, openLocal } from "../local.js";
 import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
+import { serverAddress, withServer } from "../remote.js";
 
 /** Exit codes of `charter check`, one per decision. */
 export const CHECK_EXIT: Readonly<Record<Decision, number>> = { allow: 0, deny: 1, require_approval: 2, effect_suppressed: 3 };
 
+const PROTO_DECISIONS: Readonly<Record<PbDecision, Decision | undefined>> = {
+  [PbDecision.UNSPECIFIED]: undefined,
+  [PbDecision.ALLOW]: "allow",
+  [PbDecision.DENY]: "deny",
+  [PbDecision.REQUIRE_APPROVAL]: "require_approval",
+  [PbDecision.EFFECT_SUPPRESSED]: "effect_suppressed",
+};
+
 /**
  * `charter check`: decides one call offline, under a grant token (--token) or a grant composed
- * on the spot for a profile (--profile). Prints the verdict; the exit code is the decision.
+ * on the spot for a profile (--profile); with --server, the running server's Authorize decides
+ * under --token. Prints the verdict; the exit code is the decision.
  */
 export async function checkCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parse(args, {
@@ -22,6 +34,7 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
     tool: { type: "string" },
     action: { type: "string" },
     args: { type: "string" },
+    server: { type: "string" },
   });
   if (values.token !== undefined && values.profile !== undefined) throw new UsageError("give --token or --profile, not both");
   // CHARTER_TOKEN stands in for --token unless a profile is named.
@@ -33,6 +46,20 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
     parsedArgs = JSON.parse(values.args ?? "{}");
   } catch {
     throw new UsageError("--args must be JSON text, e.g. '{\"to\":\"a@example.com\"}'");
+  }
+  const address = serverAddress(values.server, io);
+  if (address !== undefined) {
+    if (token === undefined) throw new UsageError("--server needs --token (or CHARTER_TOKEN)");
+    return withServer(address, io, async (clients) => {
+      const { verdict } = await clients.authority.authorize({
+        grantToken: token,
+        call: { callId: "cli", toolName: values.tool ?? "", actionId: values.action ?? "", argumentsJson: JSON.stringify(parsedArgs) },
+      });
+      const decision = verdict ? PROTO_DECISIONS[verdict.decision] : undefined;
+      if (!verdict || decision === undefined) throw new Error("the server answered no decision");
+      io.out(JSON.stringify(toJson(VerdictSchema, verdict), null, 2));
+      return CHECK_EXIT[decision];
+    });
   }
   const config = await configFrom(values, io.env);
   const now = nowSeconds();

@@ -1,4 +1,5 @@
 import { compose, type ComposeRequest } from "../../core/compose.js";
+import { GrantMode } from "../../gen/charter/v1/common_pb.js";
 import type { GrantService } from "../../gen/charter/v1/grant_pb.js";
 import { modeFromProto } from "../../interop/enums.js";
 import { grantToProto } from "../../interop/grant-codec.js";
@@ -7,7 +8,8 @@ import type { ServerContext } from "../context.js";
 import type { ServiceHandlers } from "../router.js";
 import { RpcError, invalidField } from "../rpc-error.js";
 
-const MAX_TTL_SECONDS = 366 * 24 * 3600;
+/** The longest lifetime a caller may ask for; the policy's runtime limits usually cut it shorter. */
+export const MAX_TTL_SECONDS = 366 * 24 * 3600;
 
 /** IssueGrant: compose a task grant from the policy, record it, and sign its token. */
 export function issueGrant(ctx: ServerContext): ServiceHandlers<typeof GrantService>["issueGrant"] {
@@ -23,6 +25,7 @@ export function issueGrant(ctx: ServerContext): ServiceHandlers<typeof GrantServ
       if (req.ttlSeconds <= 0n || req.ttlSeconds > BigInt(MAX_TTL_SECONDS)) throw invalidField("ttl_seconds", `must be between 1 and ${MAX_TTL_SECONDS}`);
       ttlSeconds = Number(req.ttlSeconds);
     }
+    if (!Object.values(GrantMode).includes(req.mode)) throw invalidField("mode", `unknown value ${String(req.mode)}`);
     const mode = modeFromProto(req.mode);
     const request: ComposeRequest = {
       profile: req.profile,

@@ -22,7 +22,8 @@ export const file_charter_v1_authority: GenFile = /*@__PURE__*/
 export type AuthorizeRequest = Message<"charter.v1.AuthorizeRequest"> & {
   /**
    * The grant token (compact JWS) the call is made under. A token that fails
-   * verification yields a DECISION_DENY verdict (GRANT_INVALID, GRANT_EXPIRED).
+   * verification yields a DECISION_DENY verdict (GRANT_INVALID, GRANT_EXPIRED, or
+   * GRANT_REVOKED when it or an ancestor was revoked).
    *
    * @generated from field: string grant_token = 1;
    */

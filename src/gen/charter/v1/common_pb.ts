@@ -441,7 +441,8 @@ export type Reason = Message<"charter.v1.Reason"> & {
    * A stable code: GRANT_EXPIRED, GRANT_INVALID, GRANT_REVOKED, UNKNOWN_ACTION,
    * EXPLICIT_DENY, NOT_GRANTED, INVALID_ARGUMENTS, CONSTRAINT_VIOLATION, RULE_DENY,
    * APPROVAL_MISMATCH, APPROVAL_EXPIRED, APPROVAL_REJECTED, APPROVAL_CONSUMED,
-   * LIMIT_EXCEEDED. A string, so that codes can be added without a contract change.
+   * LIMIT_EXCEEDED, or SHADOW_MODE (with DECISION_EFFECT_SUPPRESSED). A string, so that
+   * codes can be added without a contract change; docs/api.md lists what each means.
    *
    * @generated from field: string code = 1;
    */
@@ -490,7 +491,8 @@ export type Verdict = Message<"charter.v1.Verdict"> & {
   actionId: string;
 
   /**
-   * The tool name of the action; empty when the tool is unknown.
+   * The tool name of the action; for a call the catalog does not know, the name the
+   * call used; empty for an action without a tool.
    *
    * @generated from field: string tool_name = 4;
    */
@@ -520,8 +522,9 @@ export type Verdict = Message<"charter.v1.Verdict"> & {
   approvalId: string;
 
   /**
-   * sha256 (hex) of the RFC 8785 canonical JSON of {grant id, action id, arguments};
-   * empty when the call could not be resolved or parsed.
+   * sha256 (hex) of the RFC 8785 canonical JSON of {grant id, action id, arguments}
+   * (for an unknown tool, the name the call used stands for the action id); empty when
+   * the grant token or the arguments could not be read.
    *
    * @generated from field: string call_digest = 8;
    */

@@ -1,0 +1,163 @@
+import { Server, ServerCredentials, type Metadata } from "@grpc/grpc-js";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPromiseClient, type PromiseClient } from "../../src/client/index.js";
+import { ApprovalEventKind, ApprovalService } from "../../src/gen/charter/v1/approval_pb.js";
+import { KeyService } from "../../src/gen/charter/v1/key_pb.js";
+import { bindService, type CallContext } from "../../src/server/router.js";
+
+const status = { CANCELLED: 1, DEADLINE_EXCEEDED: 4 } as const;
+
+/** A promise with its resolver, for handlers to report what they saw. */
+function deferred<T = void>(): { promise: Promise<T>; resolve(value: T): void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Bounds a wait, so that a missing event fails the test with a message instead of hanging it. */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Resolves when the call's signal aborts (at once when it already has). */
+function aborted(ctx: CallContext): Promise<void> {
+  return new Promise((resolve) => {
+    if (ctx.signal.aborted) resolve();
+    else ctx.signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}
+
+// What the test handlers observed, per call; keyed by the request's approval id or owner.
+const seenMetadata = new Map<string, Metadata>();
+const started = new Map<string, ReturnType<typeof deferred>>();
+const abortSeen = new Map<string, ReturnType<typeof deferred>>();
+const expect_ = (map: Map<string, ReturnType<typeof deferred>>, key: string) => {
+  const d = map.get(key) ?? deferred();
+  map.set(key, d);
+  return d;
+};
+
+let server: Server;
+let address: string;
+let approvals: PromiseClient<typeof ApprovalService>;
+
+beforeAll(async () => {
+  const log = pino({ level: "silent" });
+  server = new Server();
+  const keys = bindService(KeyService, { getJwks: async () => ({ jwksJson: '{"keys":[]}' }) }, log);
+  const approvalBinding = bindService(
+    ApprovalService,
+    {
+      async getApproval(req, ctx) {
+        const id = req.approvalId;
+        seenMetadata.set(id, ctx.metadata);
+        if (id.startsWith("wait")) {
+          expect_(started, id).resolve();
+          await aborted(ctx);
+          expect_(abortSeen, id).resolve();
+          throw new Error("the caller went away");
+        }
+        return { approval: { id } };
+      },
+      async *watchApprovals(req, ctx) {
+        if (req.owner === "three") {
+          for (const [i, kind] of [ApprovalEventKind.CREATED, ApprovalEventKind.DECIDED, ApprovalEventKind.CONSUMED].entries()) {
+            yield { kind, approval: { id: `apr_${i + 1}` } };
+          }
+          return;
+        }
+        // Endless: one event now, then the next only when the caller cancels (which it never sees).
+        yield { kind: ApprovalEventKind.CREATED, approval: { id: "apr_first" } };
+        await aborted(ctx);
+        expect_(abortSeen, req.owner).resolve();
+        yield { kind: ApprovalEventKind.EXPIRED, approval: { id: "apr_after_cancel" } };
+      },
+    },
+    log,
+  );
+  for (const b of [keys, approvalBinding]) server.addService(b.definition, b.implementation);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
+  );
+  address = `127.0.0.1:${port}`;
+  approvals = createPromiseClient(ApprovalService, { address, metadata: { authorization: "Bearer config-token", "x-origin": "config" } });
+});
+
+afterAll(() => {
+  approvals.close();
+  server.forceShutdown();
+});
+
+describe("createPromiseClient(): unary calls", () => {
+  it("answers the decoded response message", async () => {
+    const { approval } = await approvals.getApproval({ approvalId: "apr_plain" });
+    expect(approval?.id).toBe("apr_plain");
+    expect(approval?.$typeName).toBe("charter.v1.Approval");
+  });
+
+  it("sends the client's metadata with every call, and per-call metadata on top", async () => {
+    await approvals.getApproval({ approvalId: "md-config" });
+    await approvals.getApproval({ approvalId: "md-call" }, { metadata: { "x-request-id": "req-42", "x-origin": "call" } });
+    expect(seenMetadata.get("md-config")?.getMap()).toMatchObject({ authorization: "Bearer config-token", "x-origin": "config" });
+    expect(seenMetadata.get("md-config")?.get("x-request-id")).toEqual([]);
+    const perCall = seenMetadata.get("md-call");
+    expect(perCall?.get("authorization")).toEqual(["Bearer config-token"]);
+    expect(perCall?.get("x-request-id")).toEqual(["req-42"]);
+    expect(perCall?.get("x-origin")).toEqual(["call"]);
+  });
+
+  it("fails DEADLINE_EXCEEDED past timeoutMs, and the handler's signal aborts", async () => {
+    const err = approvals.getApproval({ approvalId: "wait-deadline" }, { timeoutMs: 100 });
+    await expect(err).rejects.toMatchObject({ code: status.DEADLINE_EXCEEDED });
+    await within(expect_(abortSeen, "wait-deadline").promise, 2_000, "the handler to see its signal abort");
+  });
+
+  it("cancels a call when the AbortSignal in its options aborts: CANCELLED, and the handler's signal aborts", async () => {
+    const controller = new AbortController();
+    const call = approvals.getApproval({ approvalId: "wait-abort" }, { signal: controller.signal, timeoutMs: 10_000 });
+    await within(expect_(started, "wait-abort").promise, 2_000, "the handler to start");
+    controller.abort();
+    await expect(call).rejects.toMatchObject({ code: status.CANCELLED });
+    await within(expect_(abortSeen, "wait-abort").promise, 2_000, "the handler to see its signal abort");
+  });
+});
+
+describe("createPromiseClient(): server streaming", () => {
+  it("is consumed as an async iterable, in order", async () => {
+    const events: [string, ApprovalEventKind][] = [];
+    for await (const e of approvals.watchApprovals({ owner: "three" })) events.push([e.approval?.id ?? "", e.kind]);
+    expect(events).toEqual([
+      ["apr_1", ApprovalEventKind.CREATED],
+      ["apr_2", ApprovalEventKind.DECIDED],
+      ["apr_3", ApprovalEventKind.CONSUMED],
+    ]);
+  });
+
+  it("is cancelled by an AbortSignal: the loop ends CANCELLED and the handler's signal aborts", async () => {
+    const controller = new AbortController();
+    const received: string[] = [];
+    const consume = (async () => {
+      for await (const e of approvals.watchApprovals({ owner: "abort-stream" }, { signal: controller.signal })) {
+        received.push(e.approval?.id ?? "");
+        controller.abort();
+      }
+    })();
+    await expect(consume).rejects.toMatchObject({ code: status.CANCELLED });
+    expect(received).toEqual(["apr_first"]);
+    await within(expect_(abortSeen, "abort-stream").promise, 2_000, "the handler to see its signal abort");
+  });
+});
+
+describe("createPromiseClient(): close()", () => {
+  it("closes the channel: a call after close fails", async () => {
+    const keys = createPromiseClient(KeyService, { address });
+    expect((await keys.getJwks({})).jwksJson).toBe('{"keys":[]}');
+    keys.close();
+    await expect(keys.getJwks({})).rejects.toThrow(/shut ?down|closed/i);
+  });
+});

@@ -1,0 +1,212 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { DEFAULTS, ENV_KEYS, isConfigError, isLoopback, parseListen, resolveConfig, type CharterConfig } from "../../src/config/config.js";
+
+const dir = mkdtempSync(join(tmpdir(), "charter-config-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let files = 0;
+/** Writes a config file into the temp dir and answers its path. */
+function configFile(text: string, ext = "yaml"): string {
+  const file = join(dir, `config-${++files}.${ext}`);
+  writeFileSync(file, text);
+  return file;
+}
+
+/** The error resolveConfig rejects with; fails the test when it resolves. */
+async function problemsOf(options: Parameters<typeof resolveConfig>[0]): Promise<string[]> {
+  const err = await resolveConfig(options).then(
+    (config) => expect.fail(`expected a ConfigError, got ${JSON.stringify(config)}`),
+    (e: unknown) => e,
+  );
+  expect(isConfigError(err)).toBe(true);
+  return (err as Error).message.split("\n");
+}
+
+const REQUIRED_ENV = { CHARTER_CATALOG: "cat.yaml", CHARTER_POLICY: "pol.yaml" };
+
+const FULL_FILE = `# every setting
+listen: "[::1]:7000"
+dataDir: /var/lib/charter
+catalog: file-catalog.yaml
+policy: file-policy.yaml
+issuer: file-issuer
+audience: file-audience
+receiptTtlSeconds: 60
+maxMessageBytes: 1024
+maxBatch: 8
+tokenCacheSize: 5
+logLevel: debug
+`;
+
+describe("resolveConfig()", () => {
+  it("starts from the defaults, needing only catalog and policy", async () => {
+    const config = await resolveConfig({ env: REQUIRED_ENV });
+    expect(config).toEqual({ ...DEFAULTS, catalog: "cat.yaml", policy: "pol.yaml" });
+    expect(DEFAULTS).toMatchObject({ listen: "127.0.0.1:50051", dataDir: ".charter", maxBatch: 256, receiptTtlSeconds: 300, logLevel: "info" });
+  });
+
+  it("reads every setting from a YAML config file, numbers as numbers", async () => {
+    const file = configFile(FULL_FILE);
+    const config = await resolveConfig({ file, env: {} });
+    expect(config).toEqual<CharterConfig>({
+      listen: "[::1]:7000",
+      dataDir: "/var/lib/charter",
+      catalog: "file-catalog.yaml",
+      policy: "file-policy.yaml",
+      issuer: "file-issuer",
+      audience: "file-audience",
+      receiptTtlSeconds: 60,
+      maxMessageBytes: 1024,
+      maxBatch: 8,
+      tokenCacheSize: 5,
+      logLevel: "debug",
+    });
+  });
+
+  it("accepts a JSON config file and keeps the defaults it does not name", async () => {
+    const file = configFile(JSON.stringify({ catalog: "c.json", policy: "p.json", maxBatch: 3 }), "json");
+    expect(await resolveConfig({ file })).toEqual({ ...DEFAULTS, catalog: "c.json", policy: "p.json", maxBatch: 3 });
+  });
+
+  it("finds the config file through CHARTER_CONFIG, and an explicit file wins over it", async () => {
+    const fromEnv = configFile("catalog: env-named.yaml\npolicy: p.yaml\n");
+    const explicit = configFile("catalog: explicit.yaml\npolicy: p.yaml\n");
+    expect((await resolveConfig({ env: { CHARTER_CONFIG: fromEnv } })).catalog).toBe("env-named.yaml");
+    expect((await resolveConfig({ file: explicit, env: { CHARTER_CONFIG: fromEnv } })).catalog).toBe("explicit.yaml");
+  });
+
+  it("lets environment variables beat the file, and ignores empty ones", async () => {
+    const file = configFile("catalog: file.yaml\npolicy: file-policy.yaml\nissuer: file-issuer\nmaxBatch: 8\nlogLevel: debug\n");
+    const config = await resolveConfig({
+      file,
+      env: { CHARTER_CATALOG: "env.yaml", CHARTER_ISSUER: "env-issuer", CHARTER_MAX_BATCH: "16", CHARTER_LOG_LEVEL: "", CHARTER_POLICY: undefined },
+    });
+    expect(config).toMatchObject({ catalog: "env.yaml", policy: "file-policy.yaml", issuer: "env-issuer", maxBatch: 16, logLevel: "debug" });
+  });
+
+  it("lets explicit overrides (flags) beat the environment and the file", async () => {
+    const file = configFile("catalog: file.yaml\npolicy: file-policy.yaml\nlisten: 127.0.0.1:1\n");
+    const config = await resolveConfig({
+      file,
+      env: { CHARTER_LISTEN: "127.0.0.1:2", CHARTER_CATALOG: "env.yaml", CHARTER_LOG_LEVEL: "warn" },
+      overrides: { listen: "127.0.0.1:3", catalog: "flag.yaml", logLevel: "error" },
+    });
+    expect(config).toMatchObject({ listen: "127.0.0.1:3", catalog: "flag.yaml", policy: "file-policy.yaml", logLevel: "error" });
+  });
+
+  it("reads every numeric setting from an environment string", async () => {
+    const config = await resolveConfig({
+      env: {
+        ...REQUIRED_ENV,
+        CHARTER_RECEIPT_TTL_SECONDS: "42",
+        CHARTER_MAX_MESSAGE_BYTES: "65536",
+        CHARTER_MAX_BATCH: "7",
+        CHARTER_TOKEN_CACHE_SIZE: "100",
+      },
+    });
+    expect(config).toMatchObject({ receiptTtlSeconds: 42, maxMessageBytes: 65536, maxBatch: 7, tokenCacheSize: 100 });
+    expect(typeof config.maxBatch).toBe("number");
+  });
+
+  it.each(["0", "-1", "1.5", "1e3", "12abc", " 7", "lots", "99999999999999999999"])("refuses maxBatch %j from the environment", async (value) => {
+    expect(await problemsOf({ env: { ...REQUIRED_ENV, CHARTER_MAX_BATCH: value } })).toEqual(["maxBatch must be a positive integer"]);
+  });
+
+  it("reports every problem at once: unknown key, bad number, bad log level, missing catalog and policy", async () => {
+    const file = configFile("colour: blue\nmaxBatch: lots\nlogLevel: loud\nlisten: nowhere\n");
+    const problems = await problemsOf({ file, env: {} });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        `${file}: unknown setting "colour"`,
+        "maxBatch must be a positive integer",
+        'catalog is required (config file key "catalog", environment CHARTER_CATALOG)',
+        'policy is required (config file key "policy", environment CHARTER_POLICY)',
+        "logLevel must be one of fatal, error, warn, info, debug, trace, silent",
+        'listen must be host:port, got "nowhere"',
+      ]),
+    );
+    expect(problems).toHaveLength(6);
+  });
+
+  it("names the config key and the environment variable of every missing setting", async () => {
+    const problems = await problemsOf({ env: {}, overrides: { issuer: "", dataDir: "" } });
+    for (const key of ["dataDir", "issuer", "catalog", "policy"] as const) {
+      expect(problems).toContain(`${key} is required (config file key "${key}", environment ${ENV_KEYS[key]})`);
+    }
+    expect(problems).toHaveLength(4);
+  });
+
+  it("refuses a file value of the wrong type, such as a list for a string or a string for a number", async () => {
+    const file = configFile("catalog: [a, b]\npolicy: p.yaml\nreceiptTtlSeconds: true\n");
+    expect(await problemsOf({ file })).toEqual([
+      "receiptTtlSeconds must be a positive integer",
+      'catalog is required (config file key "catalog", environment CHARTER_CATALOG)',
+    ]);
+  });
+
+  it("says which file cannot be read and why", async () => {
+    const missing = join(dir, "no-such-config.yaml");
+    await expect(resolveConfig({ file: missing, env: REQUIRED_ENV })).rejects.toSatisfy(
+      (err: unknown) => isConfigError(err) && err.message === `${missing}: cannot read config file (ENOENT)`,
+    );
+    await expect(resolveConfig({ file: dir, env: REQUIRED_ENV })).rejects.toThrow(`${dir}: cannot read config file (EISDIR)`);
+  });
+
+  it.skipIf(process.getuid?.() === 0)("says when the config file is not readable", async () => {
+    const file = configFile("catalog: c\npolicy: p\n");
+    chmodSync(file, 0o000);
+    await expect(resolveConfig({ file })).rejects.toThrow(`${file}: cannot read config file (EACCES)`);
+  });
+
+  it("refuses a config file that is not a map of settings", async () => {
+    const file = configFile("- listen\n- dataDir\n");
+    await expect(resolveConfig({ file, env: REQUIRED_ENV })).rejects.toSatisfy(
+      (err: unknown) => isConfigError(err) && err.message === `${file}: a config file must be a map of settings`,
+    );
+  });
+});
+
+describe("parseListen()", () => {
+  it.each([
+    ["127.0.0.1:50051", { host: "127.0.0.1", port: 50051 }],
+    ["localhost:0", { host: "localhost", port: 0 }],
+    ["[::1]:50051", { host: "::1", port: 50051 }],
+    ["[::]:1", { host: "::", port: 1 }],
+    ["127.0.0.1:65535", { host: "127.0.0.1", port: 65535 }],
+  ])("splits %j", (listen, expected) => {
+    expect(parseListen(listen)).toEqual(expected);
+  });
+
+  it.each([
+    ["a port above 65535", "127.0.0.1:65536"],
+    ["a port of six digits", "127.0.0.1:100000"],
+    ["a negative port", "127.0.0.1:-1"],
+    ["a port that is not a number", "127.0.0.1:http"],
+    ["a port with trailing junk", "127.0.0.1:80x"],
+    ["no port", "127.0.0.1"],
+    ["an empty port", "127.0.0.1:"],
+    ["no host", ":50051"],
+    ["an IPv6 host without brackets", "::1:50051"],
+    ["a bracketed host without a port", "[::1]"],
+    ["empty brackets", "[]:80"],
+    ["an empty string", ""],
+  ])("refuses %s (%j)", (_what, listen) => {
+    expect(parseListen(listen)).toBeUndefined();
+  });
+});
+
+describe("isLoopback()", () => {
+  it.each(["127.0.0.1", "127.255.0.1", "127.0.0.2", "::1", "localhost"])("accepts %j", (host) => {
+    expect(isLoopback(host)).toBe(true);
+  });
+
+  it.each(["0.0.0.0", "::", "10.0.0.1", "192.168.1.1", "127.0.0.1.evil.com", "evil.127.0.0.1", "localhost.evil.com", "128.0.0.1", "1127.0.0.1", ""])(
+    "refuses %j",
+    (host) => {
+      expect(isLoopback(host)).toBe(false);
+    },
+  );
+});
