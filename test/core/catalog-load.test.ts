@@ -5,19 +5,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { buildCatalog, isLoadError, LoadError, type JsonObject, type LoadProblem } from "../../src/core/index.js";
 import { loadCatalogFile, parseDocumentText } from "../../src/load/documents.js";
 import { VECTOR_ROOT } from "../support/vectors.js";
+import { loadErrorOf } from "../support/load-error.js";
 
 const FILE = "catalogs/test.yaml";
 
-/** The LoadError `run` throws; fails the test when it throws anything else or nothing. */
-function loadErrorOf(run: () => unknown): LoadError {
-  try {
-    run();
-  } catch (err) {
-    if (isLoadError(err)) return err;
-    throw err;
-  }
-  throw new Error("expected a LoadError, but nothing was thrown");
-}
 
 async function loadErrorOfAsync(run: () => Promise<unknown>): Promise<LoadError> {
   const err: unknown = await run().then(

@@ -2,22 +2,14 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildPolicy, DEFAULT_RUNTIME_SECONDS, isLoadError, type JsonObject, type LoadError, type LoadProblem } from "../../src/core/index.js";
+import { buildPolicy, DEFAULT_RUNTIME_SECONDS, type JsonObject, type LoadProblem } from "../../src/core/index.js";
 import { loadPolicyFile } from "../../src/load/documents.js";
 import { catalogOf, policyOf, VECTOR_ROOT } from "../support/vectors.js";
+import { loadErrorOf } from "../support/load-error.js";
 
 const FILE = "policies/test.yaml";
 const catalog = catalogOf("basic");
 
-function loadErrorOf(run: () => unknown): LoadError {
-  try {
-    run();
-  } catch (err) {
-    if (isLoadError(err)) return err;
-    throw err;
-  }
-  throw new Error("expected a LoadError, but nothing was thrown");
-}
 
 /** A policy document with these sources, and one profile using all of them. */
 function policyWith(sources: JsonObject, profiles?: JsonObject): JsonObject {
