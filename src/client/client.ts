@@ -43,16 +43,32 @@ export function createPromiseClient<S extends GenService<GenServiceMethods>>(ser
     if (method.methodKind === "unary") {
       out[method.localName] = (request: MessageInitShape<DescMessage>, options?: CallOptionsLite) =>
         new Promise((resolve, reject) => {
-          const call = client.makeUnaryRequest(path, serialize, deserialize, request, metadataOf(config, options), callOptionsOf(options), (err, value) =>
-            err ? reject(err) : resolve(value),
-          );
-          options?.signal?.addEventListener("abort", () => call.cancel(), { once: true });
+          const signal = options?.signal;
+          const onAbort = () => call.cancel();
+          const call = client.makeUnaryRequest(path, serialize, deserialize, request, metadataOf(config, options), callOptionsOf(options), (err, value) => {
+            signal?.removeEventListener("abort", onAbort);
+            if (err) reject(err);
+            else resolve(value);
+          });
+          if (signal?.aborted) call.cancel();
+          else signal?.addEventListener("abort", onAbort, { once: true });
         });
     } else if (method.methodKind === "server_streaming") {
-      out[method.localName] = (request: MessageInitShape<DescMessage>, options?: CallOptionsLite) => {
+      out[method.localName] = async function* (request: MessageInitShape<DescMessage>, options?: CallOptionsLite) {
         const stream = client.makeServerStreamRequest(path, serialize, deserialize, request, metadataOf(config, options), callOptionsOf(options));
-        options?.signal?.addEventListener("abort", () => stream.cancel(), { once: true });
-        return stream as AsyncIterable<MessageShape<DescMessage>>;
+        const signal = options?.signal;
+        const onAbort = () => stream.cancel();
+        if (signal?.aborted) stream.cancel();
+        else signal?.addEventListener("abort", onAbort, { once: true });
+        let finished = false;
+        try {
+          for await (const message of stream as AsyncIterable<MessageShape<DescMessage>>) yield message;
+          finished = true;
+        } finally {
+          signal?.removeEventListener("abort", onAbort);
+          // Leaving the loop early (break, return, a throw in the loop body) cancels the call on the server.
+          if (!finished) stream.cancel();
+        }
       };
     }
   }

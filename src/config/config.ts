@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { isIPv4 } from "node:net";
 import { isJsonObject } from "../core/json.js";
 import { parseDocumentText } from "../load/documents.js";
 
@@ -124,5 +125,5 @@ export function parseListen(listen: string): { host: string; port: number } | un
 
 /** True for loopback hosts: 127.0.0.0/8, ::1 and localhost. */
 export function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host);
+  return host === "localhost" || host === "::1" || (isIPv4(host) && host.startsWith("127."));
 }

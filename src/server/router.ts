@@ -3,6 +3,7 @@ import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2
 import {
   Metadata,
   status,
+  type Deadline,
   type handleServerStreamingCall,
   type handleUnaryCall,
   type ServerErrorResponse,
@@ -98,10 +99,18 @@ export function bindService<S extends GenService<GenServiceMethods>>(
           })
           .then(
             (response) => {
-              logCall(log, path, status.OK, started);
+              logCall(log, path, abandoned(call, ctx) ?? status.OK, started);
               callback(null, response);
             },
-            (err: unknown) => callback(fail(started, err)),
+            (err: unknown) => {
+              // The client gave up: what it got is CANCELLED or DEADLINE_EXCEEDED, not a server fault.
+              const gone = abandoned(call, ctx);
+              if (gone === undefined) callback(fail(started, err));
+              else {
+                logCall(log, path, gone, started);
+                callback(Object.assign(new Error("cancelled"), { code: gone, details: "cancelled", metadata: new Metadata() }));
+              }
+            },
           );
       };
       implementation[method.localName] = unary;
@@ -116,11 +125,13 @@ export function bindService<S extends GenService<GenServiceMethods>>(
               if (ctx.signal.aborted) break;
               call.write(message);
             }
-            logCall(log, path, status.OK, started);
+            logCall(log, path, abandoned(call, ctx) ?? status.OK, started);
             call.end();
           } catch (err) {
+            const gone = abandoned(call, ctx);
+            if (gone !== undefined) logCall(log, path, gone, started);
             // grpc-js turns an 'error' event on a server stream into the call's final status.
-            call.emit("error", fail(started, err));
+            else call.emit("error", fail(started, err));
           }
         })();
       };
@@ -134,6 +145,14 @@ function contextOf(path: string, call: { metadata: Metadata; on(event: "cancelle
   const controller = new AbortController();
   call.on("cancelled", () => controller.abort());
   return { path, metadata: call.metadata, signal: controller.signal };
+}
+
+/** The status a client that gave up on the call got, or undefined while it still waits. */
+function abandoned(call: { getDeadline(): Deadline }, ctx: CallContext): status | undefined {
+  if (!ctx.signal.aborted) return undefined;
+  const deadline = call.getDeadline();
+  const at = deadline instanceof Date ? deadline.getTime() : deadline;
+  return Number.isFinite(at) && at <= Date.now() ? status.DEADLINE_EXCEEDED : status.CANCELLED;
 }
 
 /** One structured line per call: method, status and duration; never a token or an argument value. */

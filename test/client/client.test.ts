@@ -9,9 +9,14 @@ import { bindService, type CallContext } from "../../src/server/router.js";
 const status = { CANCELLED: 1, DEADLINE_EXCEEDED: 4 } as const;
 
 /** A promise with its resolver, for handlers to report what they saw. */
-function deferred<T = void>(): { promise: Promise<T>; resolve(value: T): void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
+interface Deferred {
+  readonly promise: Promise<void>;
+  resolve(): void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
 }
 
@@ -34,9 +39,10 @@ function aborted(ctx: CallContext): Promise<void> {
 
 // What the test handlers observed, per call; keyed by the request's approval id or owner.
 const seenMetadata = new Map<string, Metadata>();
-const started = new Map<string, ReturnType<typeof deferred>>();
-const abortSeen = new Map<string, ReturnType<typeof deferred>>();
-const expect_ = (map: Map<string, ReturnType<typeof deferred>>, key: string) => {
+const started = new Map<string, Deferred>();
+const abortSeen = new Map<string, Deferred>();
+/** The event `key` in `map`, created by whichever side (handler or test) gets there first. */
+const event = (map: Map<string, Deferred>, key: string): Deferred => {
   const d = map.get(key) ?? deferred();
   map.set(key, d);
   return d;
@@ -57,9 +63,9 @@ beforeAll(async () => {
         const id = req.approvalId;
         seenMetadata.set(id, ctx.metadata);
         if (id.startsWith("wait")) {
-          expect_(started, id).resolve();
+          event(started, id).resolve();
           await aborted(ctx);
-          expect_(abortSeen, id).resolve();
+          event(abortSeen, id).resolve();
           throw new Error("the caller went away");
         }
         return { approval: { id } };
@@ -74,7 +80,7 @@ beforeAll(async () => {
         // Endless: one event now, then the next only when the caller cancels (which it never sees).
         yield { kind: ApprovalEventKind.CREATED, approval: { id: "apr_first" } };
         await aborted(ctx);
-        expect_(abortSeen, req.owner).resolve();
+        event(abortSeen, req.owner).resolve();
         yield { kind: ApprovalEventKind.EXPIRED, approval: { id: "apr_after_cancel" } };
       },
     },
@@ -112,18 +118,18 @@ describe("createPromiseClient(): unary calls", () => {
   });
 
   it("fails DEADLINE_EXCEEDED past timeoutMs, and the handler's signal aborts", async () => {
-    const err = approvals.getApproval({ approvalId: "wait-deadline" }, { timeoutMs: 100 });
-    await expect(err).rejects.toMatchObject({ code: status.DEADLINE_EXCEEDED });
-    await within(expect_(abortSeen, "wait-deadline").promise, 2_000, "the handler to see its signal abort");
+    const call = approvals.getApproval({ approvalId: "wait-deadline" }, { timeoutMs: 100 });
+    await expect(call).rejects.toMatchObject({ code: status.DEADLINE_EXCEEDED });
+    await within(event(abortSeen, "wait-deadline").promise, 2_000, "the handler to see its signal abort");
   });
 
   it("cancels a call when the AbortSignal in its options aborts: CANCELLED, and the handler's signal aborts", async () => {
     const controller = new AbortController();
     const call = approvals.getApproval({ approvalId: "wait-abort" }, { signal: controller.signal, timeoutMs: 10_000 });
-    await within(expect_(started, "wait-abort").promise, 2_000, "the handler to start");
+    await within(event(started, "wait-abort").promise, 2_000, "the handler to start");
     controller.abort();
     await expect(call).rejects.toMatchObject({ code: status.CANCELLED });
-    await within(expect_(abortSeen, "wait-abort").promise, 2_000, "the handler to see its signal abort");
+    await within(event(abortSeen, "wait-abort").promise, 2_000, "the handler to see its signal abort");
   });
 });
 
@@ -149,7 +155,7 @@ describe("createPromiseClient(): server streaming", () => {
     })();
     await expect(consume).rejects.toMatchObject({ code: status.CANCELLED });
     expect(received).toEqual(["apr_first"]);
-    await within(expect_(abortSeen, "abort-stream").promise, 2_000, "the handler to see its signal abort");
+    await within(event(abortSeen, "abort-stream").promise, 2_000, "the handler to see its signal abort");
   });
 });
 

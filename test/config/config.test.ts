@@ -2,6 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { isLoadError } from "../../src/core/errors.js";
 import { DEFAULTS, ENV_KEYS, isConfigError, isLoopback, parseListen, resolveConfig, type CharterConfig } from "../../src/config/config.js";
 
 const dir = mkdtempSync(join(tmpdir(), "charter-config-"));
@@ -159,6 +160,16 @@ describe("resolveConfig()", () => {
     const file = configFile("catalog: c\npolicy: p\n");
     chmodSync(file, 0o000);
     await expect(resolveConfig({ file })).rejects.toThrow(`${file}: cannot read config file (EACCES)`);
+  });
+
+  it.each([
+    ["YAML that does not parse", "listen: [unclosed\ncatalog: x\n"],
+    ["a duplicate key", "catalog: a\ncatalog: b\npolicy: p\n"],
+  ])("refuses a config file with %s, naming the file and line", async (_what, text) => {
+    const file = configFile(text);
+    await expect(resolveConfig({ file, env: REQUIRED_ENV })).rejects.toSatisfy(
+      (err: unknown) => isLoadError(err) && err.message.startsWith(`${file}: `) && / at line 2, column 1/.test(err.message),
+    );
   });
 
   it("refuses a config file that is not a map of settings", async () => {

@@ -1,0 +1,91 @@
+// A call the client cancelled (or whose deadline passed) is logged with the status the client got
+// (CANCELLED / DEADLINE_EXCEEDED), not as a server fault (INTERNAL with an error) or as OK.
+import { Writable } from "node:stream";
+import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPromiseClient, type PromiseClient } from "../../src/client/index.js";
+import { ApprovalEventKind, ApprovalService } from "../../src/gen/charter/v1/approval_pb.js";
+import { bindService, type CallContext } from "../../src/server/router.js";
+
+const chunks: string[] = [];
+const lines = () => chunks.join("").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, unknown>);
+const finished: (() => void)[] = [];
+const started: (() => void)[] = [];
+const handlerStarted = () => new Promise<void>((resolve) => started.push(resolve));
+const handlerDone = () => new Promise<void>((resolve) => finished.push(resolve));
+
+function aborted(ctx: CallContext): Promise<void> {
+  return new Promise((resolve) => {
+    if (ctx.signal.aborted) resolve();
+    else ctx.signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}
+
+let server: Server;
+let approvals: PromiseClient<typeof ApprovalService>;
+
+beforeAll(async () => {
+  const log = pino({ level: "info" }, new Writable({ write: (c: Buffer, _e, done) => (chunks.push(c.toString()), done()) }));
+  server = new Server();
+  const b = bindService(
+    ApprovalService,
+    {
+      async getApproval(_req, ctx) {
+        started.shift()?.();
+        await aborted(ctx);
+        setImmediate(() => finished.shift()?.());
+        throw ctx.signal.reason ?? new Error("aborted");
+      },
+      async *watchApprovals(_req, ctx) {
+        yield { kind: ApprovalEventKind.CREATED, approval: { id: "apr_first" } };
+        await aborted(ctx);
+        setImmediate(() => finished.shift()?.());
+      },
+    },
+    log,
+  );
+  server.addService(b.definition, b.implementation);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
+  );
+  approvals = createPromiseClient(ApprovalService, { address: `127.0.0.1:${port}` });
+});
+
+afterAll(() => {
+  approvals.close();
+  server.forceShutdown();
+});
+
+describe("the call log of calls the client gave up on", () => {
+  it("logs a unary call past its deadline as DEADLINE_EXCEEDED, not as an INTERNAL fault", async () => {
+    const done = handlerDone();
+    await expect(approvals.getApproval({ approvalId: "a" }, { timeoutMs: 50 })).rejects.toMatchObject({ code: 4 });
+    await done;
+    expect(lines().at(-1)).toMatchObject({ method: "/charter.v1.ApprovalService/GetApproval", status: "DEADLINE_EXCEEDED", level: 30 });
+  });
+
+  it("logs a cancelled unary call as CANCELLED, not as an INTERNAL fault", async () => {
+    const controller = new AbortController();
+    const done = handlerDone();
+    const running = handlerStarted();
+    const call = approvals.getApproval({ approvalId: "b" }, { signal: controller.signal });
+    await running;
+    controller.abort();
+    await expect(call).rejects.toMatchObject({ code: 1 });
+    await done;
+    expect(lines().at(-1)).toMatchObject({ method: "/charter.v1.ApprovalService/GetApproval", status: "CANCELLED", level: 30 });
+  });
+
+  it("logs a server stream the client cancelled as CANCELLED, not OK", async () => {
+    const controller = new AbortController();
+    const done = handlerDone();
+    await expect(
+      (async () => {
+        for await (const _e of approvals.watchApprovals({ owner: "o" }, { signal: controller.signal })) controller.abort();
+      })(),
+    ).rejects.toMatchObject({ code: 1 });
+    await done;
+    expect(lines().at(-1)).toMatchObject({ method: "/charter.v1.ApprovalService/WatchApprovals", status: "CANCELLED" });
+  });
+});
