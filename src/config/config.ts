@@ -22,7 +22,7 @@ export interface CharterConfig {
   /** Largest request or response message, in bytes; larger requests get RESOURCE_EXHAUSTED. */
   readonly maxMessageBytes: number;
   readonly maxBatch: number;
-  /** Verified grant tokens remembered so that a hot Authorize path skips signature checks. */
+  /** Verified grant tokens remembered so that a hot Authorize path skips signature checks; 0 turns it off. */
   readonly tokenCacheSize: number;
   readonly logLevel: LogLevel;
 }
@@ -100,7 +100,11 @@ export async function resolveConfig(options: {
   for (const key of NUMERIC) {
     const value = raw[key];
     const n = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value;
-    if (typeof n !== "number" || !Number.isSafeInteger(n) || n <= 0) problems.push(`${key} must be a positive integer`);
+    // tokenCacheSize 0 turns the verified-token cache off; every other number must be positive.
+    const least = key === "tokenCacheSize" ? 0 : 1;
+    if (typeof n !== "number" || !Number.isSafeInteger(n) || n < least) {
+      problems.push(`${key} must be a ${least === 0 ? "non-negative" : "positive"} integer`);
+    }
     else raw[key] = n;
   }
   for (const key of ["listen", "dataDir", "issuer", "audience", "catalog", "policy"] as const) {
