@@ -41,6 +41,7 @@ export interface Catalog {
   readonly schemas: SchemaCompiler;
 }
 
+/** Action ids, and the names of sources, profiles and requirements: letters, digits and _ . : -. */
 export const ACTION_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const ACTION_KEYS = new Set(["id", "effect", "delegable", "resource", "tool"]);

@@ -1,8 +1,7 @@
-import type { Catalog } from "./catalog.js";
-import { compileChecked } from "./catalog.js";
+import { ACTION_ID as NAME, type Catalog } from "./catalog.js";
 import { ProblemList } from "./errors.js";
-import { cloneJson, isJsonObject, setOwn, type JsonObject, type JsonSchema } from "./json.js";
-import { checkSatisfiable } from "./satisfiable.js";
+import { isJsonObject, type JsonObject, type JsonSchema } from "./json.js";
+import { readCaveats } from "./policy-caveats.js";
 
 /** `grant` sources contribute allows; a `narrow` source's non-empty allow list intersects them. */
 export type SourceKind = "grant" | "narrow";
@@ -67,7 +66,6 @@ export interface Policy {
 }
 
 export const DEFAULT_RUNTIME_SECONDS = 3600;
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 const SOURCE_KEYS = new Set(["kind", "status", "global", "description", "allow", "approval", "deny", "limits", "constraints", "rules"]);
 const LIMIT_KEYS = new Set(["maxCalls", "maxCallsPerAction", "maxDelegationDepth", "maxRuntimeSeconds"]);
 
@@ -178,98 +176,6 @@ function readLimits(raw: unknown, subject: string, problems: ProblemList): Limit
   return limits;
 }
 
-function readCaveats(
-  constraintsRaw: unknown,
-  rulesRaw: unknown,
-  sourceId: string,
-  catalog: Catalog,
-  problems: ProblemList,
-): Map<string, ActionCaveats> {
-  const subject = `source ${sourceId}`;
-  const out = new Map<string, { constraints: JsonSchema[]; binds: JsonObject; rules: Rule[] }>();
-  const slot = (actionId: string) => {
-    let c = out.get(actionId);
-    if (!c) out.set(actionId, (c = { constraints: [], binds: {}, rules: [] }));
-    return c;
-  };
-  const actionOf = (actionId: string, what: string) => {
-    const action = catalog.actions.get(actionId);
-    if (!action) problems.add(subject, `${what} name action "${actionId}", which the catalog lacks`);
-    return action;
-  };
-
-  if (constraintsRaw !== undefined && !isJsonObject(constraintsRaw)) problems.add(subject, "constraints must be a map from action id to {schema, bind}");
-  for (const [actionId, raw] of Object.entries(isJsonObject(constraintsRaw) ? constraintsRaw : {})) {
-    const action = actionOf(actionId, "constraints");
-    const where = `${subject} constraints ${actionId}`;
-    if (!action) continue;
-    if (!isJsonObject(raw) || Object.keys(raw).some((k) => k !== "schema" && k !== "bind")) {
-      problems.add(where, "a constraint is an object with `schema` and/or `bind`");
-      continue;
-    }
-    const schema = raw["schema"];
-    if (schema !== undefined) {
-      if (!isJsonObject(schema)) problems.add(where, "schema must be a JSON Schema object");
-      else if (compileChecked(schema, where, "schema", problems, catalog.schemas)) {
-        for (const m of checkSatisfiable(schema, action, catalog.schemas)) problems.add(where, m);
-        slot(actionId).constraints.push(cloneJson(schema));
-      }
-    }
-    const bind = raw["bind"];
-    if (bind !== undefined) {
-      if (!isJsonObject(bind)) problems.add(where, "bind must be a map from argument name to exact value");
-      else {
-        for (const m of checkSatisfiable({ type: "object", required: Object.keys(bind), properties: constProperties(bind) }, action, catalog.schemas)) {
-          problems.add(where, `bind: ${m}`);
-        }
-        const binds = slot(actionId).binds;
-        for (const [name, value] of Object.entries(bind)) setOwn(binds, name, cloneJson(value));
-      }
-    }
-  }
-
-  if (rulesRaw !== undefined && !isJsonObject(rulesRaw)) problems.add(subject, "rules must be a map from action id to a list of rules");
-  for (const [actionId, list] of Object.entries(isJsonObject(rulesRaw) ? rulesRaw : {})) {
-    const action = actionOf(actionId, "rules");
-    if (!action) continue;
-    if (!Array.isArray(list)) {
-      problems.add(`${subject} rules ${actionId}`, "must be a list of rules");
-      continue;
-    }
-    for (const [i, raw] of list.entries()) {
-      const where = `${subject} rules ${actionId}[${i}]`;
-      const rule = readRule(raw, sourceId, where, problems);
-      if (!rule) continue;
-      if (!compileChecked(rule.when, where, "when", problems, catalog.schemas)) continue;
-      for (const m of checkSatisfiable(rule.when, action, catalog.schemas)) problems.add(where, m);
-      slot(actionId).rules.push(rule);
-    }
-  }
-  return out;
-}
-
-function readRule(raw: unknown, source: string, where: string, problems: ProblemList): Rule | undefined {
-  if (!isJsonObject(raw)) {
-    problems.add(where, "a rule is an object with `when` and `then`");
-    return undefined;
-  }
-  const extra = Object.keys(raw).filter((k) => !["when", "then", "requirement", "reason"].includes(k));
-  if (extra.length > 0) problems.add(where, `unknown key "${extra[0]}"`);
-  const { when, then, requirement, reason } = raw;
-  if (!isJsonObject(when) && typeof when !== "boolean") {
-    problems.add(where, "when must be a JSON Schema over the arguments");
-    return undefined;
-  }
-  if (then === "require_approval" && typeof requirement === "string" && NAME.test(requirement) && reason === undefined) {
-    return { when: cloneJson(when), then, requirement, source };
-  }
-  if (then === "deny" && typeof reason === "string" && reason.trim() !== "" && requirement === undefined) {
-    return { when: cloneJson(when), then, reason, source };
-  }
-  problems.add(where, "then must be require_approval (with a requirement name) or deny (with a reason)");
-  return undefined;
-}
-
 function readProfile(id: string, raw: unknown, sourcesRaw: unknown, problems: ProblemList): Profile | undefined {
   const subject = `profile ${id}`;
   if (!isJsonObject(raw)) {
@@ -289,12 +195,6 @@ function readProfile(id: string, raw: unknown, sourcesRaw: unknown, problems: Pr
   if (typeof description !== "string") problems.add(subject, "description must be a string");
   if (problems.size > before) return undefined;
   return { id, description: description as string, sources: [...new Set(list as string[])], mode: mode as GrantMode };
-}
-
-function constProperties(bind: JsonObject): JsonObject {
-  const props: JsonObject = {};
-  for (const [k, v] of Object.entries(bind)) setOwn(props, k, { const: v });
-  return props;
 }
 
 function isPositiveInt(v: unknown): v is number {
