@@ -98,6 +98,33 @@ describe("start-up", () => {
 });
 
 describe("shutdown", () => {
+  it("lets a call already in flight finish (store still open) before the store closes", async () => {
+    // The clock is read inside the Authorize handler: the first read after arming starts the stop,
+    // so the stop provably begins while the call is in flight.
+    let armed = false;
+    let stopping: Promise<void> | undefined;
+    const charter = await startTestCharter({
+      now: () => {
+        if (armed) {
+          armed = false;
+          stopping = charter.server.stop(5_000);
+        }
+        return Math.floor(Date.now() / 1000);
+      },
+    });
+    const { grantToken } = await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "a", owner: "o", purpose: "p" });
+    armed = true;
+    const items = Array.from({ length: 50 }, (_, i) => ({ call: { callId: `c${i}`, toolName: "web_search", argumentsJson: '{"query":"q"}' } }));
+    const { verdicts } = await charter.clients.authority.batchAuthorize({ grantToken, items });
+    expect(stopping).toBeDefined();
+    expect(verdicts).toHaveLength(50);
+    expect(verdicts.every((v) => v.decision === Decision.ALLOW)).toBe(true);
+    await stopping;
+    await expect(charter.clients.keys.getJwks({}, { timeoutMs: 2_000 })).rejects.toMatchObject({ code: 14 });
+    charter.clients.close();
+    rmSync(charter.dataDir, { recursive: true, force: true });
+  });
+
   it("stops serving: later calls fail with UNAVAILABLE", async () => {
     const charter = await startTestCharter();
     const address = charter.server.port;
