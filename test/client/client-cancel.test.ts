@@ -1,39 +1,17 @@
 import { getEventListeners } from "node:events";
-import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPromiseClient, type PromiseClient } from "../../src/client/index.js";
 import { ApprovalEventKind, ApprovalService } from "../../src/gen/charter/v1/approval_pb.js";
-import { bindService, type CallContext } from "../../src/server/router.js";
-
-function deferred(): { promise: Promise<void>; resolve(): void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-function aborted(ctx: CallContext): Promise<void> {
-  return new Promise((resolve) => {
-    if (ctx.signal.aborted) resolve();
-    else ctx.signal.addEventListener("abort", () => resolve(), { once: true });
-  });
-}
+import { bindService } from "../../src/server/router.js";
+import { aborted, deferred, serve, within } from "../support/grpc.js";
 
 const streamAbortSeen = deferred();
 let calls = 0;
-let server: Server;
+let server: { address: string; stop(): void };
 let approvals: PromiseClient<typeof ApprovalService>;
 
 beforeAll(async () => {
-  server = new Server();
   const b = bindService(
     ApprovalService,
     {
@@ -50,16 +28,13 @@ beforeAll(async () => {
     },
     pino({ level: "silent" }),
   );
-  server.addService(b.definition, b.implementation);
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
-  );
-  approvals = createPromiseClient(ApprovalService, { address: `127.0.0.1:${port}` });
+  server = await serve([b]);
+  approvals = createPromiseClient(ApprovalService, { address: server.address });
 });
 
 afterAll(() => {
   approvals.close();
-  server.forceShutdown();
+  server.stop();
 });
 
 describe("createPromiseClient(): cancellation", () => {

@@ -1,41 +1,13 @@
-import { Server, ServerCredentials, type Metadata } from "@grpc/grpc-js";
+import type { Metadata } from "@grpc/grpc-js";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPromiseClient, type PromiseClient } from "../../src/client/index.js";
 import { ApprovalEventKind, ApprovalService } from "../../src/gen/charter/v1/approval_pb.js";
 import { KeyService } from "../../src/gen/charter/v1/key_pb.js";
-import { bindService, type CallContext } from "../../src/server/router.js";
+import { bindService } from "../../src/server/router.js";
+import { aborted, deferred, serve, within, type Deferred } from "../support/grpc.js";
 
 const status = { CANCELLED: 1, DEADLINE_EXCEEDED: 4 } as const;
-
-/** A promise with its resolver, for handlers to report what they saw. */
-interface Deferred {
-  readonly promise: Promise<void>;
-  resolve(): void;
-}
-
-function deferred(): Deferred {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-/** Bounds a wait, so that a missing event fails the test with a message instead of hanging it. */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Resolves when the call's signal aborts (at once when it already has). */
-function aborted(ctx: CallContext): Promise<void> {
-  return new Promise((resolve) => {
-    if (ctx.signal.aborted) resolve();
-    else ctx.signal.addEventListener("abort", () => resolve(), { once: true });
-  });
-}
 
 // What the test handlers observed, per call; keyed by the request's approval id or owner.
 const seenMetadata = new Map<string, Metadata>();
@@ -48,13 +20,12 @@ const event = (map: Map<string, Deferred>, key: string): Deferred => {
   return d;
 };
 
-let server: Server;
+let server: { address: string; stop(): void };
 let address: string;
 let approvals: PromiseClient<typeof ApprovalService>;
 
 beforeAll(async () => {
   const log = pino({ level: "silent" });
-  server = new Server();
   const keys = bindService(KeyService, { getJwks: async () => ({ jwksJson: '{"keys":[]}' }) }, log);
   const approvalBinding = bindService(
     ApprovalService,
@@ -86,17 +57,14 @@ beforeAll(async () => {
     },
     log,
   );
-  for (const b of [keys, approvalBinding]) server.addService(b.definition, b.implementation);
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
-  );
-  address = `127.0.0.1:${port}`;
+  server = await serve([keys, approvalBinding]);
+  address = server.address;
   approvals = createPromiseClient(ApprovalService, { address, metadata: { authorization: "Bearer config-token", "x-origin": "config" } });
 });
 
 afterAll(() => {
   approvals.close();
-  server.forceShutdown();
+  server.stop();
 });
 
 describe("createPromiseClient(): unary calls", () => {

@@ -1,12 +1,12 @@
 // A call the client cancelled (or whose deadline passed) is logged with the status the client got
 // (CANCELLED / DEADLINE_EXCEEDED), not as a server fault (INTERNAL with an error) or as OK.
 import { Writable } from "node:stream";
-import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPromiseClient, type PromiseClient } from "../../src/client/index.js";
 import { ApprovalEventKind, ApprovalService } from "../../src/gen/charter/v1/approval_pb.js";
-import { bindService, type CallContext } from "../../src/server/router.js";
+import { bindService } from "../../src/server/router.js";
+import { aborted, serve } from "../support/grpc.js";
 
 const chunks: string[] = [];
 const lines = () => chunks.join("").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -15,19 +15,11 @@ const started: (() => void)[] = [];
 const handlerStarted = () => new Promise<void>((resolve) => started.push(resolve));
 const handlerDone = () => new Promise<void>((resolve) => finished.push(resolve));
 
-function aborted(ctx: CallContext): Promise<void> {
-  return new Promise((resolve) => {
-    if (ctx.signal.aborted) resolve();
-    else ctx.signal.addEventListener("abort", () => resolve(), { once: true });
-  });
-}
-
-let server: Server;
+let server: { address: string; stop(): void };
 let approvals: PromiseClient<typeof ApprovalService>;
 
 beforeAll(async () => {
   const log = pino({ level: "info" }, new Writable({ write: (c: Buffer, _e, done) => (chunks.push(c.toString()), done()) }));
-  server = new Server();
   const b = bindService(
     ApprovalService,
     {
@@ -45,16 +37,13 @@ beforeAll(async () => {
     },
     log,
   );
-  server.addService(b.definition, b.implementation);
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
-  );
-  approvals = createPromiseClient(ApprovalService, { address: `127.0.0.1:${port}` });
+  server = await serve([b]);
+  approvals = createPromiseClient(ApprovalService, { address: server.address });
 });
 
 afterAll(() => {
   approvals.close();
-  server.forceShutdown();
+  server.stop();
 });
 
 describe("the call log of calls the client gave up on", () => {

@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { pino, type Logger } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadAuthority } from "../../src/app/charter.js";
@@ -13,11 +12,12 @@ import { ApprovalEventKind, ApprovalService } from "../../src/gen/charter/v1/app
 import { Decision } from "../../src/gen/charter/v1/common_pb.js";
 import { KeyService } from "../../src/gen/charter/v1/key_pb.js";
 import type { ServerContext } from "../../src/server/context.js";
-import { bindService, type ServiceBinding } from "../../src/server/router.js";
+import { bindService } from "../../src/server/router.js";
 import { RpcError, type RpcCode } from "../../src/server/rpc-error.js";
 import { charterServices } from "../../src/server/services.js";
 import { StoreError, type Store } from "../../src/store/port.js";
 import { openSqliteStore } from "../../src/store/index.js";
+import { serve } from "../support/grpc.js";
 import { createGrantVerifier, openKeyRing } from "../../src/token/index.js";
 
 const FIXTURES = new URL("../../fixtures/", import.meta.url).pathname;
@@ -42,16 +42,6 @@ function memoryLog(): { log: Logger; lines(): Record<string, unknown>[]; text():
         .filter((l) => l !== "")
         .map((l) => JSON.parse(l) as Record<string, unknown>),
   };
-}
-
-/** A real grpc-js server on an ephemeral loopback port serving the given bindings. */
-async function serve(bindings: readonly ServiceBinding[]): Promise<{ address: string; stop(): void }> {
-  const server = new Server();
-  for (const b of bindings) server.addService(b.definition, b.implementation);
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
-  );
-  return { address: `127.0.0.1:${port}`, stop: () => server.forceShutdown() };
 }
 
 /** The rejection of a call that must fail; fails the test when the call answers. */
