@@ -1,8 +1,9 @@
 import type { Catalog, Effect } from "./catalog.js";
 import { caveatsOf, type TaskGrant } from "./grant.js";
-import { cloneJson, isJsonObject, setOwn, type JsonObject, type JsonValue } from "./json.js";
+import { cloneJson, isJsonObject, setOwn, type JsonObject } from "./json.js";
 import type { ActionCaveats } from "./policy.js";
 import { narrowSchema } from "./narrow.js";
+import { acceptsValue } from "./schema.js";
 import type { GrantMode } from "./policy.js";
 
 /** Whether a model may call a tool outright or only with its owner's approval. */
@@ -46,7 +47,7 @@ export function projectCatalog(grant: TaskGrant, catalog: Catalog): CatalogView 
         actionId,
         name,
         description,
-        inputSchema: pruneEnums(inputSchema, narrowSchema(inputSchema, caveatsOf(grant, actionId), (schema, value) => accepts(catalog, schema, value)), caveatsOf(grant, actionId), catalog),
+        inputSchema: pruneEnums(inputSchema, narrowSchema(inputSchema, caveatsOf(grant, actionId), (schema, value) => acceptsValue(catalog.schemas, schema, value)), caveatsOf(grant, actionId), catalog),
         ...(outputSchema ? { outputSchema: cloneJson(outputSchema) } : {}),
         status,
         effect: action.effect,
@@ -77,7 +78,7 @@ function pruneEnums(base: JsonObject, schema: JsonObject, caveats: ActionCaveats
       const sub = isJsonObject(c) && isJsonObject(c["properties"]) ? c["properties"][name] : undefined;
       return sub === undefined ? [] : [sub];
     });
-    const kept = property["enum"].filter((value) => checks.every((sub) => accepts(catalog, sub, value)));
+    const kept = property["enum"].filter((value) => checks.every((sub) => acceptsValue(catalog.schemas, sub, value)));
     if (checks.length > 0) {
       const own = isJsonObject(base["properties"]) ? base["properties"][name] : undefined;
       setOwn(pruned, name, { ...(isJsonObject(own) ? own : property), enum: kept });
@@ -85,14 +86,4 @@ function pruneEnums(base: JsonObject, schema: JsonObject, caveats: ActionCaveats
     }
   }
   return changed ? { ...schema, properties: pruned } : schema;
-}
-
-function accepts(catalog: Catalog, schema: JsonValue, value: JsonValue): boolean {
-  if (typeof schema === "boolean") return schema;
-  if (!isJsonObject(schema) || JSON.stringify(schema).includes('"$ref"')) return true;
-  try {
-    return catalog.schemas.compile(schema).check(value).length === 0;
-  } catch {
-    return true;
-  }
 }

@@ -1,6 +1,6 @@
 import type { CatalogAction } from "./catalog.js";
 import { isJsonObject, type JsonSchema, type JsonValue } from "./json.js";
-import type { SchemaCompiler } from "./schema.js";
+import { acceptsValue, type SchemaCompiler } from "./schema.js";
 
 /**
  * Cheap checks that a constraint or rule schema can ever be met by arguments the tool accepts.
@@ -27,7 +27,7 @@ export function checkSatisfiable(schema: JsonSchema, action: CatalogAction, sche
     const base = declared[name];
     if (!isJsonObject(own) || base === undefined) continue;
     const fixed = fixedValues(own);
-    if (fixed && fixed.length > 0 && fixed.every((v) => !acceptedBy(base, v, schemas))) {
+    if (fixed && fixed.length > 0 && fixed.every((v) => !acceptsValue(schemas, base, v))) {
       problems.push(`property "${name}" is fixed to ${fixed.length === 1 ? "a value" : "values"} the tool's schema for it rejects`);
     }
   }
@@ -40,15 +40,4 @@ function fixedValues(schema: JsonValue): JsonValue[] | undefined {
   if (Object.hasOwn(schema, "const")) return [schema["const"] as JsonValue];
   if (Array.isArray(schema["enum"])) return schema["enum"];
   return undefined;
-}
-
-/** Whether a tool's property schema accepts a value; schemas with references are given the benefit of the doubt. */
-function acceptedBy(propertySchema: JsonValue, value: JsonValue, schemas: SchemaCompiler): boolean {
-  if (typeof propertySchema === "boolean") return propertySchema;
-  if (!isJsonObject(propertySchema) || JSON.stringify(propertySchema).includes('"$ref"')) return true;
-  try {
-    return schemas.compile(propertySchema).check(value).length === 0;
-  } catch {
-    return true;
-  }
 }

@@ -1,7 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { canonicalJson } from "./digest.js";
-import type { JsonSchema } from "./json.js";
+import { isJsonObject, type JsonSchema, type JsonValue } from "./json.js";
 
 // ajv-formats ships CommonJS with an ES-style declaration; at run time the default import is the plugin.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -135,4 +135,19 @@ export function formatProblems(problems: readonly SchemaProblem[], max = 5): str
   const shown = problems.slice(0, max).map((p) => `${p.pointer}: ${p.detail}`);
   if (problems.length > max) shown.push(`and ${problems.length - max} more`);
   return shown.join("; ");
+}
+
+/**
+ * Whether a value satisfies a schema on its own (e.g. a property's schema, compiled standalone).
+ * A schema with references, or one that does not compile standalone, gets the benefit of the
+ * doubt: callers use this to find impossibilities, never to grant anything.
+ */
+export function acceptsValue(schemas: SchemaCompiler, schema: JsonValue, value: JsonValue): boolean {
+  if (typeof schema === "boolean") return schema;
+  if (!isJsonObject(schema) || JSON.stringify(schema).includes('"$ref"')) return true;
+  try {
+    return schemas.compile(schema).check(value).length === 0;
+  } catch {
+    return true;
+  }
 }
