@@ -2,8 +2,10 @@ import type { Effect } from "../core/catalog.js";
 import type { GrantMode } from "../core/policy.js";
 import type { ToolStatus } from "../core/project.js";
 import type { Decision } from "../core/verdict.js";
+import type { DialectName } from "./dialects.js";
 import {
   Decision as PbDecision,
+  Dialect as PbDialect,
   Effect as PbEffect,
   GrantMode as PbGrantMode,
   ToolStatus as PbToolStatus,
@@ -17,6 +19,26 @@ export const DECISION_TO_PROTO: Readonly<Record<Decision, PbDecision>> = {
   require_approval: PbDecision.REQUIRE_APPROVAL,
   effect_suppressed: PbDecision.EFFECT_SUPPRESSED,
 };
+
+/** The verdict decision a proto value stands for; undefined for UNSPECIFIED or an unknown value. */
+export function decisionFromProto(decision: PbDecision): Decision | undefined {
+  return (Object.keys(DECISION_TO_PROTO) as Decision[]).find((d) => DECISION_TO_PROTO[d] === decision);
+}
+
+export const DIALECT_TO_PROTO: Readonly<Record<DialectName, PbDialect>> = {
+  neutral: PbDialect.NEUTRAL,
+  openai_chat: PbDialect.OPENAI_CHAT,
+  openai_responses: PbDialect.OPENAI_RESPONSES,
+  anthropic: PbDialect.ANTHROPIC,
+  mcp: PbDialect.MCP,
+  gemini: PbDialect.GEMINI,
+};
+
+/** The dialect a proto value asks for: UNSPECIFIED means neutral; an unknown value answers undefined. */
+export function dialectFromProto(dialect: PbDialect): DialectName | undefined {
+  if (dialect === PbDialect.UNSPECIFIED) return "neutral";
+  return (Object.keys(DIALECT_TO_PROTO) as DialectName[]).find((d) => DIALECT_TO_PROTO[d] === dialect);
+}
 
 export const EFFECT_TO_PROTO: Readonly<Record<Effect, PbEffect>> = {
   read: PbEffect.READ,

@@ -2,20 +2,12 @@ import { projectCatalog } from "../../core/project.js";
 import { renderTools, type DialectName } from "../../interop/dialects.js";
 import { checkGrantToken } from "../../server/grant-check.js";
 import { toJson } from "@bufbuild/protobuf";
-import { CatalogViewSchema, Dialect } from "../../gen/charter/v1/common_pb.js";
+import { CatalogViewSchema } from "../../gen/charter/v1/common_pb.js";
+import { DIALECT_TO_PROTO } from "../../interop/enums.js";
 import type { CliIo } from "../io.js";
 import { nowSeconds, openLocal } from "../local.js";
 import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
 import { serverAddress, withServer } from "../remote.js";
-
-const DIALECTS: Readonly<Record<DialectName, Dialect>> = {
-  neutral: Dialect.NEUTRAL,
-  openai_chat: Dialect.OPENAI_CHAT,
-  openai_responses: Dialect.OPENAI_RESPONSES,
-  anthropic: Dialect.ANTHROPIC,
-  mcp: Dialect.MCP,
-  gemini: Dialect.GEMINI,
-};
 
 /** `charter catalog`: prints the tool catalog a grant token gives, rendered for a framework (via --server, or offline). */
 export async function catalogCommand(args: readonly string[], io: CliIo): Promise<number> {
@@ -23,11 +15,11 @@ export async function catalogCommand(args: readonly string[], io: CliIo): Promis
   const token = values.token ?? io.env["CHARTER_TOKEN"];
   if (!token) throw new UsageError("--token (or CHARTER_TOKEN) is required");
   const dialect = (values.dialect ?? "neutral") as DialectName;
-  if (!Object.hasOwn(DIALECTS, dialect)) throw new UsageError(`--dialect must be one of ${Object.keys(DIALECTS).join(", ")}`);
+  if (!Object.hasOwn(DIALECT_TO_PROTO, dialect)) throw new UsageError(`--dialect must be one of ${Object.keys(DIALECT_TO_PROTO).join(", ")}`);
   const address = serverAddress(values.server, io);
   if (address !== undefined) {
     return withServer(address, io, async (clients) => {
-      const { view, renderedToolsJson } = await clients.catalog.getCatalog({ grantToken: token, dialect: DIALECTS[dialect] });
+      const { view, renderedToolsJson } = await clients.catalog.getCatalog({ grantToken: token, dialect: DIALECT_TO_PROTO[dialect] });
       io.out(values.view && view ? JSON.stringify(toJson(CatalogViewSchema, view), null, 2) : JSON.stringify(JSON.parse(renderedToolsJson), null, 2));
       return 0;
     });

@@ -4,7 +4,8 @@ import type { TaskGrant } from "../../core/grant.js";
 import type { Decision } from "../../core/verdict.js";
 import { checkGrantToken } from "../../server/grant-check.js";
 import { toJson } from "@bufbuild/protobuf";
-import { Decision as PbDecision, VerdictSchema } from "../../gen/charter/v1/common_pb.js";
+import { VerdictSchema } from "../../gen/charter/v1/common_pb.js";
+import { decisionFromProto } from "../../interop/enums.js";
 import type { CliIo } from "../io.js";
 import { nowSeconds, openLocal } from "../local.js";
 import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
@@ -12,14 +13,6 @@ import { serverAddress, withServer } from "../remote.js";
 
 /** Exit codes of `charter check`, one per decision. */
 export const CHECK_EXIT: Readonly<Record<Decision, number>> = { allow: 0, deny: 1, require_approval: 2, effect_suppressed: 3 };
-
-const PROTO_DECISIONS: Readonly<Record<PbDecision, Decision | undefined>> = {
-  [PbDecision.UNSPECIFIED]: undefined,
-  [PbDecision.ALLOW]: "allow",
-  [PbDecision.DENY]: "deny",
-  [PbDecision.REQUIRE_APPROVAL]: "require_approval",
-  [PbDecision.EFFECT_SUPPRESSED]: "effect_suppressed",
-};
 
 /**
  * `charter check`: decides one call offline, under a grant token (--token) or a grant composed
@@ -55,7 +48,7 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
         grantToken: token,
         call: { callId: "cli", toolName: values.tool ?? "", actionId: values.action ?? "", argumentsJson: JSON.stringify(parsedArgs) },
       });
-      const decision = verdict ? PROTO_DECISIONS[verdict.decision] : undefined;
+      const decision = verdict ? decisionFromProto(verdict.decision) : undefined;
       if (!verdict || decision === undefined) throw new Error("the server answered no decision");
       io.out(JSON.stringify(toJson(VerdictSchema, verdict), null, 2));
       return CHECK_EXIT[decision];
