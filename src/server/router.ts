@@ -85,7 +85,7 @@ export function bindService<S extends GenService<GenServiceMethods>>(
     const fail = (started: bigint, err: unknown): ServerErrorResponse => {
       const s = toGrpcStatus(err);
       logCall(log, path, s.code, started, s.fault ? err : undefined);
-      return Object.assign(new Error(s.details), { code: s.code, details: s.details, metadata: new Metadata() });
+      return serviceError(s.code, s.details);
     };
 
     if (method.methodKind === "unary") {
@@ -108,7 +108,7 @@ export function bindService<S extends GenService<GenServiceMethods>>(
               if (gone === undefined) callback(fail(started, err));
               else {
                 logCall(log, path, gone, started);
-                callback(Object.assign(new Error("cancelled"), { code: gone, details: "cancelled", metadata: new Metadata() }));
+                callback(serviceError(gone, "cancelled"));
               }
             },
           );
@@ -145,6 +145,11 @@ function contextOf(path: string, call: { metadata: Metadata; on(event: "cancelle
   const controller = new AbortController();
   call.on("cancelled", () => controller.abort());
   return { path, metadata: call.metadata, signal: controller.signal };
+}
+
+/** The error grpc-js sends as a call's final status. */
+function serviceError(code: status, details: string): ServerErrorResponse {
+  return Object.assign(new Error(details), { code, details, metadata: new Metadata() });
 }
 
 /** The status a client that gave up on the call got, or undefined while it still waits. */
