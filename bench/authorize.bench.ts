@@ -6,11 +6,11 @@
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, bench, describe } from "vitest";
-import { loadAuthority } from "../src/app/charter.js";
+import { loadPolicySet } from "../src/app/context.js";
 import { decide } from "../src/core/decide.js";
 import { compose } from "../src/core/compose.js";
 import type { TaskGrant } from "../src/core/grant.js";
-import type { Authority } from "../src/server/context.js";
+import type { PolicySet } from "../src/authority/index.js";
 import { createGrantVerifier, openKeyRing, signGrantToken, type GrantVerifier } from "../src/token/index.js";
 import { openSqliteStore, type Store } from "../src/store/index.js";
 import { FIXTURES, startTestCharter, type TestCharter } from "../test/support/charter-server.js";
@@ -19,7 +19,7 @@ const NOW = Math.floor(Date.now() / 1000);
 const parties = { issuer: "bench", audience: "bench" };
 const refundArgs = { order_id: "ord_A1B2C3", amount: 40, currency: "EUR", reason: "damaged" };
 
-let authority: Authority;
+let authority: PolicySet;
 let grant: TaskGrant;
 let token: string;
 let store: Store;
@@ -29,7 +29,7 @@ let charter: TestCharter;
 let serverToken: string;
 
 beforeAll(async () => {
-  authority = await loadAuthority({ catalog: join(FIXTURES, "catalog.yaml"), policy: join(FIXTURES, "policy.yaml") });
+  authority = await loadPolicySet({ catalog: join(FIXTURES, "catalog.yaml"), policy: join(FIXTURES, "policy.yaml") });
   const composed = compose({ profile: "owner-assistant", subject: "agent:bench", owner: "ana", purpose: "bench" }, authority.policy, authority.catalog, NOW, "grt_bench");
   if (composed.kind !== "granted") throw new Error("the demo policy must compose owner-assistant");
   grant = composed.grant;

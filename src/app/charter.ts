@@ -1,21 +1,18 @@
-import { join } from "node:path";
-import { randomUUID } from "node:crypto";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "pino";
 import { isLoopback, parseListen, ConfigError, type CharterConfig } from "../config/config.js";
-import { loadCatalogFile, loadPolicyFile } from "../load/documents.js";
-import type { Authority, ServerContext } from "../server/context.js";
 import { addReflection } from "../server/reflection.js";
 import { CONTRACT_FILES, charterServices } from "../server/services.js";
-import { openSqliteStore } from "../store/index.js";
-import { createGrantVerifier, openKeyRing } from "../token/index.js";
+import { createAppContext, type AppContext } from "./context.js";
 
 /** A running Charter server. */
 export interface RunningCharter {
   /** The port actually bound (useful with port 0). */
   readonly port: number;
   readonly address: string;
+  /** The application context the server answers from (tests use it to act as an operator would). */
+  readonly context: AppContext;
   /** Reloads catalog and policy; a bad reload keeps the old pair and rejects with the reason. */
   reload(): Promise<void>;
   /** Stops accepting calls, lets in-flight calls finish (up to `graceMs`), then closes the store. */
@@ -28,13 +25,6 @@ export interface StartOptions {
   readonly now?: () => number;
 }
 
-/** Loads the authority pair: the policy is checked against the catalog it will be used with. */
-export async function loadAuthority(config: Pick<CharterConfig, "catalog" | "policy">): Promise<Authority> {
-  const catalog = await loadCatalogFile(config.catalog);
-  const policy = await loadPolicyFile(config.policy, catalog);
-  return { catalog, policy };
-}
-
 /**
  * Starts Charter: checks the listen address, loads catalog and policy, opens the store and the
  * key ring, then serves the Charter services, health and reflection. Fails fast with a clear
@@ -42,7 +32,6 @@ export async function loadAuthority(config: Pick<CharterConfig, "catalog" | "pol
  */
 export async function startCharter(config: CharterConfig, options: StartOptions): Promise<RunningCharter> {
   const log = options.log;
-  const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const listen = parseListen(config.listen);
   if (!listen) throw new ConfigError(`listen must be host:port, got "${config.listen}"`);
   if (!isLoopback(listen.host)) {
@@ -50,26 +39,12 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
       `refusing to listen on ${config.listen}: Charter has no caller authentication yet, so it serves only on loopback (127.0.0.1, ::1 or localhost)`,
     );
   }
-  let authority = await loadAuthority(config);
-  const store = await openSqliteStore({ file: join(config.dataDir, "charter.db") });
+  const ctx = await createAppContext(config, options.now ? { now: options.now } : {});
   const server = new Server({
     "grpc.max_receive_message_length": config.maxMessageBytes,
     "grpc.max_send_message_length": config.maxMessageBytes,
   });
   try {
-    const ring = await openKeyRing(store, { now: now() });
-    const verifier = createGrantVerifier(ring, { issuer: config.issuer, audience: config.audience, maxEntries: config.tokenCacheSize });
-    const ctx: ServerContext = {
-      authority: () => authority,
-      store,
-      ring,
-      verifier,
-      tokens: { issuer: config.issuer, audience: config.audience, receiptTtlSeconds: config.receiptTtlSeconds },
-      now,
-      newId: (prefix) => `${prefix}_${randomUUID()}`,
-      log,
-      maxBatch: config.maxBatch,
-    };
     const health = new HealthImplementation({ "": "SERVING" });
     for (const binding of charterServices(ctx, log)) {
       server.addService(binding.definition, binding.implementation);
@@ -84,15 +59,17 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
       server.bindAsync(`${host}:${listen.port}`, ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
     );
     const address = `${host}:${port}`;
-    log.info({ address, catalogVersion: authority.catalog.version, policyVersion: authority.policy.version }, "charter serving");
+    const { catalog, policy } = ctx.policySet();
+    log.info({ address, catalogVersion: catalog.version, policyVersion: policy.version }, "charter serving");
 
     return {
       port,
       address,
+      context: ctx,
       async reload() {
         try {
-          authority = await loadAuthority(config);
-          log.info({ catalogVersion: authority.catalog.version, policyVersion: authority.policy.version }, "catalog and policy reloaded");
+          const reloaded = await ctx.reload();
+          log.info({ catalogVersion: reloaded.catalog.version, policyVersion: reloaded.policy.version }, "catalog and policy reloaded");
         } catch (err) {
           log.error({ err: { message: (err as Error).message } }, "reload failed; keeping the previous catalog and policy");
           throw err;
@@ -101,13 +78,13 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
       async stop(graceMs = 10_000) {
         for (const name of ["", ...CONTRACT_FILES.flatMap((f) => f.services.map((s) => s.typeName))]) health.setStatus(name, "NOT_SERVING");
         await shutdown(server, graceMs);
-        await store.close();
+        await ctx.close();
         log.info("charter stopped");
       },
     };
   } catch (err) {
     server.forceShutdown();
-    await store.close();
+    await ctx.close();
     throw err;
   }
 }

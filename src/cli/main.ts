@@ -1,4 +1,4 @@
-import { isLoadError } from "../core/errors.js";
+import { isLoadError } from "../authority/index.js";
 import { isConfigError } from "../config/config.js";
 import { catalogCommand } from "./commands/catalog.js";
 import { checkCommand } from "./commands/check.js";

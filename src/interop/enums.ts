@@ -11,7 +11,15 @@ import {
   ToolStatus as PbToolStatus,
 } from "../gen/charter/v1/common_pb.js";
 
-// Exhaustive maps: a new domain value that is not mapped fails compilation.
+// One convention for every enum: an exhaustive `X_TO_PROTO` table (a new domain value that is not
+// mapped fails compilation) and `xFromProto`, derived from it, answering undefined for a value
+// the table does not map (UNSPECIFIED, or a number this version does not know).
+
+/** The inverse of an exhaustive domain -> proto table. */
+function fromProtoOf<D extends string, P extends number>(table: Readonly<Record<D, P>>): (value: P) => D | undefined {
+  const inverse = new Map<number, D>((Object.entries(table) as [D, P][]).map(([d, p]) => [p, d]));
+  return (value) => inverse.get(value);
+}
 
 export const DECISION_TO_PROTO: Readonly<Record<Decision, PbDecision>> = {
   allow: PbDecision.ALLOW,
@@ -21,9 +29,7 @@ export const DECISION_TO_PROTO: Readonly<Record<Decision, PbDecision>> = {
 };
 
 /** The verdict decision a proto value stands for; undefined for UNSPECIFIED or an unknown value. */
-export function decisionFromProto(decision: PbDecision): Decision | undefined {
-  return (Object.keys(DECISION_TO_PROTO) as Decision[]).find((d) => DECISION_TO_PROTO[d] === decision);
-}
+export const decisionFromProto = fromProtoOf(DECISION_TO_PROTO);
 
 export const DIALECT_TO_PROTO: Readonly<Record<DialectName, PbDialect>> = {
   neutral: PbDialect.NEUTRAL,
@@ -36,9 +42,10 @@ export const DIALECT_TO_PROTO: Readonly<Record<DialectName, PbDialect>> = {
 
 /** The dialect a proto value asks for: UNSPECIFIED means neutral; an unknown value answers undefined. */
 export function dialectFromProto(dialect: PbDialect): DialectName | undefined {
-  if (dialect === PbDialect.UNSPECIFIED) return "neutral";
-  return (Object.keys(DIALECT_TO_PROTO) as DialectName[]).find((d) => DIALECT_TO_PROTO[d] === dialect);
+  return dialect === PbDialect.UNSPECIFIED ? "neutral" : dialectOf(dialect);
 }
+
+const dialectOf = fromProtoOf(DIALECT_TO_PROTO);
 
 export const EFFECT_TO_PROTO: Readonly<Record<Effect, PbEffect>> = {
   read: PbEffect.READ,
@@ -58,13 +65,4 @@ export const MODE_TO_PROTO: Readonly<Record<GrantMode, PbGrantMode>> = {
 };
 
 /** A proto mode; UNSPECIFIED means "not asked" and answers undefined. */
-export function modeFromProto(mode: PbGrantMode): GrantMode | undefined {
-  switch (mode) {
-    case PbGrantMode.LIVE:
-      return "live";
-    case PbGrantMode.SHADOW:
-      return "shadow";
-    case PbGrantMode.UNSPECIFIED:
-      return undefined;
-  }
-}
+export const modeFromProto = fromProtoOf(MODE_TO_PROTO);

@@ -1,6 +1,6 @@
 import { status } from "@grpc/grpc-js";
-import { isLoadError } from "../core/errors.js";
-import { isStoreError } from "../store/port.js";
+import { isAuthorityError, isLoadError, isStoreError, type AuthorityErrorCode } from "../authority/index.js";
+import { isDecodeError } from "../interop/decode-error.js";
 
 /** The gRPC status codes Charter answers with. */
 export const RPC_CODES = [
@@ -38,6 +38,14 @@ export function invalidField(field: string, problem: string): RpcError {
   return new RpcError("INVALID_ARGUMENT", `${field}: ${problem}`);
 }
 
+/** The status each application-layer refusal is answered with. */
+const AUTHORITY_STATUS: Readonly<Record<AuthorityErrorCode, status>> = {
+  INVALID_REQUEST: status.INVALID_ARGUMENT,
+  UNAUTHENTICATED: status.UNAUTHENTICATED,
+  FAILED_PRECONDITION: status.FAILED_PRECONDITION,
+  NOT_FOUND: status.NOT_FOUND,
+};
+
 /** What the caller is told, and whether the cause should be logged as a server fault. */
 export interface GrpcStatus {
   readonly code: status;
@@ -51,6 +59,8 @@ export interface GrpcStatus {
  */
 export function toGrpcStatus(err: unknown): GrpcStatus {
   if (isRpcError(err)) return { code: status[err.code], details: err.message, fault: err.code === "INTERNAL" };
+  if (isAuthorityError(err)) return { code: AUTHORITY_STATUS[err.code], details: err.message, fault: false };
+  if (isDecodeError(err)) return { code: status.INVALID_ARGUMENT, details: err.message, fault: false };
   if (isStoreError(err)) {
     switch (err.code) {
       case "UNAVAILABLE":

@@ -4,7 +4,7 @@ import { AuthorityService, file_charter_v1_authority } from "../gen/charter/v1/a
 import { CatalogService, file_charter_v1_catalog } from "../gen/charter/v1/catalog_pb.js";
 import { GrantService, file_charter_v1_grant } from "../gen/charter/v1/grant_pb.js";
 import { KeyService, file_charter_v1_key } from "../gen/charter/v1/key_pb.js";
-import type { ServerContext } from "./context.js";
+import type { AuthorityContext } from "../authority/index.js";
 import { bindService, type ServiceBinding } from "./router.js";
 import { authorize } from "./rpc/authorize.js";
 import { batchAuthorize } from "./rpc/batch-authorize.js";
@@ -23,7 +23,7 @@ export const CONTRACT_FILES = [
 ];
 
 /** Every Charter service with the handlers implemented so far; the rest answer UNIMPLEMENTED. */
-export function charterServices(ctx: ServerContext, log: Logger): ServiceBinding[] {
+export function charterServices(ctx: AuthorityContext, log: Logger): ServiceBinding[] {
   return [
     bindService(CatalogService, { getCatalog: getCatalog(ctx) }, log),
     bindService(AuthorityService, { authorize: authorize(ctx), batchAuthorize: batchAuthorize(ctx) }, log),

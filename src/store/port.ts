@@ -66,7 +66,30 @@ export interface KeyStore {
 }
 
 /** Everything Charter persists, behind one port with one adapter per database. */
-export interface Store extends GrantStore, KeyStore {
+export interface Store extends GrantStore, KeyStore, DecisionStore {
   /** Closes connections (a second close is harmless); later calls fail with UNAVAILABLE. */
   close(): Promise<void>;
+}
+
+// --- provisional: the decisions part of the port lands with the store branch ---
+import type { Decision, ReasonCode } from "../core/verdict.js";
+export interface DecisionRecord {
+  readonly decisionId: string;
+  readonly decidedAt: number;
+  readonly grantId: string;
+  readonly rootId: string;
+  readonly subject: string;
+  readonly actionId: string;
+  readonly toolName: string;
+  readonly callId: string;
+  readonly callDigest: string;
+  readonly decision: Decision;
+  readonly reasonCode?: ReasonCode;
+  readonly approvalId?: string;
+  readonly catalogVersion: string;
+  readonly policyVersion: string;
+}
+export interface DecisionStore {
+  commitDecision(record: DecisionRecord): Promise<void>;
+  getDecision(decisionId: string): Promise<DecisionRecord | undefined>;
 }

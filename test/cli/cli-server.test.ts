@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CliIo } from "../../src/cli/io.js";
 import { runCli } from "../../src/cli/main.js";
-import { EXIT_RPC_FAILED } from "../../src/cli/remote.js";
+import { EXIT_RPC_FAILED } from "../../src/cli/target.js";
 import { startTestCharter, type TestCharter } from "../support/charter-server.js";
 
 let charter: TestCharter;

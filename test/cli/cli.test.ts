@@ -56,7 +56,7 @@ describe("charter issue, catalog and check", () => {
 
     const refund = (amount: number) => JSON.stringify({ order_id: "ord_A1B2C3", amount, currency: "EUR", reason: "damaged" });
     const allow = await cli("check", ...files(), "--token", token, "--tool", "issue_refund", "--args", refund(20));
-    expect([allow.code, JSON.parse(allow.out).decision]).toEqual([0, "allow"]);
+    expect([allow.code, JSON.parse(allow.out).decision]).toEqual([0, "DECISION_ALLOW"]);
     const deny = await cli("check", ...files(), "--token", token, "--tool", "run_shell", "--args", '{"command":"ls"}');
     expect([deny.code, JSON.parse(deny.out).reason.code]).toEqual([1, "EXPLICIT_DENY"]);
     const approval = await cli("check", ...files(), "--token", token, "--tool", "issue_refund", "--args", refund(300));
@@ -65,7 +65,7 @@ describe("charter issue, catalog and check", () => {
 
   it("checks under a profile without a token; a shadow profile exits 3", async () => {
     const r = await cli("check", ...files(), "--profile", "owner-assistant-dryrun", "--tool", "web_search", "--args", '{"query":"x"}');
-    expect([r.code, JSON.parse(r.out).decision]).toEqual([3, "effect_suppressed"]);
+    expect([r.code, JSON.parse(r.out).decision]).toEqual([3, "DECISION_EFFECT_SUPPRESSED"]);
   });
 
   it("denies a forged token with GRANT_INVALID (exit 1)", async () => {

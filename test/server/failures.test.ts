@@ -1,24 +1,21 @@
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { pino, type Logger } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { loadAuthority } from "../../src/app/charter.js";
+import { createAppContext } from "../../src/app/context.js";
 import { createCharterClients, createPromiseClient, type CharterClients } from "../../src/client/index.js";
 import { LoadError } from "../../src/core/errors.js";
 import { ApprovalEventKind, ApprovalService } from "../../src/gen/charter/v1/approval_pb.js";
 import { Decision } from "../../src/gen/charter/v1/common_pb.js";
 import { KeyService } from "../../src/gen/charter/v1/key_pb.js";
-import type { ServerContext } from "../../src/server/context.js";
 import { bindService } from "../../src/server/router.js";
 import { RpcError, type RpcCode } from "../../src/server/rpc-error.js";
 import { charterServices } from "../../src/server/services.js";
+import { DEFAULTS } from "../../src/config/config.js";
 import { StoreError, type Store } from "../../src/store/port.js";
-import { openSqliteStore } from "../../src/store/index.js";
 import { serve } from "../support/grpc.js";
-import { createGrantVerifier, openKeyRing } from "../../src/token/index.js";
 
 const FIXTURES = new URL("../../fixtures/", import.meta.url).pathname;
 const status = { CANCELLED: 1, NOT_FOUND: 5, ABORTED: 10, INTERNAL: 13, UNAVAILABLE: 14 } as const;
@@ -67,22 +64,16 @@ describe("a store that cannot answer", () => {
   let clients: CharterClients;
 
   beforeAll(async () => {
-    const now = () => Math.floor(Date.now() / 1000);
-    const authority = await loadAuthority({ catalog: join(FIXTURES, "catalog.yaml"), policy: join(FIXTURES, "policy.yaml") });
-    store = await openSqliteStore({ file: join(dataDir, "charter.db") });
-    const ring = await openKeyRing(store, { now: now() });
-    const tokens = { issuer: "charter-test", audience: "charter-test", receiptTtlSeconds: 300 };
-    const ctx: ServerContext = {
-      authority: () => authority,
-      store,
-      ring,
-      verifier: createGrantVerifier(ring, { issuer: tokens.issuer, audience: tokens.audience }),
-      tokens,
-      now,
-      newId: (prefix) => `${prefix}_${randomUUID()}`,
-      log: memory.log,
+    const ctx = await createAppContext({
+      ...DEFAULTS,
+      dataDir,
+      catalog: join(FIXTURES, "catalog.yaml"),
+      policy: join(FIXTURES, "policy.yaml"),
+      issuer: "charter-test",
+      audience: "charter-test",
       maxBatch: 16,
-    };
+    });
+    store = ctx.store;
     server = await serve(charterServices(ctx, memory.log));
     clients = createCharterClients({ address: server.address });
   });

@@ -1,5 +1,5 @@
-import { isLoadError } from "../../core/errors.js";
-import { loadAuthority } from "../../app/charter.js";
+import { isLoadError } from "../../authority/index.js";
+import { loadPolicySet } from "../../app/context.js";
 import type { CliIo } from "../io.js";
 import { CONFIG_FLAGS, configFrom, parse } from "../options.js";
 
@@ -8,7 +8,7 @@ export async function validateCommand(args: readonly string[], io: CliIo): Promi
   const { values } = parse(args, CONFIG_FLAGS);
   const config = await configFrom(values, io.env);
   try {
-    const { catalog, policy } = await loadAuthority(config);
+    const { catalog, policy } = await loadPolicySet(config);
     io.out(
       `ok: catalog ${catalog.version} (${catalog.actions.size} actions, ${catalog.tools.size} tools), ` +
         `policy ${policy.version} (${policy.sources.size} sources, ${policy.profiles.size} profiles)`,

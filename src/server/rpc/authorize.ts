@@ -1,15 +1,13 @@
+import { authorize as authorizeCall, type AuthorityContext } from "../../authority/index.js";
 import type { AuthorityService } from "../../gen/charter/v1/authority_pb.js";
-import { authorizeCall, validateToolCall } from "../authorize-call.js";
-import type { ServerContext } from "../context.js";
-import { checkGrantToken } from "../grant-check.js";
+import { callFromProto } from "../../interop/call-codec.js";
+import { verdictToProto } from "../../interop/verdict-codec.js";
 import type { ServiceHandlers } from "../router.js";
 
 /** Authorize: one tool call, one verdict. A bad token is a deny verdict, not an error. */
-export function authorize(ctx: ServerContext): ServiceHandlers<typeof AuthorityService>["authorize"] {
-  return async (req) => {
-    const call = validateToolCall(req.call, "call");
-    const now = ctx.now();
-    const check = await checkGrantToken(ctx, req.grantToken, now);
-    return { verdict: await authorizeCall(ctx, check, call, now) };
+export function authorize(ctx: AuthorityContext): ServiceHandlers<typeof AuthorityService>["authorize"] {
+  return async (req, call) => {
+    const decided = await authorizeCall(ctx, { grantToken: req.grantToken, call: callFromProto(req.call, "call") }, { signal: call.signal });
+    return { verdict: verdictToProto(decided.verdict, decided) };
   };
 }

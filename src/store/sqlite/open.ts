@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { isStoreError, StoreError, type Store } from "../port.js";
+import { isStoreError, StoreError, type DecisionRecord, type Store } from "../port.js";
 import { toStoreError } from "./errors.js";
 import { sqliteGrantStore } from "./grants.js";
 import { sqliteKeyStore } from "./keys.js";
@@ -49,6 +49,7 @@ function guarded(db: Database.Database): Store {
   const grants = sqliteGrantStore(db);
   const keys = sqliteKeyStore(db);
   let open = true;
+  const decisions = new Map<string, DecisionRecord>();
 
   async function run<T>(doing: string, action: () => Promise<T>): Promise<T> {
     if (!open) throw new StoreError("UNAVAILABLE", `sqlite store could not ${doing}: the store is closed`);
@@ -67,6 +68,9 @@ function guarded(db: Database.Database): Store {
     listKeys: () => run("list keys", () => keys.listKeys()),
     insertKey: (key) => run(`insert key ${key.kid}`, () => keys.insertKey(key)),
     retireKey: (kid, at) => run(`retire key ${kid}`, () => keys.retireKey(kid, at)),
+    // provisional: replaced by the store branch
+    commitDecision: (record) => run("commit decision", async () => void decisions.set(record.decisionId, record)),
+    getDecision: (id) => run("read decision", async () => decisions.get(id)),
     async close() {
       if (!open) return;
       open = false;

@@ -1,0 +1,81 @@
+import { compose, type ComposeRequest } from "../core/compose.js";
+import { delegate, type DelegationSpec } from "../core/delegate.js";
+import type { TaskGrant } from "../core/grant.js";
+import type { StoredGrant } from "../store/port.js";
+import { signGrantToken } from "../token/index.js";
+import type { AuthorityContext } from "./context.js";
+import { AuthorityError, invalidRequest } from "./errors.js";
+import { loadGrant } from "./load-grant.js";
+
+/** The longest lifetime a caller may ask for; the policy's runtime limits usually cut it shorter. */
+export const MAX_TTL_SECONDS = 366 * 24 * 3600;
+
+/** A grant as recorded, and its signed token. */
+export interface IssuedGrant {
+  readonly grant: TaskGrant;
+  readonly token: string;
+}
+
+/** IssueGrant: compose from the policy in force, record the grant, then sign its token. */
+export async function issueGrant(ctx: AuthorityContext, req: ComposeRequest): Promise<IssuedGrant> {
+  for (const field of ["profile", "subject", "owner"] as const) {
+    if (req[field].trim() === "") throw invalidRequest(field, "is required");
+  }
+  (req.requestedActions ?? []).forEach((a, i) => {
+    if (a === "") throw invalidRequest(`requested_actions[${i}]`, "must not be empty");
+  });
+  if (req.ttlSeconds !== undefined && !(Number.isSafeInteger(req.ttlSeconds) && req.ttlSeconds > 0 && req.ttlSeconds <= MAX_TTL_SECONDS)) {
+    throw invalidRequest("ttl_seconds", `must be between 1 and ${MAX_TTL_SECONDS}`);
+  }
+  const { catalog, policy } = ctx.policySet();
+  const result = compose(req, policy, catalog, ctx.now(), ctx.newId("grt"));
+  switch (result.kind) {
+    case "unknown_action":
+      if (result.source === "request") throw invalidRequest("requested_actions", `unknown action "${result.actionId}"`, "UNKNOWN_ACTION");
+      throw new AuthorityError("FAILED_PRECONDITION", `UNKNOWN_ACTION: source "${result.source}" names "${result.actionId}", which the catalog lacks`, {
+        reason: "UNKNOWN_ACTION",
+      });
+    case "denied":
+      if (result.code === "UNKNOWN_PROFILE") throw invalidRequest("profile", result.message, result.code);
+      if (result.code === "INVALID_REQUEST") throw invalidRequest("ttl_seconds", result.message, result.code);
+      throw new AuthorityError("FAILED_PRECONDITION", `${result.code}: ${result.message}`, { reason: result.code });
+    case "granted":
+      return record(ctx, result.grant);
+  }
+}
+
+/**
+ * DelegateGrant: a child grant that only narrows the parent the token carries (the core's
+ * `delegate`). A parent token that does not check out is UNAUTHENTICATED; a widening is
+ * FAILED_PRECONDITION with the refusal code as its reason.
+ */
+export async function delegateGrant(ctx: AuthorityContext, req: { readonly parentToken: string; readonly spec: DelegationSpec }): Promise<IssuedGrant> {
+  if (req.parentToken === "") throw invalidRequest("parent_token", "is required");
+  if (req.spec.subject.trim() === "") throw invalidRequest("subject", "is required");
+  const now = ctx.now();
+  const check = await loadGrant(ctx, req.parentToken, now);
+  if (!check.ok) throw new AuthorityError("UNAUTHENTICATED", `${check.code}: ${check.message}`, { reason: check.code });
+  const result = delegate(check.grant, req.spec, ctx.policySet().catalog, now, ctx.newId("grt"));
+  if (result.kind === "refused") throw new AuthorityError("FAILED_PRECONDITION", `${result.code}: ${result.message}`, { reason: result.code });
+  return record(ctx, result.grant);
+}
+
+/** RevokeGrant: the grant and every grant delegated from it; answers the ids revoked. */
+export async function revokeGrant(ctx: AuthorityContext, req: { readonly grantId: string; readonly reason: string }): Promise<{ readonly revoked: readonly string[] }> {
+  if (req.grantId === "") throw invalidRequest("grant_id", "is required");
+  return { revoked: await ctx.store.revokeGrant(req.grantId, req.reason, ctx.now()) };
+}
+
+/** GetGrant: a recorded grant and its revocation state. */
+export async function getGrant(ctx: AuthorityContext, grantId: string): Promise<StoredGrant> {
+  if (grantId === "") throw invalidRequest("grant_id", "is required");
+  const stored = await ctx.store.getGrant(grantId);
+  if (!stored) throw new AuthorityError("NOT_FOUND", `no grant with id "${grantId.slice(0, 128)}"`, { reason: "GRANT_NOT_FOUND" });
+  return stored;
+}
+
+/** The grant is recorded before it is signed: a token never exists for a grant the store lacks. */
+async function record(ctx: AuthorityContext, grant: TaskGrant): Promise<IssuedGrant> {
+  await ctx.store.putGrant(grant);
+  return { grant, token: await signGrantToken(grant, ctx.ring, { issuer: ctx.tokens.issuer, audience: ctx.tokens.audience }) };
+}

@@ -1,0 +1,31 @@
+// The application layer's public surface: the only way the server and the CLI reach the core,
+// the token layer and the store.
+
+export { authorize, authorizeBatch } from "./authorize.js";
+export type { AuthorizeBatchRequest, AuthorizeRequest, Decided, RequestOptions } from "./authorize.js";
+export { catalogFor } from "./catalog.js";
+export type { CatalogAnswer } from "./catalog.js";
+export type { AuthorityContext, IdPrefix, PolicySet, TokenSettings } from "./context.js";
+export { AUTHORITY_ERROR_CODES, AuthorityError, invalidRequest, isAuthorityError } from "./errors.js";
+export type { AuthorityErrorCode, AuthorityErrorOptions } from "./errors.js";
+export { MAX_TTL_SECONDS, delegateGrant, getGrant, issueGrant, revokeGrant } from "./grants.js";
+export type { IssuedGrant } from "./grants.js";
+export { publishedKeys } from "./keys.js";
+export { loadGrant } from "./load-grant.js";
+export type { GrantCheck } from "./load-grant.js";
+
+// Domain types the callers of this layer speak in.
+export type { CallRequest } from "../core/call-request.js";
+export type { ComposeRequest as IssueRequest } from "../core/compose.js";
+export type { CatalogView, ViewEntry } from "../core/project.js";
+export type { DelegationSpec, RefusalCode } from "../core/delegate.js";
+export type { TaskGrant } from "../core/grant.js";
+export type { GrantMode } from "../core/policy.js";
+export type { Decision, ReasonCode, Verdict } from "../core/verdict.js";
+export type { StoredGrant } from "../store/port.js";
+export type { Jwks } from "../token/index.js";
+
+// The errors this layer lets through unchanged, for the one place that turns errors into statuses.
+export { isLoadError } from "../core/errors.js";
+export { isStoreError } from "../store/port.js";
+export { isTokenError } from "../token/index.js";
