@@ -1,0 +1,120 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createAppContext, type AppContext } from "../../src/app/context.js";
+import { authorize, authorizeBatch, issueGrant, type AuthorityContext, type CallRequest } from "../../src/authority/index.js";
+import { DEFAULTS } from "../../src/config/config.js";
+import type { DecisionRecord, Store } from "../../src/store/port.js";
+import type { KeyRing } from "../../src/token/index.js";
+import { FIXTURES } from "../support/charter-server.js";
+
+let dataDir: string;
+let app: AppContext;
+beforeEach(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "charter-authority-"));
+  app = await createAppContext({ ...DEFAULTS, dataDir, catalog: join(FIXTURES, "catalog.yaml"), policy: join(FIXTURES, "policy.yaml") });
+});
+afterEach(async () => {
+  await app.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const search = (callId: string, query = "charter"): CallRequest => ({ callId, toolName: "web_search", actionId: "", argumentsJson: JSON.stringify({ query }) });
+
+async function tokenFor(ctx: AuthorityContext): Promise<string> {
+  return (await issueGrant(ctx, { profile: "owner-assistant", subject: "agent:a", owner: "ana@example.com", purpose: "p", requestedActions: [] })).token;
+}
+
+/** The real store, with every committed record also kept in `committed` and a hook after each commit. */
+function watched(store: Store, afterCommit: (record: DecisionRecord) => void = () => undefined) {
+  const committed: DecisionRecord[] = [];
+  const spy: Store = Object.create(store) as Store;
+  spy.commitDecision = async (record) => {
+    await store.commitDecision(record);
+    committed.push(record);
+    afterCommit(record);
+  };
+  return { store: spy, committed };
+}
+
+describe("authorize()", () => {
+  it("records the decision before it answers, with digests and codes but no argument value", async () => {
+    const token = await tokenFor(app);
+    const decided = await authorize(app, { grantToken: token, call: search("c1", "needle-value") });
+    expect(decided.verdict.decision).toBe("allow");
+    expect(decided.receipt?.split(".")).toHaveLength(3);
+    const record = await app.store.getDecision(decided.decisionId);
+    expect(record).toMatchObject({
+      decisionId: decided.decisionId,
+      decision: "allow",
+      actionId: "web.search",
+      toolName: "web_search",
+      callId: "c1",
+      callDigest: decided.verdict.callDigest,
+      catalogVersion: "demo-1",
+      policyVersion: "demo-policy-1",
+    });
+    expect(JSON.stringify(record)).not.toContain("needle-value");
+  });
+
+  it("records a deny with its reason code, the token unverified", async () => {
+    const decided = await authorize(app, { grantToken: "a.b.c", call: search("c1") });
+    expect(decided.verdict.reason?.code).toBe("GRANT_INVALID");
+    expect(await app.store.getDecision(decided.decisionId)).toMatchObject({ decision: "deny", reasonCode: "GRANT_INVALID", grantId: "" });
+  });
+
+  it.each([
+    [{ callId: "" }, "call.call_id: is required"],
+    [{ toolName: "", actionId: "" }, "call.tool_name: tool_name or action_id is required"],
+  ])("refuses a call missing %j before anything is decided", async (missing, message) => {
+    const { store, committed } = watched(app.store);
+    await expect(authorize({ ...app, store }, { grantToken: "t", call: { ...search("c1"), ...missing } })).rejects.toMatchObject({
+      name: "AuthorityError",
+      code: "INVALID_REQUEST",
+      message,
+    });
+    expect(committed).toEqual([]);
+  });
+});
+
+describe("authorizeBatch()", () => {
+  it("decides every call against the catalog/policy pair in force when the batch began", async () => {
+    const token = await tokenFor(app);
+    const first = app.policySet();
+    const reloaded = { catalog: first.catalog, policy: { ...first.policy, version: "reloaded-mid-batch" } };
+    let reads = 0;
+    // A reload that lands after the batch's first read must not reach the rest of the batch.
+    const ctx: AuthorityContext = { ...app, policySet: () => (reads++ === 0 ? first : reloaded) };
+    const { store, committed } = watched(app.store);
+    const decided = await authorizeBatch({ ...ctx, store }, { grantToken: token, calls: [search("a"), search("b"), search("c")] });
+    expect(decided.map((d) => d.verdict.callId)).toEqual(["a", "b", "c"]);
+    expect(committed.map((r) => r.policyVersion)).toEqual(["demo-policy-1", "demo-policy-1", "demo-policy-1"]);
+  });
+
+  it("stops deciding, recording and signing once the caller has gone", async () => {
+    const token = await tokenFor(app);
+    const caller = new AbortController();
+    const { store, committed } = watched(app.store, () => caller.abort(new Error("the client went away")));
+    const signed = app.ring.signingKey();
+    let signatures = 0;
+    const ring: KeyRing = Object.create(app.ring) as KeyRing;
+    ring.signingKey = () => {
+      signatures += 1;
+      return signed;
+    };
+    await expect(authorizeBatch({ ...app, store, ring }, { grantToken: token, calls: [search("a"), search("b"), search("c")] }, { signal: caller.signal })).rejects.toThrow(
+      "the client went away",
+    );
+    expect(committed.map((r) => r.callId)).toEqual(["a"]);
+    expect(signatures).toBe(0);
+  });
+
+  it.each([
+    [0, "items: at least one call is required"],
+    [17, "items: at most 16 calls per batch"],
+  ])("refuses a batch of %i calls", async (n, message) => {
+    const calls = Array.from({ length: n }, (_, i) => search(`c${i}`));
+    await expect(authorizeBatch({ ...app, maxBatch: 16 }, { grantToken: "t", calls })).rejects.toMatchObject({ code: "INVALID_REQUEST", message });
+  });
+});
