@@ -6,13 +6,15 @@
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, bench, describe } from "vitest";
-import { loadPolicySet } from "../src/app/context.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { createAppContext, type AppContext } from "../src/app/context.js";
+import { DEFAULTS } from "../src/config/config.js";
 import { decide } from "../src/core/decide.js";
 import { compose } from "../src/core/compose.js";
 import type { TaskGrant } from "../src/core/grant.js";
 import type { PolicySet } from "../src/authority/index.js";
-import { createGrantVerifier, openKeyRing, signGrantToken, type GrantVerifier } from "../src/token/index.js";
-import { openSqliteStore, type Store } from "../src/store/index.js";
+import { createGrantVerifier, signGrantToken, type GrantVerifier } from "../src/token/index.js";
 import { FIXTURES, startTestCharter, type TestCharter } from "../test/support/charter-server.js";
 
 const NOW = Math.floor(Date.now() / 1000);
@@ -22,19 +24,20 @@ const refundArgs = { order_id: "ord_A1B2C3", amount: 40, currency: "EUR", reason
 let authority: PolicySet;
 let grant: TaskGrant;
 let token: string;
-let store: Store;
+let app: AppContext;
+const dataDir = mkdtempSync(join(tmpdir(), "charter-bench-"));
 let cached: GrantVerifier;
 let uncached: GrantVerifier;
 let charter: TestCharter;
 let serverToken: string;
 
 beforeAll(async () => {
-  authority = await loadPolicySet({ catalog: join(FIXTURES, "catalog.yaml"), policy: join(FIXTURES, "policy.yaml") });
+  app = await createAppContext({ ...DEFAULTS, dataDir, catalog: join(FIXTURES, "catalog.yaml"), policy: join(FIXTURES, "policy.yaml") }, { now: () => NOW });
+  authority = app.policySet();
   const composed = compose({ profile: "owner-assistant", subject: "agent:bench", owner: "ana", purpose: "bench" }, authority.policy, authority.catalog, NOW, "grt_bench");
   if (composed.kind !== "granted") throw new Error("the demo policy must compose owner-assistant");
   grant = composed.grant;
-  store = await openSqliteStore({ file: ":memory:" });
-  const ring = await openKeyRing(store, { now: NOW });
+  const ring = app.ring;
   token = await signGrantToken(grant, ring, parties);
   cached = createGrantVerifier(ring, { ...parties, maxEntries: 100 });
   uncached = createGrantVerifier(ring, { ...parties, maxEntries: 0 });
@@ -43,7 +46,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await store.close();
+  await app.close();
+  rmSync(dataDir, { recursive: true, force: true });
   await charter.stop();
 });
 
