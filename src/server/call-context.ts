@@ -34,7 +34,18 @@ export interface SurfaceCall {
   on(event: "cancelled", listener: () => void): unknown;
 }
 
-/** Opens a call's context; `close` (when the call has ended) releases its timer and listeners. */
+/**
+ * A client's cancellation this close to the deadline (or later) counts as the deadline passing:
+ * a grpc-js client cancels the call itself when its deadline passes, and its clock started a
+ * little earlier than the server's.
+ */
+const DEADLINE_SLACK_MS = 50;
+
+/**
+ * Opens a call's context. `close`, once the call has ended, releases its timer and listeners;
+ * the signal of a call that ended is not aborted afterwards (grpc-js reports every closed stream
+ * as cancelled).
+ */
 export function openCallContext(
   service: DescService,
   method: DescMethod,
@@ -45,12 +56,14 @@ export function openCallContext(
   const raw = call.getDeadline();
   const at = raw instanceof Date ? raw.getTime() : raw;
   const deadline = Number.isFinite(at) ? new Date(at) : undefined;
+  let ended = false;
   const abort = (reason: RpcError) => {
-    if (!controller.signal.aborted) controller.abort(reason);
+    if (!ended && !controller.signal.aborted) controller.abort(reason);
   };
   const expired = () => new RpcError("DEADLINE_EXCEEDED", "deadline exceeded");
-  // grpc-js reports a passed deadline as a cancellation too: tell them apart by the clock.
-  call.on("cancelled", () => abort(deadline && deadline.getTime() <= Date.now() ? expired() : new RpcError("CANCELLED", "cancelled by the client")));
+  // The client's own deadline timer cancels the call too: tell them apart by the clock.
+  const late = () => deadline !== undefined && deadline.getTime() - DEADLINE_SLACK_MS <= Date.now();
+  call.on("cancelled", () => abort(late() ? expired() : new RpcError("CANCELLED", "cancelled by the client")));
   const timer = deadline ? setTimeout(() => abort(expired()), Math.max(0, deadline.getTime() - Date.now())) : undefined;
   const onShutdown = () => abort(new RpcError("UNAVAILABLE", "server shutting down"));
   if (shutdown?.aborted) onShutdown();
@@ -59,6 +72,7 @@ export function openCallContext(
   return {
     ctx: { service, method, path, metadata: call.metadata, caller: undefined, deadline, signal: controller.signal },
     close() {
+      ended = true;
       clearTimeout(timer);
       shutdown?.removeEventListener("abort", onShutdown);
     },
