@@ -1,7 +1,8 @@
 import { Server, ServerCredentials } from "@grpc/grpc-js";
-import { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "pino";
 import { isLoopback, parseListen, ConfigError, type CharterConfig } from "../config/config.js";
+import { HEALTH_FILE, createHealth } from "../server/health.js";
+import { loggingInterceptor } from "../server/logging.js";
 import { addReflection } from "../server/reflection.js";
 import { CONTRACT_FILES, charterServices } from "../server/services.js";
 import { createAppContext, type AppContext } from "./context.js";
@@ -40,19 +41,18 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
     );
   }
   const ctx = await createAppContext(config, options.now ? { now: options.now } : {});
+  const shutdown = new AbortController();
   const server = new Server({
     "grpc.max_receive_message_length": config.maxMessageBytes,
     "grpc.max_send_message_length": config.maxMessageBytes,
   });
   try {
-    const health = new HealthImplementation({ "": "SERVING" });
-    for (const binding of charterServices(ctx, log)) {
+    // Aborted at the start of stop(): health turns NOT_SERVING, every call's signal aborts, streams end.
+    const health = createHealth(["", ...CONTRACT_FILES.flatMap((f) => f.services.map((s) => s.typeName))], { shutdown: shutdown.signal });
+    for (const binding of [...charterServices(ctx, { interceptors: [loggingInterceptor(log)], shutdown: shutdown.signal, log }), health.binding]) {
       server.addService(binding.definition, binding.implementation);
-      const first = Object.values(binding.definition)[0];
-      if (first) health.setStatus(first.path.split("/")[1] as string, "SERVING");
     }
-    health.addToServer(server);
-    addReflection(server, CONTRACT_FILES);
+    addReflection(server, [...CONTRACT_FILES, HEALTH_FILE]);
 
     const host = listen.host.includes(":") ? `[${listen.host}]` : listen.host;
     const port = await new Promise<number>((resolve, reject) =>
@@ -76,13 +76,14 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
         }
       },
       async stop(graceMs = 10_000) {
-        for (const name of ["", ...CONTRACT_FILES.flatMap((f) => f.services.map((s) => s.typeName))]) health.setStatus(name, "NOT_SERVING");
-        await shutdown(server, graceMs);
+        shutdown.abort();
+        await shutdownServer(server, graceMs);
         await ctx.close();
         log.info("charter stopped");
       },
     };
   } catch (err) {
+    shutdown.abort();
     server.forceShutdown();
     await ctx.close();
     throw err;
@@ -90,7 +91,7 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
 }
 
 /** Graceful shutdown: no new calls, in-flight calls finish; past the grace period, cancel them. */
-function shutdown(server: Server, graceMs: number): Promise<void> {
+function shutdownServer(server: Server, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
       server.forceShutdown();

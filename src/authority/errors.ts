@@ -7,15 +7,24 @@
  *   a delegation that would widen);
  * - NOT_FOUND: the grant (or other record) named does not exist.
  */
+import type { ComposeDenialCode } from "../core/compose.js";
+import type { RefusalCode } from "../core/delegate.js";
+import type { ReasonCode } from "../core/verdict.js";
+
+/** Charter's machine-readable codes a refusal can carry: verdict reasons, delegation refusals, compose denials. */
+export type AuthorityReason = ReasonCode | RefusalCode | ComposeDenialCode;
+
 export const AUTHORITY_ERROR_CODES = ["INVALID_REQUEST", "UNAUTHENTICATED", "FAILED_PRECONDITION", "NOT_FOUND"] as const;
 
 export type AuthorityErrorCode = (typeof AUTHORITY_ERROR_CODES)[number];
 
 export interface AuthorityErrorOptions {
   /** Charter's machine-readable code for the refusal (`UNKNOWN_PROFILE`, `GRANT_REVOKED`, `DEPTH_EXCEEDED`…). */
-  readonly reason?: string;
+  readonly reason?: AuthorityReason;
   /** The request field at fault, e.g. `items[2].call.call_id`. */
   readonly field?: string;
+  /** What is wrong with `field`, without the field's name. */
+  readonly problem?: string;
   readonly cause?: unknown;
 }
 
@@ -23,14 +32,16 @@ export interface AuthorityErrorOptions {
 export class AuthorityError extends Error {
   override readonly name = "AuthorityError";
   readonly code: AuthorityErrorCode;
-  readonly reason: string | undefined;
+  readonly reason: AuthorityReason | undefined;
   readonly field: string | undefined;
+  readonly problem: string | undefined;
 
   constructor(code: AuthorityErrorCode, message: string, options: AuthorityErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.reason = options.reason;
     this.field = options.field;
+    this.problem = options.problem;
   }
 }
 
@@ -39,6 +50,6 @@ export function isAuthorityError(err: unknown): err is AuthorityError {
 }
 
 /** INVALID_REQUEST naming the field: the message reads `field: problem`. */
-export function invalidRequest(field: string, problem: string, reason?: string): AuthorityError {
-  return new AuthorityError("INVALID_REQUEST", `${field}: ${problem}`, reason === undefined ? { field } : { field, reason });
+export function invalidRequest(field: string, problem: string, reason?: AuthorityReason): AuthorityError {
+  return new AuthorityError("INVALID_REQUEST", `${field}: ${problem}`, reason === undefined ? { field, problem } : { field, problem, reason });
 }

@@ -70,7 +70,7 @@ export async function revokeGrant(ctx: AuthorityContext, req: { readonly grantId
 export async function getGrant(ctx: AuthorityContext, grantId: string): Promise<StoredGrant> {
   if (grantId === "") throw invalidRequest("grant_id", "is required");
   const stored = await ctx.store.getGrant(grantId);
-  if (!stored) throw new AuthorityError("NOT_FOUND", `no grant with id "${grantId.slice(0, 128)}"`, { reason: "GRANT_NOT_FOUND" });
+  if (!stored) throw new AuthorityError("NOT_FOUND", `no grant with id "${grantId.slice(0, 128)}"`);
   return stored;
 }
 

@@ -7,7 +7,7 @@ export { catalogFor } from "./catalog.js";
 export type { CatalogAnswer } from "./catalog.js";
 export type { AuthorityContext, IdPrefix, PolicySet, TokenSettings } from "./context.js";
 export { AUTHORITY_ERROR_CODES, AuthorityError, invalidRequest, isAuthorityError } from "./errors.js";
-export type { AuthorityErrorCode, AuthorityErrorOptions } from "./errors.js";
+export type { AuthorityErrorCode, AuthorityErrorOptions, AuthorityReason } from "./errors.js";
 export { MAX_TTL_SECONDS, delegateGrant, getGrant, issueGrant, revokeGrant } from "./grants.js";
 export type { IssuedGrant } from "./grants.js";
 export { publishedKeys } from "./keys.js";

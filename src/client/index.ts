@@ -7,6 +7,7 @@ import { GrantService } from "../gen/charter/v1/grant_pb.js";
 import { KeyService } from "../gen/charter/v1/key_pb.js";
 
 export * from "./client.js";
+export { errorDetails, type ErrorDetails } from "./error-details.js";
 
 /** One client per Charter service, sharing one configuration. */
 export interface CharterClients {

@@ -2,10 +2,12 @@
 export class DecodeError extends Error {
   override readonly name = "DecodeError";
   readonly field: string;
+  readonly problem: string;
 
   constructor(field: string, problem: string) {
     super(`${field}: ${problem}`);
     this.field = field;
+    this.problem = problem;
   }
 }
 

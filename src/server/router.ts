@@ -1,9 +1,7 @@
-import { create, fromBinary, toBinary, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary, type DescMessage, type DescMethod, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import {
   Metadata,
-  status,
-  type Deadline,
   type handleServerStreamingCall,
   type handleUnaryCall,
   type ServerErrorResponse,
@@ -11,16 +9,15 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { RpcError, toGrpcStatus } from "./rpc-error.js";
+import { untilAborted } from "./abortable.js";
+import { callStatus, clientGone, openCallContext, type CallContext } from "./call-context.js";
+import { applyInterceptors, type CallHandler, type Interceptor } from "./interceptor.js";
+import { logRpc, loggingInterceptor } from "./logging.js";
+import { RpcError, toGrpcStatus, type GrpcStatus } from "./rpc-error.js";
+import { STATUS_DETAILS_KEY, statusDetailsBin } from "./status-details.js";
 
-/** What a handler knows about the call besides its request. */
-export interface CallContext {
-  /** `/package.Service/Method`. */
-  readonly path: string;
-  readonly metadata: Metadata;
-  /** Aborted when the client cancels or the deadline passes. */
-  readonly signal: AbortSignal;
-}
+export type { Caller, CallContext } from "./call-context.js";
+export type { CallHandler, CallOutput, Interceptor } from "./interceptor.js";
 
 export type UnaryHandler<I extends DescMessage, O extends DescMessage> = (
   request: MessageShape<I>,
@@ -47,91 +44,83 @@ export interface ServiceBinding {
   readonly implementation: UntypedServiceImplementation;
 }
 
+export interface BindOptions {
+  /** Applied after decoding, to unary and streaming calls alike; the first is the outermost. */
+  readonly interceptors?: readonly Interceptor[];
+  /** Aborted when the server shuts down: every call's signal aborts, open streams end UNAVAILABLE. */
+  readonly shutdown?: AbortSignal;
+  /** Logs what never reaches the interceptors: requests that cannot be decoded. */
+  readonly log?: Logger;
+}
+
 /**
  * Derives the grpc-js service definition from a protobuf-es descriptor (no hand-written method
- * table) and wraps each handler: the request is decoded inside the handler so a malformed message
- * is INVALID_ARGUMENT, errors become statuses in one place, and each call is logged once.
+ * table) and serves each method through one pipeline: decode (a malformed message is
+ * INVALID_ARGUMENT), the interceptors, the handler; every error becomes a status in
+ * `toGrpcStatus`, sent with its machine-readable details. A Logger alone as `options` means
+ * `{ interceptors: [loggingInterceptor(log)], log }`.
  */
 export function bindService<S extends GenService<GenServiceMethods>>(
   service: S,
   handlers: Partial<ServiceHandlers<S>>,
-  log: Logger,
+  options: BindOptions | Logger = {},
 ): ServiceBinding {
+  const { interceptors = [], shutdown, log } = isLogger(options) ? { interceptors: [loggingInterceptor(options)], log: options } : options;
   const definition: Record<string, ServiceDefinition[string]> = {};
   const implementation: UntypedServiceImplementation = {};
   for (const method of service.methods) {
-    const path = `/${service.typeName}/${method.name}`;
     definition[method.localName] = {
-      path,
+      path: `/${service.typeName}/${method.name}`,
       requestStream: false,
       responseStream: method.methodKind === "server_streaming",
-      // The raw bytes pass through: decoding happens in the handler, where a failure is the caller's.
+      // The raw bytes pass through: decoding happens in the pipeline, where a failure is the caller's.
       requestSerialize: (bytes: Uint8Array) => Buffer.from(bytes),
       requestDeserialize: (bytes: Buffer) => bytes,
       responseSerialize: (message: MessageInitShape<DescMessage>) => Buffer.from(toBinary(method.output, create(method.output, message))),
       responseDeserialize: (bytes: Buffer) => fromBinary(method.output, bytes),
       originalName: method.localName,
     };
-    const handler = (handlers as Record<string, unknown>)[method.localName] as
-      | ((req: MessageShape<DescMessage>, ctx: CallContext) => unknown)
-      | undefined;
-    const decode = (bytes: Buffer) => {
+    const handler = (handlers as Record<string, unknown>)[method.localName] as ((req: MessageShape<DescMessage>, ctx: CallContext) => unknown) | undefined;
+    const pipeline = applyInterceptors(innermost(method, handler), interceptors);
+    /** Decodes and runs the pipeline; a message that does not decode never reaches the interceptors. */
+    const run = (bytes: Buffer, ctx: CallContext) => {
+      let request: MessageShape<DescMessage>;
       try {
-        return fromBinary(method.input, bytes);
+        request = fromBinary(method.input, bytes);
       } catch {
-        throw new RpcError("INVALID_ARGUMENT", `malformed ${method.input.typeName} message`);
+        const err = new RpcError("INVALID_ARGUMENT", `malformed ${method.input.typeName} message`);
+        if (log) logRpc(log, ctx.path, toGrpcStatus(err), process.hrtime.bigint());
+        return Promise.reject(err);
       }
-    };
-    const fail = (started: bigint, err: unknown): ServerErrorResponse => {
-      const s = toGrpcStatus(err);
-      logCall(log, path, s.code, started, s.fault ? err : undefined);
-      return serviceError(s.code, s.details);
+      return pipeline(request, ctx);
     };
 
     if (method.methodKind === "unary") {
       const unary: handleUnaryCall<Buffer, MessageInitShape<DescMessage>> = (call, callback) => {
-        const started = process.hrtime.bigint();
-        const ctx = contextOf(path, call);
-        Promise.resolve()
-          .then(() => {
-            if (!handler) throw new RpcError("UNIMPLEMENTED", `${method.name} is not implemented yet`);
-            return handler(decode(call.request), ctx) as Promise<MessageInitShape<DescMessage>>;
+        const { ctx, close } = openCallContext(service, method, call, shutdown);
+        run(call.request, ctx)
+          .then((out) => {
+            if (out.stream) throw new RpcError("INTERNAL", `${method.name} answered a stream`);
+            callback(null, out.message);
           })
-          .then(
-            (response) => {
-              logCall(log, path, abandoned(call, ctx) ?? status.OK, started);
-              callback(null, response);
-            },
-            (err: unknown) => {
-              // The client gave up: what it got is CANCELLED or DEADLINE_EXCEEDED, not a server fault.
-              const gone = abandoned(call, ctx);
-              if (gone === undefined) callback(fail(started, err));
-              else {
-                logCall(log, path, gone, started);
-                callback(serviceError(gone, "cancelled"));
-              }
-            },
-          );
+          .catch((err: unknown) => callback(serviceError(callStatus(ctx, err))))
+          .finally(close);
       };
       implementation[method.localName] = unary;
     } else if (method.methodKind === "server_streaming") {
       const streaming: handleServerStreamingCall<Buffer, MessageInitShape<DescMessage>> = (call) => {
-        const started = process.hrtime.bigint();
-        const ctx = contextOf(path, call);
+        const { ctx, close } = openCallContext(service, method, call, shutdown);
         void (async () => {
           try {
-            if (!handler) throw new RpcError("UNIMPLEMENTED", `${method.name} is not implemented yet`);
-            for await (const message of handler(decode(call.request), ctx) as AsyncIterable<MessageInitShape<DescMessage>>) {
-              if (ctx.signal.aborted) break;
-              call.write(message);
-            }
-            logCall(log, path, abandoned(call, ctx) ?? status.OK, started);
-            call.end();
+            const out = await run(call.request, ctx);
+            if (!out.stream) throw new RpcError("INTERNAL", `${method.name} answered a single message`);
+            for await (const message of out.messages) call.write(message);
+            if (!clientGone(ctx)) call.end();
           } catch (err) {
-            const gone = abandoned(call, ctx);
-            if (gone !== undefined) logCall(log, path, gone, started);
             // grpc-js turns an 'error' event on a server stream into the call's final status.
-            else call.emit("error", fail(started, err));
+            if (!clientGone(ctx)) call.emit("error", serviceError(callStatus(ctx, err)));
+          } finally {
+            close();
           }
         })();
       };
@@ -141,29 +130,23 @@ export function bindService<S extends GenService<GenServiceMethods>>(
   return { definition, implementation };
 }
 
-function contextOf(path: string, call: { metadata: Metadata; on(event: "cancelled", cb: () => void): unknown }): CallContext {
-  const controller = new AbortController();
-  call.on("cancelled", () => controller.abort());
-  return { path, metadata: call.metadata, signal: controller.signal };
+/** The handler as the pipeline's last step; a stream ends as soon as the call's signal aborts. */
+function innermost(method: DescMethod, handler: ((req: MessageShape<DescMessage>, ctx: CallContext) => unknown) | undefined): CallHandler {
+  if (!handler) return () => Promise.reject(new RpcError("UNIMPLEMENTED", `${method.name} is not implemented yet`));
+  if (method.methodKind === "server_streaming") {
+    return async (req, ctx) => ({ stream: true, messages: untilAborted(handler(req, ctx) as AsyncIterable<MessageInitShape<DescMessage>>, ctx.signal) });
+  }
+  return async (req, ctx) => ({ stream: false, message: await (handler(req, ctx) as Promise<MessageInitShape<DescMessage>>) });
 }
 
-/** The error grpc-js sends as a call's final status. */
-function serviceError(code: status, details: string): ServerErrorResponse {
-  return Object.assign(new Error(details), { code, details, metadata: new Metadata() });
+/** The error grpc-js sends as a call's final status, with `grpc-status-details-bin` when it has details. */
+function serviceError(s: GrpcStatus): ServerErrorResponse {
+  const metadata = new Metadata();
+  const bin = statusDetailsBin(s);
+  if (bin) metadata.set(STATUS_DETAILS_KEY, bin);
+  return Object.assign(new Error(s.details), { code: s.code, details: s.details, metadata });
 }
 
-/** The status a client that gave up on the call got, or undefined while it still waits. */
-function abandoned(call: { getDeadline(): Deadline }, ctx: CallContext): status | undefined {
-  if (!ctx.signal.aborted) return undefined;
-  const deadline = call.getDeadline();
-  const at = deadline instanceof Date ? deadline.getTime() : deadline;
-  return Number.isFinite(at) && at <= Date.now() ? status.DEADLINE_EXCEEDED : status.CANCELLED;
-}
-
-/** One structured line per call: method, status and duration; never a token or an argument value. */
-function logCall(log: Logger, method: string, code: status, started: bigint, fault?: unknown): void {
-  const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-  const fields = { method, status: status[code], durationMs: Math.round(durationMs * 1000) / 1000 };
-  if (fault === undefined) log.info(fields, "rpc");
-  else log.error({ ...fields, err: fault }, "rpc failed");
+function isLogger(options: BindOptions | Logger): options is Logger {
+  return typeof (options as Partial<Logger>).info === "function";
 }

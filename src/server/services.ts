@@ -5,7 +5,7 @@ import { CatalogService, file_charter_v1_catalog } from "../gen/charter/v1/catal
 import { GrantService, file_charter_v1_grant } from "../gen/charter/v1/grant_pb.js";
 import { KeyService, file_charter_v1_key } from "../gen/charter/v1/key_pb.js";
 import type { AuthorityContext } from "../authority/index.js";
-import { bindService, type ServiceBinding } from "./router.js";
+import { bindService, type BindOptions, type ServiceBinding } from "./router.js";
 import { authorize } from "./rpc/authorize.js";
 import { batchAuthorize } from "./rpc/batch-authorize.js";
 import { getCatalog } from "./rpc/get-catalog.js";
@@ -22,13 +22,17 @@ export const CONTRACT_FILES = [
   file_charter_v1_key,
 ];
 
-/** Every Charter service with the handlers implemented so far; the rest answer UNIMPLEMENTED. */
-export function charterServices(ctx: AuthorityContext, log: Logger): ServiceBinding[] {
+/**
+ * Every Charter service with the handlers implemented so far; the rest answer UNIMPLEMENTED.
+ * `options` (interceptors, shutdown signal, log) apply to every service; a Logger alone means
+ * "log every call".
+ */
+export function charterServices(ctx: AuthorityContext, options: BindOptions | Logger): ServiceBinding[] {
   return [
-    bindService(CatalogService, { getCatalog: getCatalog(ctx) }, log),
-    bindService(AuthorityService, { authorize: authorize(ctx), batchAuthorize: batchAuthorize(ctx) }, log),
-    bindService(GrantService, { issueGrant: issueGrant(ctx), getGrant: getGrant(ctx) }, log),
-    bindService(ApprovalService, {}, log),
-    bindService(KeyService, { getJwks: getJwks(ctx) }, log),
+    bindService(CatalogService, { getCatalog: getCatalog(ctx) }, options),
+    bindService(AuthorityService, { authorize: authorize(ctx), batchAuthorize: batchAuthorize(ctx) }, options),
+    bindService(GrantService, { issueGrant: issueGrant(ctx), getGrant: getGrant(ctx) }, options),
+    bindService(ApprovalService, {}, options),
+    bindService(KeyService, { getJwks: getJwks(ctx) }, options),
   ];
 }

@@ -2,8 +2,9 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Client, credentials, loadPackageDefinition, Metadata, type GrpcObject, type ServiceClientConstructor } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
-import { protoPath as healthProtoPath } from "grpc-health-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPromiseClient } from "../../src/client/index.js";
+import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../src/gen/grpc/health/v1/health_pb.js";
 import { startTestCharter, type TestCharter } from "../support/charter-server.js";
 
 const require = createRequire(import.meta.url);
@@ -39,14 +40,10 @@ function rawUnary(path: string, body: Buffer): Promise<unknown> {
 
 describe("standard services", () => {
   it("answers grpc.health.v1 Check for the server and for each Charter service", async () => {
-    const Health = loadClient(healthProtoPath, ["grpc", "health", "v1", "Health"]);
-    const client = new Health(address, credentials.createInsecure());
-    const check = (service: string) =>
-      new Promise<{ status: string }>((resolve, reject) =>
-        (client as unknown as { check: (r: object, cb: (e: Error | null, v: { status: string }) => void) => void }).check({ service }, (e, v) => (e ? reject(e) : resolve(v))),
-      );
-    await expect(check("")).resolves.toMatchObject({ status: "SERVING" });
-    await expect(check("charter.v1.AuthorityService")).resolves.toMatchObject({ status: "SERVING" });
+    const client = createPromiseClient(Health, { address });
+    await expect(client.check({ service: "" })).resolves.toMatchObject({ status: ServingStatus.SERVING });
+    await expect(client.check({ service: "charter.v1.AuthorityService" })).resolves.toMatchObject({ status: ServingStatus.SERVING });
+    await expect(client.check({ service: "no.such.Service" })).rejects.toMatchObject({ code: 5 });
     client.close();
   });
 
@@ -62,16 +59,30 @@ describe("standard services", () => {
     });
     stream.write({ list_services: "" });
     stream.write({ file_containing_symbol: "charter.v1.AuthorityService" });
+    stream.write({ file_containing_symbol: "grpc.health.v1.Health" });
+    stream.write({ file_containing_symbol: `grpc.reflection.${version}.ServerReflection` });
     stream.end();
     await done;
     client.close();
     const services = (responses[0]?.["list_services_response"] as { service: { name: string }[] }).service.map((s) => s.name);
     expect(services).toEqual(
-      expect.arrayContaining(["charter.v1.CatalogService", "charter.v1.AuthorityService", "charter.v1.GrantService", "charter.v1.ApprovalService", "charter.v1.KeyService"]),
+      expect.arrayContaining([
+        "charter.v1.CatalogService",
+        "charter.v1.AuthorityService",
+        "charter.v1.GrantService",
+        "charter.v1.ApprovalService",
+        "charter.v1.KeyService",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
+        "grpc.reflection.v1alpha.ServerReflection",
+      ]),
     );
     const files = (responses[1]?.["file_descriptor_response"] as { file_descriptor_proto: Buffer[] }).file_descriptor_proto;
     expect(files.length).toBeGreaterThanOrEqual(2);
     expect(Buffer.concat(files).toString("latin1")).toContain("charter/v1/authority.proto");
+    const fileOf = (i: number) => Buffer.concat((responses[i]?.["file_descriptor_response"] as { file_descriptor_proto: Buffer[] }).file_descriptor_proto).toString("latin1");
+    expect(fileOf(2)).toContain("grpc/health/v1/health.proto");
+    expect(fileOf(3)).toContain(`grpc/reflection/${version}/reflection.proto`);
   });
 });
 

@@ -2,12 +2,13 @@ import { authorize as authorizeCall, type AuthorityContext } from "../../authori
 import type { AuthorityService } from "../../gen/charter/v1/authority_pb.js";
 import { callFromProto } from "../../interop/call-codec.js";
 import { verdictToProto } from "../../interop/verdict-codec.js";
+import { callerGoneSignal } from "../call-context.js";
 import type { ServiceHandlers } from "../router.js";
 
 /** Authorize: one tool call, one verdict. A bad token is a deny verdict, not an error. */
 export function authorize(ctx: AuthorityContext): ServiceHandlers<typeof AuthorityService>["authorize"] {
   return async (req, call) => {
-    const decided = await authorizeCall(ctx, { grantToken: req.grantToken, call: callFromProto(req.call, "call") }, { signal: call.signal });
+    const decided = await authorizeCall(ctx, { grantToken: req.grantToken, call: callFromProto(req.call, "call") }, { signal: callerGoneSignal(call) });
     return { verdict: verdictToProto(decided.verdict, decided) };
   };
 }

@@ -1,0 +1,112 @@
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import { status, type Deadline, type Metadata } from "@grpc/grpc-js";
+import { RpcError, isRpcError, toGrpcStatus, type GrpcStatus } from "./rpc-error.js";
+
+/** Who is calling, once authentication (an interceptor) has established it. */
+export interface Caller {
+  readonly principal: string;
+  readonly roles: readonly string[];
+}
+
+/** What a handler and each interceptor know about the call besides its request. */
+export interface CallContext {
+  readonly service: DescService;
+  readonly method: DescMethod;
+  /** `/package.Service/Method`. */
+  readonly path: string;
+  readonly metadata: Metadata;
+  /** Undefined until an authentication interceptor passes a context with the caller to `next`. */
+  readonly caller: Caller | undefined;
+  /** When the client stops waiting; undefined without a deadline. */
+  readonly deadline: Date | undefined;
+  /**
+   * Aborts when the client cancels, when the deadline passes, or when the server shuts down. Its
+   * `reason` is the RpcError the call ends with: CANCELLED, DEADLINE_EXCEEDED, or UNAVAILABLE
+   * "server shutting down".
+   */
+  readonly signal: AbortSignal;
+}
+
+/** The grpc-js call a context is made for. */
+export interface SurfaceCall {
+  readonly metadata: Metadata;
+  getDeadline(): Deadline;
+  on(event: "cancelled", listener: () => void): unknown;
+}
+
+/**
+ * A client's cancellation this close to the deadline (or later) counts as the deadline passing:
+ * a grpc-js client cancels the call itself when its deadline passes, and its clock started a
+ * little earlier than the server's.
+ */
+const DEADLINE_SLACK_MS = 50;
+
+/**
+ * Opens a call's context. `close`, once the call has ended, releases its timer and listeners;
+ * the signal of a call that ended is not aborted afterwards (grpc-js reports every closed stream
+ * as cancelled).
+ */
+export function openCallContext(
+  service: DescService,
+  method: DescMethod,
+  call: SurfaceCall,
+  shutdown: AbortSignal | undefined,
+): { readonly ctx: CallContext; close(): void } {
+  const controller = new AbortController();
+  const raw = call.getDeadline();
+  const at = raw instanceof Date ? raw.getTime() : raw;
+  const deadline = Number.isFinite(at) ? new Date(at) : undefined;
+  let ended = false;
+  const abort = (reason: RpcError) => {
+    if (!ended && !controller.signal.aborted) controller.abort(reason);
+  };
+  const expired = () => new RpcError("DEADLINE_EXCEEDED", "deadline exceeded");
+  // The client's own deadline timer cancels the call too: tell them apart by the clock.
+  const late = () => deadline !== undefined && deadline.getTime() - DEADLINE_SLACK_MS <= Date.now();
+  call.on("cancelled", () => abort(late() ? expired() : new RpcError("CANCELLED", "cancelled by the client")));
+  const timer = deadline ? setTimeout(() => abort(expired()), Math.max(0, deadline.getTime() - Date.now())) : undefined;
+  const onShutdown = () => abort(new RpcError("UNAVAILABLE", "server shutting down"));
+  if (shutdown?.aborted) onShutdown();
+  else shutdown?.addEventListener("abort", onShutdown, { once: true });
+  const path = `/${service.typeName}/${method.name}`;
+  return {
+    ctx: { service, method, path, metadata: call.metadata, caller: undefined, deadline, signal: controller.signal },
+    close() {
+      ended = true;
+      clearTimeout(timer);
+      shutdown?.removeEventListener("abort", onShutdown);
+    },
+  };
+}
+
+const OK: GrpcStatus = { code: status.OK, details: "OK", fault: false };
+
+/** Whether the client gave up on the call (cancelled it, or its deadline passed). */
+export function clientGone(ctx: CallContext): boolean {
+  const reason: unknown = ctx.signal.reason;
+  return ctx.signal.aborted && isRpcError(reason) && (reason.code === "CANCELLED" || reason.code === "DEADLINE_EXCEEDED");
+}
+
+/**
+ * The status the client got for a call that ended with `err` (or without error): CANCELLED or
+ * DEADLINE_EXCEEDED once it gave up, whatever the handler did afterwards; otherwise `toGrpcStatus`.
+ */
+export function callStatus(ctx: CallContext, err?: unknown): GrpcStatus {
+  if (clientGone(ctx)) return toGrpcStatus(ctx.signal.reason);
+  return err === undefined ? OK : toGrpcStatus(err);
+}
+
+/**
+ * A signal that aborts only when the client has gone (cancelled, or past its deadline), not when
+ * the server begins a graceful stop: work for a caller that still waits is finished during the
+ * drain, work for one that has gone stops.
+ */
+export function callerGoneSignal(ctx: CallContext): AbortSignal {
+  const controller = new AbortController();
+  const check = () => {
+    if (clientGone(ctx)) controller.abort(ctx.signal.reason);
+  };
+  if (ctx.signal.aborted) check();
+  else ctx.signal.addEventListener("abort", check, { once: true });
+  return controller.signal;
+}

@@ -1,0 +1,67 @@
+import { status } from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import { callStatus } from "./call-context.js";
+import type { AnyResponse, Interceptor } from "./interceptor.js";
+import type { GrpcStatus } from "./rpc-error.js";
+
+/**
+ * Logs one JSON line per call when it ends: method, the status the client got, and the duration;
+ * never a token, a metadata value or an argument value. A server fault is logged at error level
+ * with its cause.
+ */
+export function loggingInterceptor(log: Logger): Interceptor {
+  return (next) => async (request, ctx) => {
+    const started = process.hrtime.bigint();
+    try {
+      const out = await next(request, ctx);
+      if (!out.stream) {
+        logRpc(log, ctx.path, callStatus(ctx), started);
+        return out;
+      }
+      return { stream: true, messages: loggedStream(out.messages, (err) => logRpc(log, ctx.path, callStatus(ctx, err), started, err)) };
+    } catch (err) {
+      logRpc(log, ctx.path, callStatus(ctx, err), started, err);
+      throw err;
+    }
+  };
+}
+
+/** The stream, calling `ended` once when it completes, fails, or is stopped by its consumer. */
+function loggedStream(messages: AsyncIterable<AnyResponse>, ended: (err?: unknown) => void): AsyncIterable<AnyResponse> {
+  return {
+    [Symbol.asyncIterator](): AsyncIterator<AnyResponse> {
+      const it = messages[Symbol.asyncIterator]();
+      let done = false;
+      const end = (err?: unknown) => {
+        if (done) return;
+        done = true;
+        ended(err);
+      };
+      return {
+        async next() {
+          try {
+            const result = await it.next();
+            if (result.done) end();
+            return result;
+          } catch (err) {
+            end(err);
+            throw err;
+          }
+        },
+        async return() {
+          end();
+          return (await it.return?.()) ?? { done: true, value: undefined };
+        },
+      };
+    },
+  };
+}
+
+/** One `rpc` line; at error level with the cause when the status is a server fault. */
+export function logRpc(log: Logger, method: string, s: GrpcStatus, started: bigint, cause?: unknown): void {
+  const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+  const fields = { method, status: status[s.code], durationMs: Math.round(durationMs * 1000) / 1000 };
+  if (s.fault) log.error({ ...fields, err: cause }, "rpc failed");
+  else log.info(fields, "rpc");
+}
+
