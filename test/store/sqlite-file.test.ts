@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import type { TaskGrant } from "../../src/core/grant.js";
 import { grantToJson } from "../../src/store/sqlite/grant-json.js";
 import { SQLITE_MIGRATIONS } from "../../src/store/sqlite/migrations.js";
 import { openSqliteStore, type Store } from "../../src/store/index.js";
@@ -117,6 +118,9 @@ describe("sqlite store at run time", () => {
     ["a grant with another id", () => grantToJson(makeGrant("other"))],
     ["a grant without caveats", (id) => JSON.stringify({ ...makeGrant(id), caveats: undefined })],
     ["a grant with a bad mode", (id) => grantToJson({ ...makeGrant(id), mode: "loud" as "live" })],
+    ["a grant with an unknown member", (id) => grantToJson({ ...makeGrant(id), maxCost: 5 } as TaskGrant)],
+    ["a grant whose allowed and denied lists overlap", (id) => grantToJson({ ...makeGrant(id), denied: ["email.delete", "email.send"] })],
+    ["a grant with an unsorted allowed list", (id) => grantToJson({ ...makeGrant(id), allowed: ["email.send", "email.read"] })],
   ];
 
   it.each(damaged)("reports a grant row holding %s as CORRUPT", async (_what, json) => {
