@@ -69,6 +69,12 @@ describe("grantShapeProblem()", () => {
     expect(isTaskGrant(value)).toBe(false);
   });
 
+  it("refuses the overlapping grants of the decide vectors that show deny winning anyway", () => {
+    const overlapping = readVectors("decide").filter((v) => v.file.includes("overlapping-lists"));
+    expect(overlapping).toHaveLength(2);
+    for (const v of overlapping) expect(grantShapeProblem(v.input["grant"])).toMatch(/must not share an action/);
+  });
+
   it("accepts lists in code-unit order, where upper case sorts before lower case", () => {
     expect(grantShapeProblem(sampleGrant({ denied: ["Z.delete", "a.delete"] }))).toBeUndefined();
     expect(grantShapeProblem(sampleGrant({ allowed: [], approvalRequired: [], denied: [] }))).toBeUndefined();
