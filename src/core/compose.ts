@@ -1,6 +1,7 @@
 import type { Catalog } from "./catalog.js";
 import type { GrantLimits, TaskGrant } from "./grant.js";
-import { compareCodeUnits, jsonEqual, setOwn, sortedUnique, type JsonObject, type JsonSchema } from "./json.js";
+import { mergeBinds } from "./binds.js";
+import { compareCodeUnits, sortedUnique, type JsonObject, type JsonSchema } from "./json.js";
 import type { ActionCaveats, AuthoritySource, GrantMode, Policy, Rule } from "./policy.js";
 
 /** What an orchestrator asks for. */
@@ -134,29 +135,20 @@ function collectCaveats(granted: readonly string[], applied: readonly AuthorityS
   const out: Record<string, ActionCaveats> = {};
   for (const actionId of [...granted].sort(compareCodeUnits)) {
     const constraints: JsonSchema[] = [];
-    const binds: JsonObject = {};
+    let binds: JsonObject = {};
     const rules: Rule[] = [];
     for (const source of applied) {
       const c = source.caveats.get(actionId);
       if (!c) continue;
       constraints.push(...c.constraints);
       rules.push(...c.rules);
-      for (const [name, value] of Object.entries(c.binds)) {
-        if (Object.hasOwn(binds, name) && !jsonEqual(binds[name], value)) {
-          return `sources bind argument "${name}" of ${actionId} to different values`;
-        }
-        setOwn(binds, name, value);
-      }
+      const merged = mergeBinds(binds, c.binds);
+      if (!merged.ok) return `sources bind argument "${merged.conflict}" of ${actionId} to different values`;
+      binds = merged.binds;
     }
     if (constraints.length > 0 || rules.length > 0 || Object.keys(binds).length > 0) {
-      out[actionId] = { constraints, binds: sortKeys(binds), rules };
+      out[actionId] = { constraints, binds, rules };
     }
   }
-  return out;
-}
-
-function sortKeys(obj: JsonObject): JsonObject {
-  const out: JsonObject = {};
-  for (const key of Object.keys(obj).sort(compareCodeUnits)) setOwn(out, key, obj[key] as JsonObject[string]);
   return out;
 }

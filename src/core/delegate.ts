@@ -1,6 +1,7 @@
 import type { Catalog } from "./catalog.js";
 import { caveatsOf, type GrantLimits, type TaskGrant } from "./grant.js";
-import { cloneJson, compareCodeUnits, jsonEqual, setOwn, sortedUnique, type JsonObject, type JsonSchema } from "./json.js";
+import { mergeBinds } from "./binds.js";
+import { compareCodeUnits, sortedUnique, type JsonSchema } from "./json.js";
 import type { ActionCaveats, GrantMode, Rule } from "./policy.js";
 
 /** What a grant holder asks to hand on to a sub-agent. Everything it omits is inherited. */
@@ -132,19 +133,12 @@ function accumulateCaveats(
   for (const actionId of [...kept].sort(compareCodeUnits)) {
     const base = caveatsOf(parent, actionId);
     const extra = Object.hasOwn(added, actionId) ? (added[actionId] as Partial<ActionCaveats>) : {};
-    const binds: JsonObject = cloneJson(base.binds);
-    for (const [name, value] of Object.entries(extra.binds ?? {})) {
-      if (Object.hasOwn(binds, name) && !jsonEqual(binds[name], value)) {
-        return `argument "${name}" of ${actionId} is already bound by the parent grant`;
-      }
-      setOwn(binds, name, value);
-    }
+    const merged = mergeBinds(base.binds, extra.binds ?? {});
+    if (!merged.ok) return `argument "${merged.conflict}" of ${actionId} is already bound by the parent grant`;
     const constraints: JsonSchema[] = [...base.constraints, ...(extra.constraints ?? [])];
     const rules: Rule[] = [...base.rules, ...(extra.rules ?? [])];
-    if (constraints.length > 0 || rules.length > 0 || Object.keys(binds).length > 0) {
-      const sorted: JsonObject = {};
-      for (const key of Object.keys(binds).sort(compareCodeUnits)) setOwn(sorted, key, binds[key] as JsonObject[string]);
-      out[actionId] = { constraints, binds: sorted, rules };
+    if (constraints.length > 0 || rules.length > 0 || Object.keys(merged.binds).length > 0) {
+      out[actionId] = { constraints, binds: merged.binds, rules };
     }
   }
   return out;

@@ -1,3 +1,4 @@
+export * from "./binds.js";
 export * from "./catalog.js";
 export * from "./compose.js";
 export * from "./decide.js";
@@ -5,6 +6,7 @@ export * from "./delegate.js";
 export * from "./digest.js";
 export * from "./errors.js";
 export * from "./grant.js";
+export * from "./grant-shape.js";
 export * from "./json.js";
 export * from "./narrow.js";
 export * from "./policy.js";

@@ -1,8 +1,66 @@
-// provisional: replaced by the store branch
 import { join } from "node:path";
-import type { Store } from "./port.js";
+import { fileURLToPath } from "node:url";
+import { StoreError, type Store } from "./port.js";
 import { openSqliteStore } from "./sqlite/open.js";
-export interface OpenStoreOptions { readonly dataDir: string; readonly url?: string; readonly now?: () => number; readonly busyTimeoutMs?: number }
-export function openStore(options: OpenStoreOptions): Promise<Store> {
-  return openSqliteStore({ file: join(options.dataDir, "charter.db"), ...(options.now ? { now: options.now } : {}) });
+
+/** Where Charter's store is and how to open it. */
+export interface OpenStoreOptions {
+  readonly dataDir: string;
+  /** a database URL; absent = the embedded SQLite file <dataDir>/charter.db */
+  readonly url?: string;
+  /** Unix seconds, for the migration history. Default: the system clock. */
+  readonly now?: () => number;
+  /** How long a statement waits for another connection's lock before failing UNAVAILABLE. */
+  readonly busyTimeoutMs?: number;
+}
+
+/**
+ * Opens the store a deployment names. No url: the embedded SQLite file `<dataDir>/charter.db`.
+ * `sqlite:<path>` or `file:<path>` (a relative path is relative to the working directory, as
+ * SQLite's own are; `sqlite:///abs/path` and `file:///abs/path` URLs work too): that SQLite file.
+ * `postgres://` and `postgresql://`, and any other scheme, fail with a StoreError UNAVAILABLE
+ * naming the scheme, never the rest of the URL (it may hold a password).
+ */
+export async function openStore(options: OpenStoreOptions): Promise<Store> {
+  const file = options.url === undefined ? join(options.dataDir, "charter.db") : sqliteFileOf(options.url);
+  return openSqliteStore({
+    file,
+    ...(options.now === undefined ? {} : { now: options.now }),
+    ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+  });
+}
+
+const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
+
+/** The SQLite file a store URL names; any URL this build cannot open is refused. */
+function sqliteFileOf(url: string): string {
+  const scheme = SCHEME.exec(url)?.[1]?.toLowerCase();
+  if (scheme === undefined) throw unsupported(`the store url is not a URL (expected sqlite:<path> or file:<path>)`);
+  if (scheme === "postgres" || scheme === "postgresql") {
+    throw unsupported(`the store url scheme "${scheme}:" (PostgreSQL) is not supported by this build yet; use sqlite:<path> or no url`);
+  }
+  if (scheme !== "sqlite" && scheme !== "file") {
+    throw unsupported(`the store url scheme "${scheme}:" is not supported; use sqlite:<path>, file:<path> or no url`);
+  }
+  const rest = url.slice(scheme.length + 1);
+  if (/[?#]/.test(rest)) throw unsupported(`the store url "${scheme}:…" may not have a query or fragment`);
+  const file = rest.startsWith("//") ? fromFileUrl(`file:${rest}`, scheme) : rest;
+  if (file === "") throw unsupported(`the store url "${scheme}:" names no file`);
+  return file;
+}
+
+/** The path of a `//host/path` URL; only an empty host or localhost, and no query or fragment. */
+function fromFileUrl(url: string, scheme: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw unsupported(`the store url "${scheme}://…" is not a valid URL`);
+  }
+  if (parsed.hostname !== "" && parsed.hostname !== "localhost") throw unsupported(`the store url "${scheme}://…" names a host; SQLite files are local`);
+  return fileURLToPath(parsed);
+}
+
+function unsupported(message: string): StoreError {
+  return new StoreError("UNAVAILABLE", message);
 }

@@ -1,4 +1,5 @@
 import type { TaskGrant } from "../core/grant.js";
+import type { Decision, ReasonCode } from "../core/verdict.js";
 
 /** Why a store operation failed. UNAVAILABLE means "could not answer" and fails the RPC closed. */
 export type StoreErrorCode = "UNAVAILABLE" | "CONFLICT" | "NOT_FOUND" | "CORRUPT";
@@ -65,20 +66,19 @@ export interface KeyStore {
   retireKey(kid: string, at: number): Promise<void>;
 }
 
-/** Everything Charter persists, behind one port with one adapter per database. */
-export interface Store extends GrantStore, KeyStore, DecisionStore {
-  /** Closes connections (a second close is harmless); later calls fail with UNAVAILABLE. */
-  close(): Promise<void>;
-}
-
-// --- provisional: the decisions part of the port lands with the store branch ---
-import type { Decision, ReasonCode } from "../core/verdict.js";
+/** One decision as recorded: ids, names, digests and codes — never raw argument values or tokens. */
 export interface DecisionRecord {
+  /** e.g. dec_<uuid>. */
   readonly decisionId: string;
+  /** Unix seconds. */
   readonly decidedAt: number;
+  /** "" when the token did not verify. */
   readonly grantId: string;
+  /** "" when the token did not verify. */
   readonly rootId: string;
+  /** "" when the token did not verify. */
   readonly subject: string;
+  /** "" when the call named nothing the catalog knows. */
   readonly actionId: string;
   readonly toolName: string;
   readonly callId: string;
@@ -89,7 +89,21 @@ export interface DecisionRecord {
   readonly catalogVersion: string;
   readonly policyVersion: string;
 }
+
+/** The decisions Charter made, recorded before it answers. */
 export interface DecisionStore {
+  /**
+   * The commit step of one decision, atomically (one transaction) — issue 8 will add budget
+   * consumption and approval consumption to this same unit of work. Idempotent by decisionId:
+   * the same record again is a no-op, other content under the same id is a CONFLICT.
+   */
   commitDecision(record: DecisionRecord): Promise<void>;
+  /** The recorded decision, for tests and `charter` tooling. */
   getDecision(decisionId: string): Promise<DecisionRecord | undefined>;
+}
+
+/** Everything Charter persists, behind one port with one adapter per database. */
+export interface Store extends GrantStore, KeyStore, DecisionStore {
+  /** Closes connections (a second close is harmless); later calls fail with UNAVAILABLE. */
+  close(): Promise<void>;
 }

@@ -1,8 +1,8 @@
 import { SignJWT } from "jose";
 import type { TaskGrant } from "../core/grant.js";
+import { grantShapeProblem } from "../core/grant-shape.js";
 import type { ReasonCode } from "../core/verdict.js";
 import { TokenError } from "./errors.js";
-import { grantShapeProblem } from "./grant-shape.js";
 import type { KeyRing } from "./key-ring.js";
 import type { KeyResolver } from "./key-resolver.js";
 import { verifyJws } from "./verify-jws.js";
@@ -64,7 +64,8 @@ export async function signGrantToken(grant: TaskGrant, ring: KeyRing, parties: G
  * Verifies a grant token: signature (EdDSA, a known kid), typ, issuer, audience, the time window
  * at `now`, the shape of the `grant` claim and its agreement with the registered claims.
  * Expired or not yet valid -> GRANT_EXPIRED; anything else -> GRANT_INVALID. It never throws for
- * a bad token; it rethrows a StoreError met while reloading keys for an unknown kid.
+ * a bad token; anything that is not a refusal of the token (a StoreError or a TokenError met
+ * while reloading keys for an unknown kid, a bug) is rethrown: "could not decide".
  */
 export async function verifyGrantToken(token: string, keys: KeyResolver, check: GrantTokenCheck): Promise<GrantTokenResult> {
   const outcome = await verifyJws(

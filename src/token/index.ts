@@ -1,5 +1,4 @@
 export * from "./errors.js";
-export * from "./grant-shape.js";
 export * from "./grant-token.js";
 export * from "./key-resolver.js";
 export * from "./key-ring.js";

@@ -1,5 +1,4 @@
 import { errors, jwtVerify, type CryptoKey, type JWTHeaderParameters, type JWTPayload } from "jose";
-import { isStoreError } from "../store/port.js";
 import type { KeyResolver } from "./key-resolver.js";
 
 /** Tokens longer than this are refused before any parsing (a grant with large schemas fits easily). */
@@ -29,7 +28,9 @@ const NAMED_CLAIMS = new Set(["iss", "aud", "sub", "jti", "iat", "nbf", "exp", "
 /**
  * Verifies a compact JWS signed by Charter: only EdDSA, only a kid the resolver knows, then typ,
  * issuer, audience and the time window. Never throws for a bad token, and no message echoes any
- * part of it; a StoreError raised while looking up an unknown kid is rethrown ("could not decide").
+ * part of it. Only jose's refusals of the token (and an unknown kid) are refusals: anything else
+ * (a StoreError or TokenError raised while resolving the key, a bug) is rethrown, since it means
+ * "could not decide", not "the caller's token is bad".
  */
 export async function verifyJws(token: unknown, keys: KeyResolver, want: JwsExpectations, what: string): Promise<JwsOutcome> {
   if (typeof token !== "string" || token === "") return refuse(`no ${what} was presented`);
@@ -51,15 +52,38 @@ export async function verifyJws(token: unknown, keys: KeyResolver, want: JwsExpe
     });
     return { ok: true, payload, header: protectedHeader };
   } catch (err) {
-    if (isStoreError(err)) throw err;
+    if (err instanceof UnknownKey) return refuse(`the ${what} is not signed by a known key`);
+    if (!isTokenRefusal(err)) throw err;
     return explain(err, what);
   }
 }
 
+/** The token names no key the resolver knows (or an algorithm other than EdDSA). */
 class UnknownKey extends Error {}
 
-function explain(err: unknown, what: string): JwsOutcome {
-  if (err instanceof UnknownKey) return refuse(`the ${what} is not signed by a known key`);
+/**
+ * jose's errors that refuse the token itself: malformed (JWSInvalid, JWTInvalid), a `crit`
+ * extension jose does not implement (JOSENotSupported), a disallowed algorithm, a bad signature,
+ * failed or expired claims. Key and key-set errors (JWKInvalid, JWKS*) and JWE errors are not
+ * among them: they mean Charter could not check the token, not that the token is bad.
+ */
+const TOKEN_REFUSALS = [
+  errors.JWSInvalid,
+  errors.JWTInvalid,
+  errors.JOSENotSupported,
+  errors.JOSEAlgNotAllowed,
+  errors.JWSSignatureVerificationFailed,
+  errors.JWTClaimValidationFailed,
+  errors.JWTExpired,
+] as const;
+
+type TokenRefusal = InstanceType<(typeof TOKEN_REFUSALS)[number]>;
+
+function isTokenRefusal(err: unknown): err is TokenRefusal {
+  return TOKEN_REFUSALS.some((refusal) => err instanceof refusal);
+}
+
+function explain(err: TokenRefusal, what: string): JwsOutcome {
   if (err instanceof errors.JWTExpired) return { ok: false, expired: true, message: `the ${what} has expired` };
   if (err instanceof errors.JWTClaimValidationFailed) {
     if (err.claim === "nbf") return { ok: false, expired: true, message: `the ${what} is not yet valid` };

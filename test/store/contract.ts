@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TaskGrant } from "../../src/core/grant.js";
-import { StoreError, type Store, type StoreErrorCode } from "../../src/store/port.js";
-import { makeGrant, makeKey } from "./fixtures.js";
+import type { StoreOperations } from "../../src/store/guard.js";
+import { StoreError, type DecisionRecord, type Store, type StoreErrorCode } from "../../src/store/port.js";
+import { makeDecision, makeGrant, makeKey } from "./fixtures.js";
 
 /** An adapter under test: `open` answers a fresh, empty store each time it is called. */
 export interface StoreUnderTest {
@@ -62,7 +63,7 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
 
       it("refuses a re-put with other content as CONFLICT and keeps the first", async () => {
         await store.putGrant(root);
-        const widened = { ...root, allowed: [...root.allowed, "payments.refund"] };
+        const widened = { ...root, allowed: [...root.allowed, "files.read"] };
         const err = await expectStoreError(store.putGrant(widened), "CONFLICT");
         expect(err.message).toContain("g-root");
         expect(await store.getGrant("g-root")).toStrictEqual({ grant: root });
@@ -183,22 +184,86 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
       });
     });
 
-    describe("after close()", () => {
-      const calls: [string, (s: Store) => Promise<unknown>][] = [
-        ["putGrant", (s) => s.putGrant(makeGrant("late"))],
-        ["getGrant", (s) => s.getGrant("g")],
-        ["revokeGrant", (s) => s.revokeGrant("g", "x", 1)],
-        ["anyRevoked", (s) => s.anyRevoked(["g"])],
-        ["listKeys", (s) => s.listKeys()],
-        ["insertKey", (s) => s.insertKey(makeKey("late", 1))],
-        ["retireKey", (s) => s.retireKey("k", 1)],
+    describe("decisions", () => {
+      const allow = makeDecision("dec_1");
+      const deny = makeDecision("dec_2", {
+        grantId: "",
+        rootId: "",
+        subject: "",
+        actionId: "",
+        callDigest: "",
+        decision: "deny",
+        reasonCode: "GRANT_INVALID",
+      });
+      const approved = makeDecision("dec_3", { approvalId: "apr_1" });
+
+      it("round-trips decisions exactly, with and without their optional fields", async () => {
+        for (const d of [allow, deny, approved]) await store.commitDecision(d);
+        expect(await store.getDecision("dec_1")).toStrictEqual(allow);
+        expect(await store.getDecision("dec_2")).toStrictEqual(deny);
+        expect(await store.getDecision("dec_3")).toStrictEqual(approved);
+      });
+
+      it("answers undefined for an unknown decision id", async () => {
+        await store.commitDecision(allow);
+        expect(await store.getDecision("dec_unknown")).toBeUndefined();
+      });
+
+      it("treats committing the same record again as a no-op, whatever its key order", async () => {
+        await store.commitDecision(allow);
+        await store.commitDecision(allow);
+        await store.commitDecision(Object.fromEntries(Object.entries(allow).reverse()) as unknown as DecisionRecord);
+        expect(await store.getDecision("dec_1")).toStrictEqual(allow);
+      });
+
+      const others: [string, Partial<DecisionRecord>][] = [
+        ["another decision", { decision: "deny", reasonCode: "NOT_GRANTED" }],
+        ["another time", { decidedAt: allow.decidedAt + 1 }],
+        ["another call digest", { callDigest: "sha256:other" }],
+        ["an approval id added", { approvalId: "apr_9" }],
+        ["another policy version", { policyVersion: "policy-2" }],
       ];
 
-      it.each(calls)("%s rejects with UNAVAILABLE", async (_method, call) => {
+      it.each(others)("refuses other content (%s) under a recorded id as CONFLICT and keeps the first", async (_what, change) => {
+        await store.commitDecision(allow);
+        const err = await expectStoreError(store.commitDecision({ ...allow, ...change }), "CONFLICT");
+        expect(err.message).toContain("dec_1");
+        expect(await store.getDecision("dec_1")).toStrictEqual(allow);
+      });
+
+      it("refuses a record that drops an optional field as CONFLICT", async () => {
+        await store.commitDecision(deny);
+        const { reasonCode: _dropped, ...withoutReason } = deny;
+        await expectStoreError(store.commitDecision(withoutReason), "CONFLICT");
+        expect(await store.getDecision("dec_2")).toStrictEqual(deny);
+      });
+    });
+
+    describe("after close()", () => {
+      // Typed over the port's operations, so a new operation without a case here fails compilation.
+      const calls: { readonly [K in keyof StoreOperations]: (s: Store) => Promise<unknown> } = {
+        putGrant: (s) => s.putGrant(makeGrant("late")),
+        getGrant: (s) => s.getGrant("g"),
+        revokeGrant: (s) => s.revokeGrant("g", "x", 1),
+        anyRevoked: (s) => s.anyRevoked(["g"]),
+        listKeys: (s) => s.listKeys(),
+        insertKey: (s) => s.insertKey(makeKey("late", 1)),
+        retireKey: (s) => s.retireKey("k", 1),
+        commitDecision: (s) => s.commitDecision(makeDecision("dec_late")),
+        getDecision: (s) => s.getDecision("dec_1"),
+      };
+
+      it.each(Object.entries(calls))("%s rejects with UNAVAILABLE", async (_method, call) => {
         await store.putGrant(makeGrant("g"));
         await store.insertKey(makeKey("k", 1));
+        await store.commitDecision(makeDecision("dec_1"));
         await store.close();
         await expectStoreError(call(store), "UNAVAILABLE");
+      });
+
+      it("covers every operation the store has", () => {
+        const operations = Object.keys(store).filter((name) => name !== "close");
+        expect(operations.sort()).toEqual(Object.keys(calls).sort());
       });
 
       it("closing twice is harmless", async () => {

@@ -1,5 +1,5 @@
 import type { TaskGrant } from "../../src/core/grant.js";
-import type { StoredKey } from "../../src/store/port.js";
+import type { DecisionRecord, StoredKey } from "../../src/store/port.js";
 
 const ISSUED_AT = 1_750_000_000;
 
@@ -47,4 +47,23 @@ export function makeKey(kid: string, createdAt: number, retiredAt?: number): Sto
     createdAt,
   };
   return retiredAt === undefined ? key : { ...key, retiredAt };
+}
+
+/** A recorded allow of a call, with every required field filled in. */
+export function makeDecision(decisionId: string, overrides: Partial<DecisionRecord> = {}): DecisionRecord {
+  return {
+    decisionId,
+    decidedAt: ISSUED_AT + 10,
+    grantId: "g-root",
+    rootId: "g-root",
+    subject: "agent:g-root",
+    actionId: "email.send",
+    toolName: "send_email",
+    callId: "call-1",
+    callDigest: "sha256:4f2c",
+    decision: "allow",
+    catalogVersion: "2025-06-01",
+    policyVersion: "policy-1",
+    ...overrides,
+  };
 }

@@ -2,11 +2,13 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import type { TaskGrant } from "../../src/core/grant.js";
 import { grantToJson } from "../../src/store/sqlite/grant-json.js";
+import { applySqliteMigrations } from "../../src/store/sqlite/migrate.js";
 import { SQLITE_MIGRATIONS } from "../../src/store/sqlite/migrations.js";
 import { openSqliteStore, type Store } from "../../src/store/index.js";
 import { expectStoreError } from "./contract.js";
-import { makeGrant, makeKey } from "./fixtures.js";
+import { makeDecision, makeGrant, makeKey } from "./fixtures.js";
 import { tempDirs } from "./temp-dirs.js";
 
 const dirs = tempDirs("charter-sqlite");
@@ -87,6 +89,22 @@ describe("openSqliteStore()", () => {
     expect(withRaw(file, (db) => db.prepare("SELECT count(*) FROM grants").pluck().get())).toBe(1);
   });
 
+  it("brings a database of schema version 1 up to date, keeping its grants and keys, and records decisions in it", async () => {
+    const file = join(dirs.make(), "charter.db");
+    withRaw(file, (db) => applySqliteMigrations(db, SQLITE_MIGRATIONS.slice(0, 1), () => 100));
+    withRaw(file, (db) => {
+      db.prepare("INSERT INTO grants (id, root_id, subject, owner, profile, issued_at, expires_at, grant_json) VALUES ('g', 'g', 's', 'o', 'p', 1, 2, ?)").run(grantToJson(makeGrant("g")));
+      db.prepare("INSERT INTO keys (kid, alg, public_jwk, private_jwk, created_at) VALUES ('k1', 'EdDSA', ?, ?, 100)").run(makeKey("k1", 100).publicJwk, makeKey("k1", 100).privateJwk);
+    });
+    const store = await open(file, { now: () => 200 });
+    expect(await store.getGrant("g")).toStrictEqual({ grant: makeGrant("g") });
+    expect(await store.listKeys()).toStrictEqual([makeKey("k1", 100)]);
+    await store.commitDecision(makeDecision("dec_1"));
+    expect(await store.getDecision("dec_1")).toStrictEqual(makeDecision("dec_1"));
+    const history = withRaw(file, (db) => db.prepare("SELECT version, applied_at FROM schema_migrations ORDER BY version").all());
+    expect(history).toEqual([{ version: 1, applied_at: 100 }, ...SQLITE_MIGRATIONS.slice(1).map((m) => ({ version: m.version, applied_at: 200 }))]);
+  });
+
   it("refuses a database whose recorded history diverges from this code's", async () => {
     const file = join(dirs.make(), "charter.db");
     await (await open(file)).close();
@@ -117,6 +135,9 @@ describe("sqlite store at run time", () => {
     ["a grant with another id", () => grantToJson(makeGrant("other"))],
     ["a grant without caveats", (id) => JSON.stringify({ ...makeGrant(id), caveats: undefined })],
     ["a grant with a bad mode", (id) => grantToJson({ ...makeGrant(id), mode: "loud" as "live" })],
+    ["a grant with an unknown member", (id) => grantToJson({ ...makeGrant(id), maxCost: 5 } as TaskGrant)],
+    ["a grant whose allowed and denied lists overlap", (id) => grantToJson({ ...makeGrant(id), denied: ["email.delete", "email.send"] })],
+    ["a grant with an unsorted allowed list", (id) => grantToJson({ ...makeGrant(id), allowed: ["email.send", "email.read"] })],
   ];
 
   it.each(damaged)("reports a grant row holding %s as CORRUPT", async (_what, json) => {
@@ -126,6 +147,29 @@ describe("sqlite store at run time", () => {
     withRaw(file, (db) => db.prepare("UPDATE grants SET grant_json = ? WHERE id = 'g'").run(json("g")));
     const err = await expectStoreError(store.getGrant("g"), "CORRUPT");
     expect(err.message).toContain("grant g");
+  });
+
+  const damagedDecisions: [string, string, unknown][] = [
+    ["an unknown decision", "decision", "maybe"],
+    ["an unknown reason code", "reason_code", "BECAUSE"],
+    ["a time that is not an integer", "decided_at", "yesterday"],
+  ];
+
+  it.each(damagedDecisions)("reports a decision row holding %s as CORRUPT", async (_what, column, value) => {
+    const file = join(dirs.make(), "charter.db");
+    const store = await open(file);
+    await store.commitDecision(makeDecision("dec_1", { decision: "deny", reasonCode: "NOT_GRANTED" }));
+    withRaw(file, (db) => db.prepare(`UPDATE decisions SET ${column} = ? WHERE decision_id = 'dec_1'`).run(value));
+    const err = await expectStoreError(store.getDecision("dec_1"), "CORRUPT");
+    expect(err.message).toContain("decision dec_1");
+  });
+
+  it("commits nothing of a decision whose id is recorded with other content", async () => {
+    const file = join(dirs.make(), "charter.db");
+    const store = await open(file);
+    await store.commitDecision(makeDecision("dec_1"));
+    await expectStoreError(store.commitDecision(makeDecision("dec_1", { decision: "deny", reasonCode: "EXPLICIT_DENY" })), "CONFLICT");
+    expect(withRaw(file, (db) => db.prepare("SELECT count(*) FROM decisions").pluck().get())).toBe(1);
   });
 
   it("fails UNAVAILABLE when another connection holds the write lock, and recovers after", async () => {
@@ -138,12 +182,14 @@ describe("sqlite store at run time", () => {
       const err = await expectStoreError(store.putGrant(makeGrant("during")), "UNAVAILABLE");
       expect(err.cause).toMatchObject({ code: "SQLITE_BUSY" });
       await expectStoreError(store.revokeGrant("before", "x", 1), "UNAVAILABLE");
+      await expectStoreError(store.commitDecision(makeDecision("dec_during")), "UNAVAILABLE");
       expect(await store.getGrant("before")).toStrictEqual({ grant: makeGrant("before") });
       other.exec("ROLLBACK");
     } finally {
       other.close();
     }
     await store.putGrant(makeGrant("after"));
+    expect(await store.getDecision("dec_during")).toBeUndefined();
     expect(await store.anyRevoked(["before"])).toBe(false);
     expect(await store.getGrant("after")).toBeDefined();
   });

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
+import { pino, type Logger } from "pino";
 import { startCharter, type RunningCharter } from "../../src/app/charter.js";
 import { createCharterClients, type CharterClients } from "../../src/client/index.js";
 import { DEFAULTS, type CharterConfig } from "../../src/config/config.js";
@@ -23,6 +23,8 @@ export interface TestCharterOptions {
   readonly dataDir?: string;
   /** A clock in Unix seconds; the real one by default. */
   readonly now?: () => number;
+  /** The server's logger; a silent one by default. */
+  readonly log?: Logger;
 }
 
 export async function startTestCharter(options: TestCharterOptions = {}): Promise<TestCharter> {
@@ -36,7 +38,7 @@ export async function startTestCharter(options: TestCharterOptions = {}): Promis
     logLevel: "silent",
     ...options.config,
   };
-  const server = await startCharter(config, { log: pino({ level: "silent" }), ...(options.now ? { now: options.now } : {}) });
+  const server = await startCharter(config, { log: options.log ?? pino({ level: "silent" }), ...(options.now ? { now: options.now } : {}) });
   const clients = createCharterClients({ address: `127.0.0.1:${server.port}` });
   return {
     server,

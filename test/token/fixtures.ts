@@ -1,7 +1,8 @@
 import { generateKeyPair, SignJWT, type CryptoKey, type JWTHeaderParameters, type JWTPayload } from "jose";
+import { onTestFinished } from "vitest";
 import type { TaskGrant } from "../../src/core/grant.js";
+import { openSqliteStore, type Store } from "../../src/store/index.js";
 import { openKeyRing, type KeyRing } from "../../src/token/index.js";
-import { MemoryKeyStore } from "./memory-key-store.js";
 
 export const ISSUER = "https://charter.test";
 export const AUDIENCE = "charter-gateway";
@@ -44,9 +45,16 @@ export function sampleGrant(overrides: Partial<Record<keyof TaskGrant, unknown>>
   return grant as TaskGrant;
 }
 
-/** A fresh key ring over a fresh in-memory store. */
-export async function freshRing(now = NOW): Promise<{ store: MemoryKeyStore; ring: KeyRing }> {
-  const store = new MemoryKeyStore();
+/** A real, empty SQLite store in memory, closed when the current test ends. Call it inside a test. */
+export async function sqliteMemoryStore(): Promise<Store> {
+  const store = await openSqliteStore({ file: ":memory:" });
+  onTestFinished(() => store.close());
+  return store;
+}
+
+/** A fresh key ring over a fresh SQLite store in memory. */
+export async function freshRing(now = NOW): Promise<{ store: Store; ring: KeyRing }> {
+  const store = await sqliteMemoryStore();
   return { store, ring: await openKeyRing(store, { now }) };
 }
 

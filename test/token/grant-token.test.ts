@@ -1,6 +1,17 @@
-import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair } from "jose";
+import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, errors, exportJWK, generateKeyPair, type CryptoKey } from "jose";
 import { describe, expect, it } from "vitest";
-import { isTokenError, MAX_TOKEN_LENGTH, signGrantToken, signReceipt, verifyGrantToken, type GrantTokenResult } from "../../src/token/index.js";
+import { StoreError } from "../../src/store/port.js";
+import {
+  createGrantVerifier,
+  isTokenError,
+  MAX_TOKEN_LENGTH,
+  signGrantToken,
+  signReceipt,
+  TokenError,
+  verifyGrantToken,
+  type GrantTokenResult,
+  type KeyResolver,
+} from "../../src/token/index.js";
 import { AUDIENCE, forge, freshRing, grantClaims, ISSUER, NOW, PARTIES, sampleGrant, segment, strangerKey } from "./fixtures.js";
 
 const check = (now = NOW) => ({ ...PARTIES, now });
@@ -175,6 +186,22 @@ describe("verifyGrantToken()", () => {
         [JSON.stringify(grantClaims(sampleGrant())), /malformed/],
         ["x".repeat(MAX_TOKEN_LENGTH + 1), /too large/],
       ];
+      const kid = ring.signingKey().kid;
+      const body = segment(grantClaims(sampleGrant()));
+      const headers: [string, unknown, RegExp][] = [
+        ["a header that is not JSON", "{not json", /malformed/],
+        ["a header that is a list", [1], /malformed/],
+        ["an unknown crit extension", { alg: "EdDSA", kid, typ: "charter-grant+jwt", crit: ["x"], x: 1 }, /malformed/],
+        ["an empty crit list", { alg: "EdDSA", kid, typ: "charter-grant+jwt", crit: [] }, /malformed/],
+        ["an unencoded payload (b64 false)", { alg: "EdDSA", kid, typ: "charter-grant+jwt", crit: ["b64"], b64: false }, /signature does not verify/],
+        ["b64 false without crit", { alg: "EdDSA", kid, typ: "charter-grant+jwt", b64: false }, /signature does not verify/],
+        ["no alg", { kid, typ: "charter-grant+jwt" }, /malformed/],
+      ];
+      for (const [, header, message] of headers) {
+        const h = typeof header === "string" ? Buffer.from(header).toString("base64url") : segment(header);
+        cases.push([`${h}.${body}.${"A".repeat(86)}`, message]);
+      }
+      cases.push([`${segment({ alg: "EdDSA", kid })}.${body}`, /malformed/], [`${segment({ alg: "EdDSA", kid })}.${body}.AAAA.AAAA.AAAA`, /malformed/]);
       for (const [token, message] of cases) expectRefused(await verifyGrantToken(token, ring, check()), "GRANT_INVALID", message, token);
       const notAString = await verifyGrantToken(null as unknown as string, ring, check());
       expect(notAString).toMatchObject({ ok: false, code: "GRANT_INVALID" });
@@ -217,6 +244,49 @@ describe("verifyGrantToken()", () => {
       const claims = Object.fromEntries(Object.entries({ ...grantClaims(sampleGrant()), ...change }).filter(([, v]) => v !== undefined));
       const token = await sign(claims);
       expectRefused(await verifyGrantToken(token, ring, check()), "GRANT_INVALID", message, token);
+    });
+  });
+
+  describe("fails, rather than refusing the token, when it could not check it", () => {
+    const resolverThrowing = (err: unknown): KeyResolver => ({
+      resolveKey: () => Promise.reject(err),
+    });
+
+    it("rejects with the TokenError a key resolver met (a corrupt stored key), not with GRANT_INVALID", async () => {
+      const { ring } = await freshRing();
+      const token = await signGrantToken(sampleGrant(), ring, PARTIES);
+      const corrupt = new TokenError("KEY_INVALID", "stored key k-1 is unusable: its public JWK is not JSON");
+      await expect(verifyGrantToken(token, resolverThrowing(corrupt), check())).rejects.toBe(corrupt);
+    });
+
+    it("rejects with the StoreError a key resolver met", async () => {
+      const { ring } = await freshRing();
+      const token = await signGrantToken(sampleGrant(), ring, PARTIES);
+      const down = new StoreError("UNAVAILABLE", "sqlite store could not list keys: the store is closed");
+      await expect(verifyGrantToken(token, resolverThrowing(down), check())).rejects.toBe(down);
+    });
+
+    it("rejects when a resolver answers something that is not a key (a bug), and for any other error", async () => {
+      const { ring } = await freshRing();
+      const token = await signGrantToken(sampleGrant(), ring, PARTIES);
+      const notAKey: KeyResolver = { resolveKey: () => Promise.resolve({} as CryptoKey) };
+      await expect(verifyGrantToken(token, notAKey, check())).rejects.toBeInstanceOf(TypeError);
+      await expect(verifyGrantToken(token, resolverThrowing(new RangeError("boom")), check())).rejects.toThrow("boom");
+    });
+
+    it("rejects with a jose error that is about a key, not about the token", async () => {
+      const { ring } = await freshRing();
+      const token = await signGrantToken(sampleGrant(), ring, PARTIES);
+      await expect(verifyGrantToken(token, resolverThrowing(new errors.JWKInvalid("bad key")), check())).rejects.toBeInstanceOf(errors.JWKInvalid);
+    });
+
+    it("does not cache or count a failure as a refusal in the verifier", async () => {
+      const { ring } = await freshRing();
+      const token = await signGrantToken(sampleGrant(), ring, PARTIES);
+      const corrupt = new TokenError("KEY_INVALID", "stored key k-1 is unusable");
+      const verifier = createGrantVerifier(resolverThrowing(corrupt), PARTIES);
+      await expect(verifier.verify(token, NOW)).rejects.toBe(corrupt);
+      expect(verifier.stats().size).toBe(0);
     });
   });
 });

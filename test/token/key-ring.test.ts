@@ -1,9 +1,23 @@
 import { calculateJwkThumbprint, decodeProtectedHeader } from "jose";
 import { describe, expect, it } from "vitest";
-import { isStoreError, StoreError, type KeyStore } from "../../src/store/port.js";
+import { isStoreError, StoreError, type KeyStore, type StoredKey } from "../../src/store/port.js";
 import { isTokenError, openKeyRing, signGrantToken, verifyGrantToken } from "../../src/token/index.js";
-import { freshRing, NOW, PARTIES, sampleGrant } from "./fixtures.js";
-import { MemoryKeyStore } from "./memory-key-store.js";
+import { forge, freshRing, grantClaims, NOW, PARTIES, sampleGrant, sqliteMemoryStore, strangerKey } from "./fixtures.js";
+import { spyKeyStore } from "./key-store-spy.js";
+
+/** A real store holding exactly `key`, written as is (the store does not check key material). */
+async function storeHolding(key: StoredKey): Promise<KeyStore> {
+  const store = await sqliteMemoryStore();
+  await store.insertKey(key);
+  return store;
+}
+
+/** A real store that has been closed: every call fails UNAVAILABLE. */
+async function closedStore(): Promise<KeyStore> {
+  const store = await sqliteMemoryStore();
+  await store.close();
+  return store;
+}
 
 const verifyAt = (now: number) => ({ ...PARTIES, now });
 
@@ -30,7 +44,7 @@ describe("openKeyRing()", () => {
   });
 
   it("converges on one signing key when two replicas start together", async () => {
-    const store = new MemoryKeyStore();
+    const store = await sqliteMemoryStore();
     const [a, b] = await Promise.all([openKeyRing(store, { now: NOW }), openKeyRing(store, { now: NOW })]);
     const stored = await store.listKeys();
     expect(stored).toHaveLength(2);
@@ -41,7 +55,7 @@ describe("openKeyRing()", () => {
   });
 
   it("converges when another replica stores its key while this one is inserting", async () => {
-    const store = new MemoryKeyStore();
+    const store = spyKeyStore(await sqliteMemoryStore());
     let other: Awaited<ReturnType<typeof openKeyRing>> | undefined;
     store.beforeInsert = async () => {
       other = await openKeyRing(store, { now: NOW });
@@ -54,8 +68,8 @@ describe("openKeyRing()", () => {
   });
 
   it("uses the key another replica stored when its own insert is a CONFLICT", async () => {
-    const inner = new MemoryKeyStore();
-    const other = new MemoryKeyStore();
+    const inner = await sqliteMemoryStore();
+    const other = await sqliteMemoryStore();
     const otherRing = await openKeyRing(other, { now: NOW });
     const [otherKey] = await other.listKeys();
     if (!otherKey) throw new Error("no key");
@@ -73,17 +87,14 @@ describe("openKeyRing()", () => {
   });
 
   it("fails when the store cannot answer", async () => {
-    const store = new MemoryKeyStore();
-    store.down = true;
-    await expect(openKeyRing(store, { now: NOW })).rejects.toSatisfy((err) => isStoreError(err) && err.code === "UNAVAILABLE");
+    await expect(openKeyRing(await closedStore(), { now: NOW })).rejects.toSatisfy((err) => isStoreError(err) && err.code === "UNAVAILABLE");
   });
 
   it("refuses a stored key whose kid is not its thumbprint", async () => {
     const { store } = await freshRing();
     const [key] = await store.listKeys();
     if (!key) throw new Error("no key");
-    const bad = new MemoryKeyStore();
-    bad.plant({ ...key, kid: "not-the-thumbprint" });
+    const bad = await storeHolding({ ...key, kid: "not-the-thumbprint" });
     await expect(openKeyRing(bad, { now: NOW })).rejects.toSatisfy((err) => isTokenError(err) && err.code === "KEY_INVALID" && /thumbprint/.test(err.message));
   });
 
@@ -93,8 +104,7 @@ describe("openKeyRing()", () => {
     const [a] = await first.listKeys();
     const [b] = await second.listKeys();
     if (!a || !b) throw new Error("no key");
-    const bad = new MemoryKeyStore();
-    bad.plant({ ...a, privateJwk: b.privateJwk });
+    const bad = await storeHolding({ ...a, privateJwk: b.privateJwk });
     await expect(openKeyRing(bad, { now: NOW })).rejects.toSatisfy((err) => isTokenError(err) && err.code === "KEY_INVALID");
   });
 
@@ -103,8 +113,7 @@ describe("openKeyRing()", () => {
     const [key] = await store.listKeys();
     if (!key) throw new Error("no key");
     for (const publicJwk of ["not json", "[]", JSON.stringify({ kty: "EC", crv: "P-256", x: "abc" }), JSON.stringify({ kty: "OKP", crv: "Ed25519", x: "short" })]) {
-      const bad = new MemoryKeyStore();
-      bad.plant({ ...key, publicJwk });
+      const bad = await storeHolding({ ...key, publicJwk });
       await expect(openKeyRing(bad, { now: NOW })).rejects.toSatisfy((err) => isTokenError(err) && err.code === "KEY_INVALID");
     }
   });
@@ -139,7 +148,7 @@ describe("KeyRing.rotate()", () => {
 
 describe("KeyRing.rotate() on two replicas at once", () => {
   it("leaves one key that both sign with after a reload", async () => {
-    const store = new MemoryKeyStore();
+    const store = await sqliteMemoryStore();
     const a = await openKeyRing(store, { now: NOW });
     const b = await openKeyRing(store, { now: NOW });
     await Promise.all([a.rotate(NOW + 10), b.rotate(NOW + 10)]);
@@ -171,7 +180,7 @@ describe("KeyRing.jwks()", () => {
 
 describe("KeyRing.resolveKey()", () => {
   it("picks up a key another replica rotated in, when a token names it", async () => {
-    const store = new MemoryKeyStore();
+    const store = await sqliteMemoryStore();
     const a = await openKeyRing(store, { now: NOW });
     const b = await openKeyRing(store, { now: NOW });
     await b.rotate(NOW + 10);
@@ -181,7 +190,7 @@ describe("KeyRing.resolveKey()", () => {
   });
 
   it("reads the store at most once per interval for unknown kids", async () => {
-    const store = new MemoryKeyStore();
+    const store = spyKeyStore(await sqliteMemoryStore());
     const ring = await openKeyRing(store, { now: NOW, reloadIntervalSeconds: 30 });
     const reads = store.lists;
     expect(await ring.resolveKey("forged-1", NOW + 1)).toBeUndefined();
@@ -194,14 +203,25 @@ describe("KeyRing.resolveKey()", () => {
     expect(store.lists).toBe(reads + 1);
   });
 
+  it("fails with KEY_INVALID (rather than refusing the token) when the reload meets a corrupt stored key", async () => {
+    const { store, ring } = await freshRing();
+    const [key] = await store.listKeys();
+    if (!key) throw new Error("no key");
+    await store.insertKey({ ...key, kid: "corrupt-kid", publicJwk: "{not json", createdAt: NOW + 1 });
+    const token = await forge({ alg: "EdDSA", kid: "corrupt-kid", typ: "charter-grant+jwt" }, grantClaims(sampleGrant()), await strangerKey());
+    await expect(verifyGrantToken(token, ring, verifyAt(NOW + 60))).rejects.toSatisfy((err) => isTokenError(err) && err.code === "KEY_INVALID");
+    expect(await verifyGrantToken(await signGrantToken(sampleGrant(), ring, PARTIES), ring, verifyAt(NOW + 61))).toMatchObject({ ok: true });
+  });
+
   it("fails (rather than refusing the token) when the store cannot answer for an unknown kid", async () => {
-    const store = new MemoryKeyStore();
+    const real = await sqliteMemoryStore();
+    const store = spyKeyStore(real);
     const a = await openKeyRing(store, { now: NOW });
-    const b = await openKeyRing(new MemoryKeyStore(), { now: NOW });
+    const b = await openKeyRing(await sqliteMemoryStore(), { now: NOW });
     const token = await signGrantToken(sampleGrant(), b, PARTIES);
-    store.down = true;
+    store.target = await closedStore();
     await expect(verifyGrantToken(token, a, verifyAt(NOW + 60))).rejects.toSatisfy((err) => isStoreError(err) && err.code === "UNAVAILABLE");
-    store.down = false;
+    store.target = real;
     expect(await verifyGrantToken(token, a, verifyAt(NOW + 120))).toMatchObject({ ok: false, code: "GRANT_INVALID" });
   });
 });

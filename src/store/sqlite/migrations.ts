@@ -35,4 +35,27 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: "decisions",
+    sql: `
+      CREATE TABLE decisions (
+        decision_id     TEXT PRIMARY KEY NOT NULL,
+        decided_at      INTEGER NOT NULL,
+        grant_id        TEXT NOT NULL,
+        root_id         TEXT NOT NULL,
+        subject         TEXT NOT NULL,
+        action_id       TEXT NOT NULL,
+        tool_name       TEXT NOT NULL,
+        call_id         TEXT NOT NULL,
+        call_digest     TEXT NOT NULL,
+        decision        TEXT NOT NULL,
+        reason_code     TEXT,
+        approval_id     TEXT,
+        catalog_version TEXT NOT NULL,
+        policy_version  TEXT NOT NULL
+      );
+      CREATE INDEX decisions_grant_id ON decisions (grant_id);
+    `,
+  },
 ];

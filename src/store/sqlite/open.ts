@@ -1,7 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { isStoreError, StoreError, type DecisionRecord, type Store } from "../port.js";
+import { guardStore, STORE_DOING, type StoreOperations } from "../guard.js";
+import { isStoreError, StoreError, type Store } from "../port.js";
+import { sqliteDecisionStore } from "./decisions.js";
 import { toStoreError } from "./errors.js";
 import { sqliteGrantStore } from "./grants.js";
 import { sqliteKeyStore } from "./keys.js";
@@ -46,39 +48,12 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
  * with a StoreError; after close() every method fails UNAVAILABLE.
  */
 function guarded(db: Database.Database): Store {
-  const grants = sqliteGrantStore(db);
-  const keys = sqliteKeyStore(db);
-  let open = true;
-  const decisions = new Map<string, DecisionRecord>();
-
-  async function run<T>(doing: string, action: () => Promise<T>): Promise<T> {
-    if (!open) throw new StoreError("UNAVAILABLE", `sqlite store could not ${doing}: the store is closed`);
-    try {
-      return await action();
-    } catch (err) {
-      throw toStoreError(err, doing);
-    }
-  }
-
-  return {
-    putGrant: (grant) => run(`store grant ${grant.id}`, () => grants.putGrant(grant)),
-    getGrant: (id) => run(`read grant ${id}`, () => grants.getGrant(id)),
-    revokeGrant: (id, reason, at) => run(`revoke grant ${id}`, () => grants.revokeGrant(id, reason, at)),
-    anyRevoked: (ids) => run("check revocations", () => grants.anyRevoked(ids)),
-    listKeys: () => run("list keys", () => keys.listKeys()),
-    insertKey: (key) => run(`insert key ${key.kid}`, () => keys.insertKey(key)),
-    retireKey: (kid, at) => run(`retire key ${kid}`, () => keys.retireKey(kid, at)),
-    // provisional: replaced by the store branch
-    commitDecision: (record) => run("commit decision", async () => void decisions.set(record.decisionId, record)),
-    getDecision: (id) => run("read decision", async () => decisions.get(id)),
-    async close() {
-      if (!open) return;
-      open = false;
-      try {
-        db.close();
-      } catch (err) {
-        throw toStoreError(err, "close");
-      }
+  const ops: StoreOperations = { ...sqliteGrantStore(db), ...sqliteKeyStore(db), ...sqliteDecisionStore(db) };
+  return guardStore(ops, STORE_DOING, {
+    adapter: "sqlite store",
+    translate: toStoreError,
+    release: () => {
+      db.close();
     },
-  };
+  });
 }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { compose, delegate, type ComposeRequest, type DelegationSpec, type TaskGrant } from "../../src/core/index.js";
-import { grantShapeProblem, isTaskGrant, signGrantToken, verifyGrantToken } from "../../src/token/index.js";
+import { compose, delegate, grantShapeProblem, isTaskGrant, type ComposeRequest, type DelegationSpec, type TaskGrant } from "../../src/core/index.js";
+import { signGrantToken, verifyGrantToken } from "../../src/token/index.js";
 import { catalogOf, delegateAll, grantOf, policyOf, readVectors } from "../support/vectors.js";
-import { freshRing, PARTIES, sampleGrant } from "./fixtures.js";
+import { freshRing, PARTIES, sampleGrant } from "../token/fixtures.js";
 
 /** Every grant the golden vectors make compose and delegate produce. */
 function vectorGrants(): [string, TaskGrant][] {
@@ -33,6 +33,7 @@ describe("grantShapeProblem()", () => {
     expect(grants.some(([, g]) => g.parentId !== null)).toBe(true);
   });
 
+  // The token layer signs and verifies with this same check: every grant compose and delegate make passes both.
   it.each(grants)("accepts the grant of %s, which survives a token round trip", async (_file, grant) => {
     expect(grantShapeProblem(grant)).toBeUndefined();
     const { ring } = await freshRing();
@@ -57,8 +58,25 @@ describe("grantShapeProblem()", () => {
     ["a root grant with a chain", sampleGrant({ chain: ["grant-0"] }), /root grant must have an empty chain/],
     ["a root grant that names another root", sampleGrant({ rootId: "grant-0" }), /own root/],
     ["a child whose chain does not end at its parent", sampleGrant({ id: "g-3", parentId: "g-2", chain: ["grant-1", "g-9"] }), /chain must run/],
+    ["an unsorted allowed list", sampleGrant({ allowed: ["email.send", "email.read"] }), /grant\.allowed must be sorted and free of duplicates/],
+    ["a list sorted by locale, not by code unit", sampleGrant({ denied: ["a.delete", "Z.delete"] }), /grant\.denied must be sorted/],
+    ["a duplicate in approvalRequired", sampleGrant({ approvalRequired: ["payments.transfer", "payments.transfer"] }), /grant\.approvalRequired must be sorted and free of duplicates/],
+    ["an id both allowed and denied", sampleGrant({ denied: ["email.send", "files.delete"] }), /grant\.allowed and grant\.denied must not share an action/],
+    ["an id both allowed and approval-required", sampleGrant({ approvalRequired: ["email.read", "payments.transfer"] }), /grant\.allowed and grant\.approvalRequired must not share/],
+    ["an id both approval-required and denied", sampleGrant({ denied: ["files.delete", "payments.transfer"] }), /grant\.approvalRequired and grant\.denied must not share/],
   ])("refuses %s", (_name, value, problem) => {
     expect(grantShapeProblem(value)).toMatch(problem);
     expect(isTaskGrant(value)).toBe(false);
+  });
+
+  it("refuses the overlapping grants of the decide vectors that show deny winning anyway", () => {
+    const overlapping = readVectors("decide").filter((v) => v.file.includes("overlapping-lists"));
+    expect(overlapping).toHaveLength(2);
+    for (const v of overlapping) expect(grantShapeProblem(v.input["grant"])).toMatch(/must not share an action/);
+  });
+
+  it("accepts lists in code-unit order, where upper case sorts before lower case", () => {
+    expect(grantShapeProblem(sampleGrant({ denied: ["Z.delete", "a.delete"] }))).toBeUndefined();
+    expect(grantShapeProblem(sampleGrant({ allowed: [], approvalRequired: [], denied: [] }))).toBeUndefined();
   });
 });

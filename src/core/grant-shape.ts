@@ -1,5 +1,5 @@
-import type { TaskGrant } from "../core/grant.js";
-import { isJsonObject } from "../core/json.js";
+import type { TaskGrant } from "./grant.js";
+import { compareCodeUnits, isJsonObject } from "./json.js";
 
 /** What is wrong with a value that should be a TaskGrant, or undefined when it is one. */
 type Problem = string | undefined;
@@ -29,11 +29,12 @@ const CAVEAT_KEYS = new Set(["constraints", "binds", "rules"]);
 const RULE_KEYS = { require_approval: new Set(["when", "then", "requirement", "source"]), deny: new Set(["when", "then", "reason", "source"]) };
 
 /**
- * Checks that a value (a token's `grant` claim) has the shape of a TaskGrant: every field of the
- * right type, lists of strings, non-negative integer times and limits, a consistent delegation
- * chain. Members it does not know are refused rather than ignored: a grant is an authority
- * document, and a restriction this version cannot read must not be silently dropped. Problems
- * name fields, never values.
+ * Checks that a value (a token's `grant` claim, a stored grant) has the shape of a TaskGrant:
+ * every field of the right type, lists of strings, non-negative integer times and limits, a
+ * consistent delegation chain, and `allowed`, `approvalRequired` and `denied` disjoint, sorted
+ * and duplicate-free, as compose and delegate make them. Members it does not know are refused
+ * rather than ignored: a grant is an authority document, and a restriction this version cannot
+ * read must not be silently dropped. Problems name fields, never values.
  */
 export function grantShapeProblem(value: unknown): string | undefined {
   if (!isJsonObject(value)) return "the grant is not an object";
@@ -47,12 +48,30 @@ export function grantShapeProblem(value: unknown): string | undefined {
   }
   for (const key of ["issuedAt", "expiresAt"] as const) if (!isCount(g[key])) return `grant.${key} must be a non-negative integer`;
   if (g["mode"] !== "live" && g["mode"] !== "shadow") return 'grant.mode must be "live" or "shadow"';
-  return limitsProblem(g["limits"]) ?? caveatsProblem(g["caveats"]) ?? chainProblem(g as unknown as TaskGrant);
+  const grant = g as unknown as TaskGrant;
+  return actionListsProblem(grant) ?? limitsProblem(g["limits"]) ?? caveatsProblem(g["caveats"]) ?? chainProblem(grant);
 }
 
 /** True when `value` has the shape of a TaskGrant (see grantShapeProblem). */
 export function isTaskGrant(value: unknown): value is TaskGrant {
   return grantShapeProblem(value) === undefined;
+}
+
+const ACTION_LISTS = ["allowed", "approvalRequired", "denied"] as const;
+
+/** Each action list strictly ascending in code-unit order (so duplicate-free), and no id in two lists. */
+function actionListsProblem(g: TaskGrant): Problem {
+  for (const key of ACTION_LISTS) {
+    const ids = g[key];
+    if (ids.some((id, i) => i > 0 && compareCodeUnits(ids[i - 1] as string, id) >= 0)) return `grant.${key} must be sorted and free of duplicates`;
+  }
+  for (const [i, a] of ACTION_LISTS.entries()) {
+    for (const b of ACTION_LISTS.slice(i + 1)) {
+      const inA = new Set(g[a]);
+      if (g[b].some((id) => inA.has(id))) return `grant.${a} and grant.${b} must not share an action`;
+    }
+  }
+  return undefined;
 }
 
 function limitsProblem(value: unknown): Problem {

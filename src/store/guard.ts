@@ -1,0 +1,78 @@
+import { isStoreError, StoreError, type Store } from "./port.js";
+
+/** The operations of a port: every member is a method answering a promise. */
+export type Operations<T> = { readonly [K in keyof T]: (...args: never[]) => Promise<unknown> };
+
+/**
+ * For each operation, what it is doing when called with these arguments ("store grant g-1"), for
+ * error messages. A mapped type over the port, so a new operation without a description (and
+ * therefore without a guard) is a compile error.
+ */
+export type Describers<T extends Operations<T>> = {
+  readonly [K in keyof T]: (...args: Parameters<T[K]>) => string;
+};
+
+/** The operations of the Store port, without the lifecycle. */
+export type StoreOperations = Omit<Store, "close">;
+
+/** What each Store operation is doing, for every adapter's error messages ("could not store grant g-1"). */
+export const STORE_DOING: Describers<StoreOperations> = {
+  putGrant: (grant) => `store grant ${grant.id}`,
+  getGrant: (id) => `read grant ${id}`,
+  revokeGrant: (id) => `revoke grant ${id}`,
+  anyRevoked: () => "check revocations",
+  listKeys: () => "list keys",
+  insertKey: (key) => `insert key ${key.kid}`,
+  retireKey: (kid) => `retire key ${kid}`,
+  commitDecision: (record) => `commit decision ${record.decisionId}`,
+  getDecision: (id) => `read decision ${id}`,
+};
+
+/** How an adapter's raw operations are guarded. */
+export interface GuardOptions {
+  /** Names the adapter in messages, e.g. "sqlite store". */
+  readonly adapter: string;
+  /** Turns whatever an operation threw, other than a StoreError, into one (once, at the adapter's edge). */
+  readonly translate: (err: unknown, doing: string) => StoreError;
+  /** Releases the adapter's connections; runs on the first close() only. */
+  readonly release: () => void | Promise<void>;
+}
+
+/**
+ * An adapter's operations made into a port: every operation fails only with a StoreError (what
+ * it threw, translated), and fails UNAVAILABLE once the store is closed. close() releases the
+ * connections once; a second close is harmless. Only described operations are exposed, and an
+ * operation without a description is refused at once, so nothing reaches the port unguarded.
+ */
+export function guardStore<T extends Operations<T>>(ops: T, describe: Describers<T>, options: GuardOptions): T & { close(): Promise<void> } {
+  const undescribed = Object.keys(ops).filter((name) => !Object.hasOwn(describe, name));
+  if (undescribed.length > 0) throw new Error(`${options.adapter}: operations without a description: ${undescribed.join(", ")}`);
+  let open = true;
+  const guarded: Record<string, (...args: never[]) => Promise<unknown>> = {};
+  for (const name of Object.keys(describe) as (keyof T & string)[]) {
+    const op = ops[name] as unknown as (...args: unknown[]) => Promise<unknown>;
+    const doingOf = describe[name] as (...args: unknown[]) => string;
+    guarded[name] = async (...args: unknown[]) => {
+      let doing: string = name;
+      try {
+        doing = doingOf(...args);
+        if (!open) throw new StoreError("UNAVAILABLE", `${options.adapter} could not ${doing}: the store is closed`);
+        return await op.apply(ops, args);
+      } catch (err) {
+        throw isStoreError(err) ? err : options.translate(err, doing);
+      }
+    };
+  }
+  return {
+    ...(guarded as unknown as T),
+    async close() {
+      if (!open) return;
+      open = false;
+      try {
+        await options.release();
+      } catch (err) {
+        throw options.translate(err, "close");
+      }
+    },
+  };
+}
