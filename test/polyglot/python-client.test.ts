@@ -87,7 +87,7 @@ async function requireToolchain(): Promise<void> {
   }
 }
 
-let charter: TestCharter;
+let charter: TestCharter | undefined;
 let work: string;
 let stubs: Promise<string> | undefined;
 
@@ -105,6 +105,7 @@ function generatedStubs(): Promise<string> {
 
 async function runExample(...extra: string[]): Promise<Run> {
   const dir = await generatedStubs();
+  if (!charter) throw new Error("the test Charter server did not start");
   const { issuer, audience } = charter.config;
   return run(PYTHON, [EXAMPLE, "--address", `127.0.0.1:${charter.server.port}`, "--stubs", dir, "--issuer", issuer, "--audience", audience, ...extra]);
 }
