@@ -27,7 +27,7 @@ export async function walkthrough(address: string, options: { issuer: string; au
       { profile: "owner-assistant", subject: "agent:worker-1", owner: "ana@example.com", purpose: "handle a refund request" },
       { timeoutMs: 5_000 },
     );
-    log(`grant ${grant?.id} expires at ${grant?.expiresAt}`);
+    log(`grant ${String(grant?.id)} expires at ${String(grant?.expiresAt)}`);
 
     // The worker fetches its catalog, rendered for its model framework.
     const { view } = await charter.catalog.getCatalog({ grantToken, dialect: Dialect.ANTHROPIC }, { timeoutMs: 5_000 });
@@ -53,7 +53,7 @@ export async function walkthrough(address: string, options: { issuer: string; au
     const jwks = JSON.parse((await charter.keys.getJwks({})).jwksJson) as Jwks;
     const allowed = verdicts.find((v) => v.decision === Decision.ALLOW);
     const receipt = await verifyReceipt(allowed?.receipt ?? "", jwks, { ...options, now: Math.floor(Date.now() / 1000) });
-    log(`receipt for ${allowed?.callId}: ${receipt.ok ? "verified" : `refused (${receipt.code})`}`);
+    log(`receipt for ${String(allowed?.callId)}: ${receipt.ok ? "verified" : `refused (${receipt.code})`}`);
 
     // Streaming RPCs are async iterables; approvals arrive in a later release.
     try {

@@ -72,7 +72,7 @@ export function isConfigError(err: unknown): err is ConfigError {
 export async function resolveConfig(options: {
   file?: string;
   env?: Readonly<Record<string, string | undefined>>;
-  overrides?: Partial<Record<keyof CharterConfig, string>>;
+  overrides?: Partial<Record<keyof CharterConfig, string | undefined>>;
 }): Promise<CharterConfig> {
   const raw: Record<string, unknown> = { ...DEFAULTS };
   const problems: string[] = [];

@@ -80,8 +80,8 @@ function readRule(raw: unknown, source: string, where: string, problems: Problem
     problems.add(where, "a rule is an object with `when` and `then`");
     return undefined;
   }
-  const extra = Object.keys(raw).filter((k) => !["when", "then", "requirement", "reason"].includes(k));
-  if (extra.length > 0) problems.add(where, `unknown key "${extra[0]}"`);
+  const [extra] = Object.keys(raw).filter((k) => !["when", "then", "requirement", "reason"].includes(k));
+  if (extra !== undefined) problems.add(where, `unknown key "${extra}"`);
   const { when, then, requirement, reason } = raw;
   if (!isJsonObject(when) && typeof when !== "boolean") {
     problems.add(where, "when must be a JSON Schema over the arguments");

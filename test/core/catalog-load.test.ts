@@ -154,7 +154,7 @@ describe("buildCatalog() errors", () => {
   it.each(cases)("names the file, the action and the problem for $name", ({ actions, problem }) => {
     const err = loadErrorOf(() => buildCatalog(catalogWith(...actions), FILE));
     expect(err.problems).toEqual([{ file: FILE, ...problem }]);
-    expect(err.message).toBe(`${FILE}: ${problem.subject}: ${problem.message}`);
+    expect(err.message).toBe(`${FILE}: ${String(problem.subject)}: ${problem.message}`);
     expect(err.name).toBe("LoadError");
     expect(err).toBeInstanceOf(LoadError);
   });

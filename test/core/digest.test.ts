@@ -200,7 +200,7 @@ describe("callDigest()", () => {
         (a, pick, replacement) => {
           const keys = Object.keys(a);
           const key = keys[pick % keys.length] as string;
-          fc.pre(canonicalJson(replacement) !== canonicalJson(a[key] as JsonValue));
+          fc.pre(canonicalJson(replacement) !== canonicalJson(a[key]));
           const changed = { ...a, [key]: replacement };
           expect(callDigest("g", "x.y", changed)).not.toBe(callDigest("g", "x.y", a));
         },

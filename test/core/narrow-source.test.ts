@@ -12,7 +12,7 @@ describe("narrow sources", () => {
         catalog,
         "policy.yaml",
       );
-    expect(load).toThrowError(/policy\.yaml: source n: a narrow source only restricts/);
+    expect(load).toThrow(/policy\.yaml: source n: a narrow source only restricts/);
     try {
       load();
     } catch (err) {

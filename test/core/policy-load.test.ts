@@ -241,7 +241,7 @@ describe("buildPolicy() errors", () => {
   it.each(cases)("reports $name with file and subject", ({ sources, profiles, problems }) => {
     const err = loadErrorOf(() => buildPolicy(policyWith(sources, profiles), catalog, FILE));
     expect(err.problems).toEqual(problems);
-    expect(err.message.split("\n")).toEqual(problems.map((p) => `${FILE}: ${p.subject}: ${p.message}`));
+    expect(err.message.split("\n")).toEqual(problems.map((p) => `${FILE}: ${String(p.subject)}: ${p.message}`));
   });
 
   it("reports every problem of a document at once", () => {

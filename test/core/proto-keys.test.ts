@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { buildCatalog, buildPolicy, cloneJson, compose, decide } from "../../src/core/index.js";
+import { buildCatalog, buildPolicy, cloneJson, compose, decide, type JsonObject } from "../../src/core/index.js";
 import { parseDocumentText } from "../../src/load/documents.js";
 import { catalogOf } from "../support/vectors.js";
 
 describe('cloneJson() and "__proto__" keys (YAML and JSON.parse both produce them as own keys)', () => {
   it("keeps an own __proto__ key as a key", () => {
-    const copy = cloneJson(JSON.parse('{"__proto__": {"a": 1}, "b": 2}'));
+    const copy = cloneJson(JSON.parse('{"__proto__": {"a": 1}, "b": 2}') as JsonObject);
     expect(Object.keys(copy)).toEqual(["__proto__", "b"]); // fails: ["b"], and the copy's prototype is {a: 1}
   });
 
@@ -23,7 +23,7 @@ describe('cloneJson() and "__proto__" keys (YAML and JSON.parse both produce the
   });
 
   it("loads a tool schema that declares a property named __proto__", () => {
-    const inputSchema = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string","maxLength":3}},"additionalProperties":false}');
+    const inputSchema = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string","maxLength":3}},"additionalProperties":false}') as JsonObject;
     // fails: LoadError "schema is invalid: data/properties/type must be object,boolean, …"
     expect(() => buildCatalog({ version: "v", actions: [{ id: "a", tool: { name: "t", description: "d", inputSchema } }] }, "c.yaml")).not.toThrow();
   });

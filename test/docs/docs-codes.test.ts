@@ -56,8 +56,8 @@ function protoRpcs(): string[] {
     let service: string | undefined;
     for (const m of text.matchAll(/\bservice\s+(\w+)\s*\{|\brpc\s+(\w+)\s*\(/g)) {
       if (m[1] !== undefined) service = m[1];
-      else if (service === undefined) throw new Error(`${file}: rpc ${m[2]} outside a service`);
-      else out.push(`${service}.${m[2]}`);
+      else if (service === undefined) throw new Error(`${file}: rpc ${String(m[2])} outside a service`);
+      else out.push(`${service}.${String(m[2])}`);
     }
   }
   return out;

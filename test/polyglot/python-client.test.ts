@@ -1,6 +1,7 @@
 // The Python example (examples/python) against a real Charter: stubs generated from proto/ with
 // protoc, then issue -> catalog -> three verdicts -> receipt verified offline, all from Python.
-// Missing tools FAIL this file (they never skip it): .ci/run installs them from Debian packages.
+// Missing tools FAIL this file (they never skip it): `npm test` first runs
+// scripts/provision-test-toolchain.sh, which installs them from Debian packages when it can.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -81,12 +82,12 @@ async function requireToolchain(): Promise<void> {
     throw new Error(
       `the Python client test needs: ${missing.join(", ")}. Install them with ` +
         "`apt-get update && apt-get install -y python3-grpcio python3-protobuf python3-cryptography protobuf-compiler protobuf-compiler-grpc` " +
-        "(.ci/run installs them).",
+        "(`npm test` runs scripts/provision-test-toolchain.sh, which does that as root).",
     );
   }
 }
 
-let charter: TestCharter;
+let charter: TestCharter | undefined;
 let work: string;
 let stubs: Promise<string> | undefined;
 
@@ -104,6 +105,7 @@ function generatedStubs(): Promise<string> {
 
 async function runExample(...extra: string[]): Promise<Run> {
   const dir = await generatedStubs();
+  if (!charter) throw new Error("the test Charter server did not start");
   const { issuer, audience } = charter.config;
   return run(PYTHON, [EXAMPLE, "--address", `127.0.0.1:${charter.server.port}`, "--stubs", dir, "--issuer", issuer, "--audience", audience, ...extra]);
 }
