@@ -3,8 +3,7 @@ import type { AuthorityContext } from "./context.js";
 
 /** A presented grant token, checked: verified, in its time window, and neither it nor an ancestor revoked. */
 export type GrantCheck =
-  | { readonly ok: true; readonly grant: TaskGrant }
-  | { readonly ok: false; readonly code: "GRANT_INVALID" | "GRANT_EXPIRED" | "GRANT_REVOKED"; readonly message: string };
+  { readonly ok: true; readonly grant: TaskGrant } | { readonly ok: false; readonly code: "GRANT_INVALID" | "GRANT_EXPIRED" | "GRANT_REVOKED"; readonly message: string };
 
 /**
  * The load step for a grant token: verify it (the verifier may answer from its cache), then ask

@@ -24,12 +24,7 @@ export function serverAddress(flag: string | undefined, io: CliIo): string | und
  * data dir of `config()` (the server's store and keys, so tokens are interchangeable). Either
  * way a refusal prints the same `STATUS: message` line and answers EXIT_RPC_FAILED.
  */
-export async function withTarget(
-  address: string | undefined,
-  config: () => Promise<CharterConfig>,
-  io: CliIo,
-  fn: (target: Target) => Promise<number>,
-): Promise<number> {
+export async function withTarget(address: string | undefined, config: () => Promise<CharterConfig>, io: CliIo, fn: (target: Target) => Promise<number>): Promise<number> {
   if (address !== undefined) {
     const clients = createCharterClients({ address });
     try {

@@ -104,8 +104,7 @@ export async function resolveConfig(options: {
     const least = key === "tokenCacheSize" ? 0 : 1;
     if (typeof n !== "number" || !Number.isSafeInteger(n) || n < least) {
       problems.push(`${key} must be a ${least === 0 ? "non-negative" : "positive"} integer`);
-    }
-    else raw[key] = n;
+    } else raw[key] = n;
   }
   for (const key of ["listen", "dataDir", "issuer", "audience", "catalog", "policy"] as const) {
     if (typeof raw[key] !== "string" || raw[key] === "") {

@@ -162,13 +162,7 @@ function readTool(raw: unknown, id: string, problems: ProblemList): ToolDescript
 }
 
 /** Compiles a schema, turning a compile failure into a load problem. */
-export function compileChecked(
-  schema: JsonSchema,
-  subject: string,
-  what: string,
-  problems: ProblemList,
-  schemas: SchemaCompiler,
-): CompiledSchema | undefined {
+export function compileChecked(schema: JsonSchema, subject: string, what: string, problems: ProblemList, schemas: SchemaCompiler): CompiledSchema | undefined {
   try {
     return schemas.compile(schema);
   } catch (err) {

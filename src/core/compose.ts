@@ -19,13 +19,7 @@ export interface ComposeRequest {
 }
 
 /** Why a grant could not be composed. */
-export const COMPOSE_DENIAL_CODES = [
-  "UNKNOWN_PROFILE",
-  "SOURCE_MISSING",
-  "SOURCE_SUSPENDED",
-  "BIND_CONFLICT",
-  "INVALID_REQUEST",
-] as const;
+export const COMPOSE_DENIAL_CODES = ["UNKNOWN_PROFILE", "SOURCE_MISSING", "SOURCE_SUSPENDED", "BIND_CONFLICT", "INVALID_REQUEST"] as const;
 
 export type ComposeDenialCode = (typeof COMPOSE_DENIAL_CODES)[number];
 

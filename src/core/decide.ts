@@ -124,11 +124,15 @@ function approvalVerdict(ctx: DecideContext, base: Base, extra: Pick<Verdict, "r
   });
   if (!record) return out("require_approval");
   if (record.callDigest !== base.callDigest) {
-    return out("deny", { code: "APPROVAL_MISMATCH", message: `The approval presented was given for a different call to ${shown}; request approval for this exact call.` });
+    return out("deny", {
+      code: "APPROVAL_MISMATCH",
+      message: `The approval presented was given for a different call to ${shown}; request approval for this exact call.`,
+    });
   }
   if (record.status === "rejected") return out("deny", { code: "APPROVAL_REJECTED", message: `The owner rejected this call to ${shown}. Do not retry it.` });
   if (ctx.now >= record.expiresAt) return out("deny", { code: "APPROVAL_EXPIRED", message: `The approval for this call to ${shown} has expired; request a new one.` });
-  if (record.status === "consumed") return out("deny", { code: "APPROVAL_CONSUMED", message: `The approval for this call to ${shown} was already used; request a new one.` });
+  if (record.status === "consumed")
+    return out("deny", { code: "APPROVAL_CONSUMED", message: `The approval for this call to ${shown} was already used; request a new one.` });
   // Only an approved record allows; pending, or any status this version does not know, still waits.
   return record.status === "approved" ? out("allow") : out("require_approval");
 }

@@ -18,21 +18,11 @@ export interface DelegationSpec {
 }
 
 /** Why a delegation was refused. */
-export const REFUSAL_CODES = [
-  "ACTION_NOT_IN_PARENT",
-  "ACTION_NOT_DELEGABLE",
-  "EXPIRY_WIDENS",
-  "LIMIT_WIDENS",
-  "DEPTH_EXCEEDED",
-  "BIND_CONFLICT",
-  "MODE_WIDENS",
-] as const;
+export const REFUSAL_CODES = ["ACTION_NOT_IN_PARENT", "ACTION_NOT_DELEGABLE", "EXPIRY_WIDENS", "LIMIT_WIDENS", "DEPTH_EXCEEDED", "BIND_CONFLICT", "MODE_WIDENS"] as const;
 
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 
-export type DelegateResult =
-  | { readonly kind: "granted"; readonly grant: TaskGrant }
-  | { readonly kind: "refused"; readonly code: RefusalCode; readonly message: string };
+export type DelegateResult = { readonly kind: "granted"; readonly grant: TaskGrant } | { readonly kind: "refused"; readonly code: RefusalCode; readonly message: string };
 
 /**
  * Derives a child grant that only narrows its parent (DESIGN §2): its actions are delegable and
@@ -124,11 +114,7 @@ function narrowLimits(parent: GrantLimits, asked: Partial<GrantLimits>): GrantLi
 }
 
 /** Parent caveats of the kept actions plus the spec's; answers a message when a bound argument would be re-bound. */
-function accumulateCaveats(
-  parent: TaskGrant,
-  kept: readonly string[],
-  added: Readonly<Record<string, Partial<ActionCaveats>>>,
-): Record<string, ActionCaveats> | string {
+function accumulateCaveats(parent: TaskGrant, kept: readonly string[], added: Readonly<Record<string, Partial<ActionCaveats>>>): Record<string, ActionCaveats> | string {
   const out: Record<string, ActionCaveats> = {};
   for (const actionId of [...kept].sort(compareCodeUnits)) {
     const base = caveatsOf(parent, actionId);

@@ -5,13 +5,7 @@ import type { ActionCaveats, Rule } from "./policy.js";
 import { checkSatisfiable } from "./satisfiable.js";
 
 /** Reads a source's per-action `constraints` and `rules`, checking each against the action's tool schema. */
-export function readCaveats(
-  constraintsRaw: unknown,
-  rulesRaw: unknown,
-  sourceId: string,
-  catalog: Catalog,
-  problems: ProblemList,
-): Map<string, ActionCaveats> {
+export function readCaveats(constraintsRaw: unknown, rulesRaw: unknown, sourceId: string, catalog: Catalog, problems: ProblemList): Map<string, ActionCaveats> {
   const subject = `source ${sourceId}`;
   const out = new Map<string, { constraints: JsonSchema[]; binds: JsonObject; rules: Rule[] }>();
   const slot = (actionId: string) => {

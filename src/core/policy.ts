@@ -137,9 +137,11 @@ function readSource(id: string, raw: unknown, catalog: Catalog, problems: Proble
   const global = raw["global"] ?? false;
   if (typeof global !== "boolean") problems.add(subject, "global must be true or false");
 
-  const [allow, approval, deny] = (["allow", "approval", "deny"] as const).map((list) =>
-    readIdList(raw[list], `${subject} ${list}`, catalog, problems),
-  ) as [string[], string[], string[]];
+  const [allow, approval, deny] = (["allow", "approval", "deny"] as const).map((list) => readIdList(raw[list], `${subject} ${list}`, catalog, problems)) as [
+    string[],
+    string[],
+    string[],
+  ];
   if (kind === "narrow" && approval.length > 0) {
     problems.add(subject, "a narrow source only restricts: list approval-required actions in a grant source");
   }

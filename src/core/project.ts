@@ -47,7 +47,12 @@ export function projectCatalog(grant: TaskGrant, catalog: Catalog): CatalogView 
         actionId,
         name,
         description,
-        inputSchema: pruneEnums(inputSchema, narrowSchema(inputSchema, caveatsOf(grant, actionId), (schema, value) => acceptsValue(catalog.schemas, schema, value)), caveatsOf(grant, actionId), catalog),
+        inputSchema: pruneEnums(
+          inputSchema,
+          narrowSchema(inputSchema, caveatsOf(grant, actionId), (schema, value) => acceptsValue(catalog.schemas, schema, value)),
+          caveatsOf(grant, actionId),
+          catalog,
+        ),
         ...(outputSchema ? { outputSchema: cloneJson(outputSchema) } : {}),
         status,
         effect: action.effect,

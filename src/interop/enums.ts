@@ -3,13 +3,7 @@ import type { GrantMode } from "../core/policy.js";
 import type { ToolStatus } from "../core/project.js";
 import type { Decision } from "../core/verdict.js";
 import type { DialectName } from "./dialects.js";
-import {
-  Decision as PbDecision,
-  Dialect as PbDialect,
-  Effect as PbEffect,
-  GrantMode as PbGrantMode,
-  ToolStatus as PbToolStatus,
-} from "../gen/charter/v1/common_pb.js";
+import { Decision as PbDecision, Dialect as PbDialect, Effect as PbEffect, GrantMode as PbGrantMode, ToolStatus as PbToolStatus } from "../gen/charter/v1/common_pb.js";
 
 // One convention for every enum: an exhaustive `X_TO_PROTO` table (a new domain value that is not
 // mapped fails compilation) and `xFromProto`, derived from it, answering undefined for a value

@@ -1,8 +1,4 @@
-import {
-  Health,
-  HealthCheckResponse_ServingStatus as ServingStatus,
-  file_grpc_health_v1_health,
-} from "../gen/grpc/health/v1/health_pb.js";
+import { Health, HealthCheckResponse_ServingStatus as ServingStatus, file_grpc_health_v1_health } from "../gen/grpc/health/v1/health_pb.js";
 import { bindService, type BindOptions, type ServiceBinding } from "./router.js";
 import { RpcError } from "./rpc-error.js";
 

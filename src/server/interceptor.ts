@@ -8,9 +8,7 @@ export type AnyRequest = MessageShape<DescMessage>;
 export type AnyResponse = MessageInitShape<DescMessage>;
 
 /** What a call answers: one message (unary) or a stream of them (server streaming). */
-export type CallOutput =
-  | { readonly stream: false; readonly message: AnyResponse }
-  | { readonly stream: true; readonly messages: AsyncIterable<AnyResponse> };
+export type CallOutput = { readonly stream: false; readonly message: AnyResponse } | { readonly stream: true; readonly messages: AsyncIterable<AnyResponse> };
 
 /** One step of the call pipeline: the handler, or the handler wrapped by interceptors. */
 export type CallHandler = (request: AnyRequest, ctx: CallContext) => Promise<CallOutput>;

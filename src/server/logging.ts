@@ -64,4 +64,3 @@ export function logRpc(log: Logger, method: string, s: GrpcStatus, started: bigi
   if (s.fault) log.error({ ...fields, err: cause }, "rpc failed");
   else log.info(fields, "rpc");
 }
-

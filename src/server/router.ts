@@ -19,15 +19,9 @@ import { STATUS_DETAILS_KEY, statusDetailsBin } from "./status-details.js";
 export type { Caller, CallContext } from "./call-context.js";
 export type { CallHandler, CallOutput, Interceptor } from "./interceptor.js";
 
-export type UnaryHandler<I extends DescMessage, O extends DescMessage> = (
-  request: MessageShape<I>,
-  ctx: CallContext,
-) => Promise<MessageInitShape<O>>;
+export type UnaryHandler<I extends DescMessage, O extends DescMessage> = (request: MessageShape<I>, ctx: CallContext) => Promise<MessageInitShape<O>>;
 
-export type ServerStreamingHandler<I extends DescMessage, O extends DescMessage> = (
-  request: MessageShape<I>,
-  ctx: CallContext,
-) => AsyncIterable<MessageInitShape<O>>;
+export type ServerStreamingHandler<I extends DescMessage, O extends DescMessage> = (request: MessageShape<I>, ctx: CallContext) => AsyncIterable<MessageInitShape<O>>;
 
 /** Handlers for a generated service, typed from its descriptor: one per method, by local name. */
 export type ServiceHandlers<S extends GenService<GenServiceMethods>> = {

@@ -14,13 +14,7 @@ import { getJwks } from "./rpc/get-jwks.js";
 import { issueGrant } from "./rpc/issue-grant.js";
 
 /** The generated files of the public contract, for server reflection. */
-export const CONTRACT_FILES = [
-  file_charter_v1_catalog,
-  file_charter_v1_authority,
-  file_charter_v1_grant,
-  file_charter_v1_approval,
-  file_charter_v1_key,
-];
+export const CONTRACT_FILES = [file_charter_v1_catalog, file_charter_v1_authority, file_charter_v1_grant, file_charter_v1_approval, file_charter_v1_key];
 
 /**
  * Every Charter service with the handlers implemented so far; the rest answer UNIMPLEMENTED.

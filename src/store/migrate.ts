@@ -39,10 +39,7 @@ export function pendingMigrations(migrations: readonly Migration[], applied: rea
       throw new StoreError("CORRUPT", `database schema history is not a prefix of this Charter's: found version ${row.version}`);
     }
     if (row.name !== expected.name) {
-      throw new StoreError(
-        "CORRUPT",
-        `database schema version ${row.version} is "${row.name}", this Charter expects "${expected.name}"`,
-      );
+      throw new StoreError("CORRUPT", `database schema version ${row.version} is "${row.name}", this Charter expects "${expected.name}"`);
     }
   });
   return migrations.slice(recorded.length);

@@ -52,8 +52,7 @@ export interface ReceiptCheck {
 
 /** The receipt, or why it is refused (the message never echoes the token). */
 export type ReceiptResult =
-  | { readonly ok: true; readonly receipt: Receipt }
-  | { readonly ok: false; readonly code: "RECEIPT_INVALID" | "RECEIPT_EXPIRED"; readonly message: string };
+  { readonly ok: true; readonly receipt: Receipt } | { readonly ok: false; readonly code: "RECEIPT_INVALID" | "RECEIPT_EXPIRED"; readonly message: string };
 
 /** JWT claim names of the receipt's private claims, beside jti (decisionId) and sub (subject). */
 const CLAIM = {

@@ -19,8 +19,7 @@ export interface JwsExpectations {
 
 /** A verified token's claims, or why it is refused: `expired` covers "not yet valid" too. */
 export type JwsOutcome =
-  | { readonly ok: true; readonly payload: JWTPayload; readonly header: JWTHeaderParameters }
-  | { readonly ok: false; readonly expired: boolean; readonly message: string };
+  { readonly ok: true; readonly payload: JWTPayload; readonly header: JWTHeaderParameters } | { readonly ok: false; readonly expired: boolean; readonly message: string };
 
 /** Claim names a refusal message may name; anything else is reported without its name. */
 const NAMED_CLAIMS = new Set(["iss", "aud", "sub", "jti", "iat", "nbf", "exp", "typ"]);

@@ -103,9 +103,9 @@ describe("authorizeBatch()", () => {
       signatures += 1;
       return signed;
     };
-    await expect(authorizeBatch({ ...app, store, ring }, { grantToken: token, calls: [search("a"), search("b"), search("c")] }, { signal: caller.signal })).rejects.toThrow(
-      "the client went away",
-    );
+    await expect(
+      authorizeBatch({ ...app, store, ring }, { grantToken: token, calls: [search("a"), search("b"), search("c")] }, { signal: caller.signal }),
+    ).rejects.toThrow("the client went away");
     expect(committed.map((r) => r.callId)).toEqual(["a"]);
     expect(signatures).toBe(0);
   });

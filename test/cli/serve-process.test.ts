@@ -52,7 +52,11 @@ describe("charter serve (the quick start's server, as a process)", () => {
     server.child.kill("SIGTERM");
     expect(await server.exited).toBe(0);
 
-    const lines = server.stdout().trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = server
+      .stdout()
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const rpcs = lines.filter((l) => l["msg"] === "rpc");
     expect(rpcs.map((l) => l["method"])).toEqual([
       "/charter.v1.GrantService/IssueGrant",

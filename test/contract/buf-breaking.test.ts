@@ -37,7 +37,9 @@ async function breaking(dir: string): Promise<{ code: number; output: string }> 
 
 describe("buf breaking (FILE rules) against the committed contract", () => {
   it("accepts the contract unchanged and an added field", async () => {
-    const dir = mutated("authority.proto", (t) => t.replace(/message AuthorizeResponse \{/, "message AuthorizeResponse {\n  // Added for the test.\n  string note = 99;"));
+    const dir = mutated("authority.proto", (t) =>
+      t.replace(/message AuthorizeResponse \{/, "message AuthorizeResponse {\n  // Added for the test.\n  string note = 99;"),
+    );
     expect(await breaking(dir)).toMatchObject({ code: 0 });
   });
 

@@ -9,7 +9,6 @@ import { loadErrorOf } from "../support/load-error.js";
 
 const FILE = "catalogs/test.yaml";
 
-
 async function loadErrorOfAsync(run: () => Promise<unknown>): Promise<LoadError> {
   const err: unknown = await run().then(
     () => new Error("expected a LoadError, but nothing was thrown"),
@@ -29,7 +28,13 @@ function catalogWith(...actions: unknown[]): JsonObject {
 
 describe("buildCatalog() on a valid catalog", () => {
   const doc = catalogWith(
-    { id: "email.send", effect: "external", delegable: true, resource: "mailbox/{to}", tool: tool("send_email", { type: "object", properties: { to: { type: "string", format: "email" } }, required: ["to"] }) },
+    {
+      id: "email.send",
+      effect: "external",
+      delegable: true,
+      resource: "mailbox/{to}",
+      tool: tool("send_email", { type: "object", properties: { to: { type: "string", format: "email" } }, required: ["to"] }),
+    },
     { id: "audit.note" },
     { id: "report.read", tool: tool("read_report", { type: "object" }, { outputSchema: { type: "object", properties: { text: { type: "string" } } } }) },
     { id: "static.thing", resource: "static/thing" },
@@ -63,9 +68,7 @@ describe("buildCatalog() on a valid catalog", () => {
     const copy = structuredClone(doc);
     const catalog = buildCatalog(copy, FILE);
     ((copy["actions"] as JsonObject[])[0]?.["tool"] as JsonObject)["inputSchema"] = { type: "object", properties: {} };
-    expect(catalog.actions.get("email.send")?.tool?.inputSchema).toEqual(
-      (((doc["actions"] as JsonObject[])[0]?.["tool"] as JsonObject)["inputSchema"]),
-    );
+    expect(catalog.actions.get("email.send")?.tool?.inputSchema).toEqual(((doc["actions"] as JsonObject[])[0]?.["tool"] as JsonObject)["inputSchema"]);
   });
 
   it("loads the shared basic fixture", async () => {
@@ -80,13 +83,28 @@ describe("buildCatalog() errors", () => {
     { name: "a duplicate action id", actions: [{ id: "a.b" }, { id: "a.b", effect: "write" }], problem: { subject: "a.b", message: "duplicate action id" } },
     {
       name: "a duplicate tool name",
-      actions: [{ id: "one", tool: tool("same") }, { id: "two", tool: tool("same") }],
+      actions: [
+        { id: "one", tool: tool("same") },
+        { id: "two", tool: tool("same") },
+      ],
       problem: { subject: "two", message: 'duplicate tool name "same" (also used by one)' },
     },
-    { name: "a tool name with a space", actions: [{ id: "a", tool: tool("send email") }], problem: { subject: "a", message: 'invalid tool name "send email" (must match ^[a-zA-Z0-9_-]{1,64}$)' } },
-    { name: "a tool name of 65 characters", actions: [{ id: "a", tool: tool("x".repeat(65)) }], problem: { subject: "a", message: `invalid tool name "${"x".repeat(65)}" (must match ^[a-zA-Z0-9_-]{1,64}$)` } },
+    {
+      name: "a tool name with a space",
+      actions: [{ id: "a", tool: tool("send email") }],
+      problem: { subject: "a", message: 'invalid tool name "send email" (must match ^[a-zA-Z0-9_-]{1,64}$)' },
+    },
+    {
+      name: "a tool name of 65 characters",
+      actions: [{ id: "a", tool: tool("x".repeat(65)) }],
+      problem: { subject: "a", message: `invalid tool name "${"x".repeat(65)}" (must match ^[a-zA-Z0-9_-]{1,64}$)` },
+    },
     { name: "an empty tool name", actions: [{ id: "a", tool: tool("") }], problem: { subject: "a", message: 'invalid tool name "" (must match ^[a-zA-Z0-9_-]{1,64}$)' } },
-    { name: "a tool name that is not a string", actions: [{ id: "a", tool: { ...tool("x"), name: 7 } }], problem: { subject: "a", message: "invalid tool name 7 (must match ^[a-zA-Z0-9_-]{1,64}$)" } },
+    {
+      name: "a tool name that is not a string",
+      actions: [{ id: "a", tool: { ...tool("x"), name: 7 } }],
+      problem: { subject: "a", message: "invalid tool name 7 (must match ^[a-zA-Z0-9_-]{1,64}$)" },
+    },
     {
       name: "an unknown keyword in the input schema (strict mode)",
       actions: [{ id: "a", tool: tool("t", { type: "object", properties: { n: { type: "integer", minimun: 1 } } }) }],
@@ -116,13 +134,41 @@ describe("buildCatalog() errors", () => {
       actions: [{ id: "a", tool: tool("t", { type: "object" }, { outputSchema: { type: "object", propertiez: {} } }) }],
       problem: { subject: "a", message: 'invalid outputSchema: strict mode: unknown keyword: "propertiez"' },
     },
-    { name: "an output schema that is not an object", actions: [{ id: "a", tool: tool("t", { type: "object" }, { outputSchema: 5 }) }], problem: { subject: "a", message: "outputSchema must be a JSON Schema object" } },
-    { name: "a string input schema", actions: [{ id: "a", tool: tool("t", { type: "string" }) }], problem: { subject: "a", message: 'inputSchema must be an object schema (with type: "object")' } },
-    { name: "an input schema without a type", actions: [{ id: "a", tool: tool("t", { properties: {} }) }], problem: { subject: "a", message: 'inputSchema must be an object schema (with type: "object")' } },
-    { name: "a list as input schema", actions: [{ id: "a", tool: tool("t", []) }], problem: { subject: "a", message: 'inputSchema must be an object schema (with type: "object")' } },
-    { name: "a tool without an input schema", actions: [{ id: "a", tool: { name: "t", description: "d" } }], problem: { subject: "a", message: 'inputSchema must be an object schema (with type: "object")' } },
-    { name: "a tool without a description", actions: [{ id: "a", tool: { name: "t", inputSchema: { type: "object" } } }], problem: { subject: "a", message: "tool description must be a non-empty string" } },
-    { name: "a tool that is not an object", actions: [{ id: "a", tool: "send_email" }], problem: { subject: "a", message: "tool must be an object with name, description and inputSchema" } },
+    {
+      name: "an output schema that is not an object",
+      actions: [{ id: "a", tool: tool("t", { type: "object" }, { outputSchema: 5 }) }],
+      problem: { subject: "a", message: "outputSchema must be a JSON Schema object" },
+    },
+    {
+      name: "a string input schema",
+      actions: [{ id: "a", tool: tool("t", { type: "string" }) }],
+      problem: { subject: "a", message: 'inputSchema must be an object schema (with type: "object")' },
+    },
+    {
+      name: "an input schema without a type",
+      actions: [{ id: "a", tool: tool("t", { properties: {} }) }],
+      problem: { subject: "a", message: 'inputSchema must be an object schema (with type: "object")' },
+    },
+    {
+      name: "a list as input schema",
+      actions: [{ id: "a", tool: tool("t", []) }],
+      problem: { subject: "a", message: 'inputSchema must be an object schema (with type: "object")' },
+    },
+    {
+      name: "a tool without an input schema",
+      actions: [{ id: "a", tool: { name: "t", description: "d" } }],
+      problem: { subject: "a", message: 'inputSchema must be an object schema (with type: "object")' },
+    },
+    {
+      name: "a tool without a description",
+      actions: [{ id: "a", tool: { name: "t", inputSchema: { type: "object" } } }],
+      problem: { subject: "a", message: "tool description must be a non-empty string" },
+    },
+    {
+      name: "a tool that is not an object",
+      actions: [{ id: "a", tool: "send_email" }],
+      problem: { subject: "a", message: "tool must be an object with name, description and inputSchema" },
+    },
     {
       name: "a resource template naming an undeclared argument",
       actions: [{ id: "a", resource: "item/{id}/{rev}", tool: tool("t", { type: "object", properties: { id: { type: "string" } } }) }],
@@ -138,16 +184,40 @@ describe("buildCatalog() errors", () => {
       actions: [{ id: "a", resource: "mailbox/{to", tool: tool("t", { type: "object", properties: { to: { type: "string" } } }) }],
       problem: { subject: "a", message: 'invalid resource template "mailbox/{to": placeholders must look like {argument_name}' },
     },
-    { name: "an empty placeholder", actions: [{ id: "a", resource: "mailbox/{}" }], problem: { subject: "a", message: 'invalid resource template "mailbox/{}": placeholders must look like {argument_name}' } },
-    { name: "a placeholder starting with a digit", actions: [{ id: "a", resource: "x/{1to}" }], problem: { subject: "a", message: 'invalid resource template "x/{1to}": placeholders must look like {argument_name}' } },
+    {
+      name: "an empty placeholder",
+      actions: [{ id: "a", resource: "mailbox/{}" }],
+      problem: { subject: "a", message: 'invalid resource template "mailbox/{}": placeholders must look like {argument_name}' },
+    },
+    {
+      name: "a placeholder starting with a digit",
+      actions: [{ id: "a", resource: "x/{1to}" }],
+      problem: { subject: "a", message: 'invalid resource template "x/{1to}": placeholders must look like {argument_name}' },
+    },
     { name: "an empty template", actions: [{ id: "a", resource: " " }], problem: { subject: "a", message: 'invalid resource template " ": template is empty' } },
-    { name: "a template that is not a string", actions: [{ id: "a", resource: 42 }], problem: { subject: "a", message: "resource must be a template string such as mailbox/{to}" } },
+    {
+      name: "a template that is not a string",
+      actions: [{ id: "a", resource: 42 }],
+      problem: { subject: "a", message: "resource must be a template string such as mailbox/{to}" },
+    },
     { name: "an unknown action key", actions: [{ id: "a", delegatable: true }], problem: { subject: "a", message: 'unknown key "delegatable"' } },
-    { name: "an unknown tool key", actions: [{ id: "a", tool: tool("t", { type: "object" }, { colour: "red" }) }], problem: { subject: "a", message: 'unknown tool key "colour"' } },
+    {
+      name: "an unknown tool key",
+      actions: [{ id: "a", tool: tool("t", { type: "object" }, { colour: "red" }) }],
+      problem: { subject: "a", message: 'unknown tool key "colour"' },
+    },
     { name: "a bad effect", actions: [{ id: "a", effect: "delete" }], problem: { subject: "a", message: "effect must be one of read, write, external, destructive" } },
     { name: "a delegable that is not a boolean", actions: [{ id: "a", delegable: "yes" }], problem: { subject: "a", message: "delegable must be true or false" } },
-    { name: "an invalid action id", actions: [{ id: "bad id" }], problem: { subject: "actions[0]", message: 'invalid action id "bad id" (letters, digits and _ . : -, at most 128)' } },
-    { name: "a missing action id", actions: [{ effect: "read" }], problem: { subject: "actions[0]", message: "invalid action id undefined (letters, digits and _ . : -, at most 128)" } },
+    {
+      name: "an invalid action id",
+      actions: [{ id: "bad id" }],
+      problem: { subject: "actions[0]", message: 'invalid action id "bad id" (letters, digits and _ . : -, at most 128)' },
+    },
+    {
+      name: "a missing action id",
+      actions: [{ effect: "read" }],
+      problem: { subject: "actions[0]", message: "invalid action id undefined (letters, digits and _ . : -, at most 128)" },
+    },
     { name: "an action that is not an object", actions: ["email.send"], problem: { subject: "actions[0]", message: "an action must be an object" } },
   ];
 
@@ -194,7 +264,11 @@ describe("buildCatalog() errors", () => {
     { name: "a list", doc: [], messages: ["a catalog must be an object with `version` and `actions`"] },
     { name: "null", doc: null, messages: ["a catalog must be an object with `version` and `actions`"] },
     { name: "no version and no actions", doc: {}, messages: ["`version` must be a non-empty string", "`actions` must be a list"] },
-    { name: "a blank version and a map of actions", doc: { version: "  ", actions: { a: {} } }, messages: ["`version` must be a non-empty string", "`actions` must be a list"] },
+    {
+      name: "a blank version and a map of actions",
+      doc: { version: "  ", actions: { a: {} } },
+      messages: ["`version` must be a non-empty string", "`actions` must be a list"],
+    },
     { name: "a numeric version", doc: { version: 1, actions: [] }, messages: ["`version` must be a non-empty string"] },
   ])("refuses a document that is $name", ({ doc, messages }) => {
     expect(loadErrorOf(() => buildCatalog(doc, FILE)).problems).toEqual(messages.map((message) => ({ file: FILE, message })));
@@ -212,7 +286,11 @@ describe("parseDocumentText()", () => {
   });
 
   it.each([
-    { name: "an unclosed flow sequence", text: "actions: [1, 2\nversion: v1\n", message: "Flow sequence in block collection must be sufficiently indented and end with a ] at line 2, column 1:" },
+    {
+      name: "an unclosed flow sequence",
+      text: "actions: [1, 2\nversion: v1\n",
+      message: "Flow sequence in block collection must be sufficiently indented and end with a ] at line 2, column 1:",
+    },
     { name: "an unclosed quote", text: "version: 'v1\n", message: "Missing closing 'quote at line 2, column 1:" },
     { name: "a tab as indentation", text: "a:\n\tb: 1\n", message: "Tabs are not allowed as indentation at line 2, column 1:" },
     { name: "several documents", text: "a: 1\n---\nb: 2\n", message: "Source contains multiple documents; please use YAML.parseAllDocuments() at line 2, column 1:" },

@@ -50,9 +50,7 @@ function decideOn(profile: string, toolName: string, args: unknown): Verdict {
 
 /** Profiles that name a source whose status is suspended, computed from the policy. */
 function profilesWithSuspendedSource(): string[] {
-  return [...policy.profiles.values()]
-    .filter((p) => p.sources.some((s) => policy.sources.get(s)?.status === "suspended"))
-    .map((p) => p.id);
+  return [...policy.profiles.values()].filter((p) => p.sources.some((s) => policy.sources.get(s)?.status === "suspended")).map((p) => p.id);
 }
 
 function toolNameOf(actionId: string): string {
@@ -192,13 +190,7 @@ describe("demo policy (fixtures/policy.yaml)", () => {
 });
 
 describe("receptionist catalog view", () => {
-  const RECEPTIONIST_ACTIONS = [
-    "calendar.freebusy",
-    "contact.lookup",
-    "telegram.reply:inbound_chat",
-    "telegram.reply:owner_channel",
-    "calendar.create",
-  ];
+  const RECEPTIONIST_ACTIONS = ["calendar.freebusy", "contact.lookup", "telegram.reply:inbound_chat", "telegram.reply:owner_channel", "calendar.create"];
 
   it("holds only the stranger-safe tools, with meetings needing approval", () => {
     const view = projectCatalog(grantFor("receptionist"), catalog);

@@ -54,16 +54,32 @@ describe("grantShapeProblem()", () => {
     ["a constraint that is not a schema", sampleGrant({ caveats: { a: { constraints: [3], binds: {}, rules: [] } } }), /constraints/],
     ["binds that are a list", sampleGrant({ caveats: { a: { constraints: [], binds: [], rules: [] } } }), /binds/],
     ["a deny rule without a reason", sampleGrant({ caveats: { a: { constraints: [], binds: {}, rules: [{ when: true, then: "deny", source: "s" }] } } }), /rules/],
-    ["a rule with an extra member", sampleGrant({ caveats: { a: { constraints: [], binds: {}, rules: [{ when: true, then: "deny", reason: "r", source: "s", also: 1 }] } } }), /rules/],
+    [
+      "a rule with an extra member",
+      sampleGrant({ caveats: { a: { constraints: [], binds: {}, rules: [{ when: true, then: "deny", reason: "r", source: "s", also: 1 }] } } }),
+      /rules/,
+    ],
     ["a root grant with a chain", sampleGrant({ chain: ["grant-0"] }), /root grant must have an empty chain/],
     ["a root grant that names another root", sampleGrant({ rootId: "grant-0" }), /own root/],
     ["a child whose chain does not end at its parent", sampleGrant({ id: "g-3", parentId: "g-2", chain: ["grant-1", "g-9"] }), /chain must run/],
     ["an unsorted allowed list", sampleGrant({ allowed: ["email.send", "email.read"] }), /grant\.allowed must be sorted and free of duplicates/],
     ["a list sorted by locale, not by code unit", sampleGrant({ denied: ["a.delete", "Z.delete"] }), /grant\.denied must be sorted/],
-    ["a duplicate in approvalRequired", sampleGrant({ approvalRequired: ["payments.transfer", "payments.transfer"] }), /grant\.approvalRequired must be sorted and free of duplicates/],
+    [
+      "a duplicate in approvalRequired",
+      sampleGrant({ approvalRequired: ["payments.transfer", "payments.transfer"] }),
+      /grant\.approvalRequired must be sorted and free of duplicates/,
+    ],
     ["an id both allowed and denied", sampleGrant({ denied: ["email.send", "files.delete"] }), /grant\.allowed and grant\.denied must not share an action/],
-    ["an id both allowed and approval-required", sampleGrant({ approvalRequired: ["email.read", "payments.transfer"] }), /grant\.allowed and grant\.approvalRequired must not share/],
-    ["an id both approval-required and denied", sampleGrant({ denied: ["files.delete", "payments.transfer"] }), /grant\.approvalRequired and grant\.denied must not share/],
+    [
+      "an id both allowed and approval-required",
+      sampleGrant({ approvalRequired: ["email.read", "payments.transfer"] }),
+      /grant\.allowed and grant\.approvalRequired must not share/,
+    ],
+    [
+      "an id both approval-required and denied",
+      sampleGrant({ denied: ["files.delete", "payments.transfer"] }),
+      /grant\.approvalRequired and grant\.denied must not share/,
+    ],
   ])("refuses %s", (_name, value, problem) => {
     expect(grantShapeProblem(value)).toMatch(problem);
     expect(isTaskGrant(value)).toBe(false);

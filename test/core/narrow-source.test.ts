@@ -2,7 +2,16 @@ import { describe, expect, it } from "vitest";
 import { buildCatalog, buildPolicy, compose, isLoadError } from "../../src/core/index.js";
 
 const tool = (name: string) => ({ name, description: "d.", inputSchema: { type: "object", additionalProperties: false } });
-const catalog = buildCatalog({ version: "v", actions: [{ id: "a", tool: tool("a") }, { id: "pay", tool: tool("pay") }] }, "<inline>");
+const catalog = buildCatalog(
+  {
+    version: "v",
+    actions: [
+      { id: "a", tool: tool("a") },
+      { id: "pay", tool: tool("pay") },
+    ],
+  },
+  "<inline>",
+);
 
 describe("narrow sources", () => {
   it("may not add approval-required actions: the policy is refused at load time", () => {

@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { buildPolicy, compose, createSchemaCompiler, decide, narrowSchema, projectCatalog, type ActionCaveats, type JsonObject, type JsonSchema } from "../../src/core/index.js";
+import {
+  buildPolicy,
+  compose,
+  createSchemaCompiler,
+  decide,
+  narrowSchema,
+  projectCatalog,
+  type ActionCaveats,
+  type JsonObject,
+  type JsonSchema,
+} from "../../src/core/index.js";
 import { catalogOf } from "../support/vectors.js";
 
 const schemas = createSchemaCompiler();
@@ -51,9 +61,8 @@ describe("narrowSchema() output shares nothing with the grant", () => {
   });
 });
 
-
 describe("end to end: a valid policy whose view offers a value decide() denies", () => {
-  it("shows folder const \"sent\" while every call with folder \"sent\" is denied", () => {
+  it('shows folder const "sent" while every call with folder "sent" is denied', () => {
     const catalog = catalogOf("basic");
     const policy = buildPolicy(
       {

@@ -122,8 +122,17 @@ describe("narrowSchema()", () => {
   });
 
   it("puts conflicting top-level keywords under allOf and adds missing ones", () => {
-    const out = narrowSchema(toolSchema({ a: { type: "string" } }, { additionalProperties: true }), caveats({ constraints: [{ additionalProperties: false, minProperties: 1 }] }));
-    expect(out).toEqual({ type: "object", properties: { a: { type: "string" } }, additionalProperties: true, minProperties: 1, allOf: [{ additionalProperties: false }] });
+    const out = narrowSchema(
+      toolSchema({ a: { type: "string" } }, { additionalProperties: true }),
+      caveats({ constraints: [{ additionalProperties: false, minProperties: 1 }] }),
+    );
+    expect(out).toEqual({
+      type: "object",
+      properties: { a: { type: "string" } },
+      additionalProperties: true,
+      minProperties: 1,
+      allOf: [{ additionalProperties: false }],
+    });
   });
 
   it.each<[string, JsonSchema, JsonSchema, JsonSchema]>([

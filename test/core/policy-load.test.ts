@@ -10,7 +10,6 @@ import { loadErrorOf } from "../support/load-error.js";
 const FILE = "policies/test.yaml";
 const catalog = catalogOf("basic");
 
-
 /** A policy document with these sources, and one profile using all of them. */
 function policyWith(sources: JsonObject, profiles?: JsonObject): JsonObject {
   return { version: "p1", sources, profiles: profiles ?? { all: { sources: Object.keys(sources) } } };
@@ -88,7 +87,10 @@ describe("buildPolicy() errors", () => {
     {
       name: "actions missing from the catalog in constraints and rules",
       sources: { s: { constraints: { "ghost.d": { schema: {} } }, rules: { "ghost.e": [{ when: {}, then: "deny", reason: "r" }] } } },
-      problems: [problem("source s", 'constraints name action "ghost.d", which the catalog lacks'), problem("source s", 'rules name action "ghost.e", which the catalog lacks')],
+      problems: [
+        problem("source s", 'constraints name action "ghost.d", which the catalog lacks'),
+        problem("source s", 'rules name action "ghost.e", which the catalog lacks'),
+      ],
     },
     {
       name: "a profile naming a missing source",
@@ -111,7 +113,9 @@ describe("buildPolicy() errors", () => {
     })),
     {
       name: "a rule that is not a rule",
-      sources: { s: { rules: { "email.send": ["deny", { when: 5, then: "deny", reason: "r" }, { when: {}, then: "deny", reason: "r", unless: {} }], "email.read": {} } } },
+      sources: {
+        s: { rules: { "email.send": ["deny", { when: 5, then: "deny", reason: "r" }, { when: {}, then: "deny", reason: "r", unless: {} }], "email.read": {} } },
+      },
       problems: [
         problem("source s rules email.send[0]", "a rule is an object with `when` and `then`"),
         problem("source s rules email.send[1]", "when must be a JSON Schema over the arguments"),
@@ -139,7 +143,15 @@ describe("buildPolicy() errors", () => {
     },
     {
       name: "bind values the tool's property schema rejects",
-      sources: { s: { constraints: { "email.read": { bind: { folder: "spam" } }, "refund.issue": { bind: { currency: "GBP", order_id: "ord_1" } }, "email.send": { bind: { to: 42 } } } } },
+      sources: {
+        s: {
+          constraints: {
+            "email.read": { bind: { folder: "spam" } },
+            "refund.issue": { bind: { currency: "GBP", order_id: "ord_1" } },
+            "email.send": { bind: { to: 42 } },
+          },
+        },
+      },
       problems: [
         problem("source s constraints email.read", 'bind: property "folder" is fixed to a value the tool\'s schema for it rejects'),
         problem("source s constraints refund.issue", 'bind: property "currency" is fixed to a value the tool\'s schema for it rejects'),
@@ -278,7 +290,11 @@ describe("buildPolicy() errors", () => {
         { file: FILE, message: "`profiles` must be a map from id to definition" },
       ],
     },
-    { name: "defaults with another key", doc: { version: "v", sources: {}, profiles: {}, defaults: { maxRuntimeSeconds: 60, maxCalls: 1 } }, problems: [problem("defaults", "defaults may only set maxRuntimeSeconds, a positive integer")] },
+    {
+      name: "defaults with another key",
+      doc: { version: "v", sources: {}, profiles: {}, defaults: { maxRuntimeSeconds: 60, maxCalls: 1 } },
+      problems: [problem("defaults", "defaults may only set maxRuntimeSeconds, a positive integer")],
+    },
   ])("refuses a document that is $name", ({ doc, problems }) => {
     expect(problemsOf(doc)).toEqual(problems);
   });
@@ -296,6 +312,8 @@ describe("loadPolicyFile()", () => {
   it("names the file in policy problems", async () => {
     const file = join(dir, "policy.yaml");
     writeFileSync(file, 'version: p1\nsources:\n  s:\n    allow: ["ghost.a"]\nprofiles: {}\n');
-    await expect(loadPolicyFile(file, catalog)).rejects.toMatchObject({ problems: [{ file, subject: "source s allow", message: 'names action "ghost.a", which the catalog lacks' }] });
+    await expect(loadPolicyFile(file, catalog)).rejects.toMatchObject({
+      problems: [{ file, subject: "source s allow", message: 'names action "ghost.a", which the catalog lacks' }],
+    });
   });
 });

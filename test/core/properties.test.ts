@@ -168,7 +168,18 @@ describe("delegate() over random specs and parents", () => {
   /** Times at which to compare the two grants: both windows' edges. */
   function probeTimes(parent: TaskGrant, child: TaskGrant): number[] {
     const mid = Math.floor((child.issuedAt + child.expiresAt) / 2);
-    return [parent.issuedAt - 601, parent.issuedAt - 1, parent.issuedAt, child.issuedAt - 1, child.issuedAt, mid, child.expiresAt - 1, child.expiresAt, parent.expiresAt - 1, parent.expiresAt];
+    return [
+      parent.issuedAt - 601,
+      parent.issuedAt - 1,
+      parent.issuedAt,
+      child.issuedAt - 1,
+      child.issuedAt,
+      mid,
+      child.expiresAt - 1,
+      child.expiresAt,
+      parent.expiresAt - 1,
+      parent.expiresAt,
+    ];
   }
 
   it("refuses with a documented code or grants a child whose authority is a subset of its parent's", () => {

@@ -18,7 +18,12 @@ describe("parseDocumentText() alias problems are load errors naming the file", (
   });
 
   it("reports an alias bomb as a LoadError", () => {
-    const text = ["a: &a [x,x,x,x,x,x,x,x,x,x]", "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]", "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]", "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]"].join("\n");
+    const text = [
+      "a: &a [x,x,x,x,x,x,x,x,x,x]",
+      "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]",
+      "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]",
+      "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]",
+    ].join("\n");
     const err = errorOf(() => parseDocumentText(text, "bomb.yaml"));
     expect(isLoadError(err)).toBe(true); // fails: ReferenceError "Excessive alias count indicates a resource exhaustion attack"
     if (isLoadError(err)) expect(err.problems[0]?.file).toBe("bomb.yaml");

@@ -49,7 +49,9 @@ function documentedCodes(heading: string, column = "code"): string[] {
 /** `Service.Rpc` for every rpc declared in proto/charter/v1/*.proto, read from the proto text. */
 function protoRpcs(): string[] {
   const out: string[] = [];
-  for (const file of readdirSync(PROTO_DIR).filter((f) => f.endsWith(".proto")).sort()) {
+  for (const file of readdirSync(PROTO_DIR)
+    .filter((f) => f.endsWith(".proto"))
+    .sort()) {
     const text = readFileSync(join(PROTO_DIR, file), "utf8")
       .replace(/\/\*[\s\S]*?\*\//g, "")
       .replace(/\/\/.*$/gm, "");

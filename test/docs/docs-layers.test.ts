@@ -28,9 +28,7 @@ function documentedLayers(): Map<string, Set<string>> {
 }
 
 function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
-  );
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
 }
 
 /** The relative module specifiers a file imports or re-exports, static or dynamic. */
@@ -50,7 +48,9 @@ describe("docs/architecture.md layers", () => {
   const layers = documentedLayers();
 
   it("names every directory of src/ as a layer, and no other", () => {
-    const dirs = readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    const dirs = readdirSync(SRC, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
     expect(setDiff([...layers.keys()], dirs)).toEqual({ missingFromDocs: [], unknownToCode: [], repeated: [] });
   });
 

@@ -84,7 +84,10 @@ export function firstTable(s: Section): Table {
 }
 
 function cells(line: string): string[] {
-  const inner = line.trim().replace(/^\|/, "").replace(/(?<!\\)\|$/, "");
+  const inner = line
+    .trim()
+    .replace(/^\|/, "")
+    .replace(/(?<!\\)\|$/, "");
   return inner.split(/(?<!\\)\|/).map((c) => c.trim());
 }
 

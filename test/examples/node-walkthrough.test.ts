@@ -13,9 +13,7 @@ afterAll(async () => {
 describe("examples/node walkthrough", () => {
   it("runs against a real server: allow, deny, approval, and a receipt verified offline", async () => {
     const lines: string[] = [];
-    const result = await walkthrough(`127.0.0.1:${charter.server.port}`, { issuer: charter.config.issuer, audience: charter.config.audience }, (l) =>
-      lines.push(l),
-    );
+    const result = await walkthrough(`127.0.0.1:${charter.server.port}`, { issuer: charter.config.issuer, audience: charter.config.audience }, (l) => lines.push(l));
     expect(result.tools).toContain("issue_refund");
     expect(result.tools).not.toContain("run_shell");
     expect(result.verdicts).toEqual([

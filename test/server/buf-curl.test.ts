@@ -18,7 +18,8 @@ afterAll(async () => {
   await charter.stop();
 });
 
-const bufCurl = async (...args: string[]) => (await run("npx", ["buf", "curl", "--protocol", "grpc", "--http2-prior-knowledge", ...args], { cwd: ROOT, timeout: 30_000 })).stdout;
+const bufCurl = async (...args: string[]) =>
+  (await run("npx", ["buf", "curl", "--protocol", "grpc", "--http2-prior-knowledge", ...args], { cwd: ROOT, timeout: 30_000 })).stdout;
 
 describe("buf curl through server reflection alone", () => {
   it("calls grpc.health.v1.Health/Check and gets SERVING", async () => {

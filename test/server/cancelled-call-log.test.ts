@@ -9,7 +9,12 @@ import { bindService } from "../../src/server/router.js";
 import { aborted, serve } from "../support/grpc.js";
 
 const chunks: string[] = [];
-const lines = () => chunks.join("").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, unknown>);
+const lines = () =>
+  chunks
+    .join("")
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 const finished: (() => void)[] = [];
 const started: (() => void)[] = [];
 const handlerStarted = () => new Promise<void>((resolve) => started.push(resolve));

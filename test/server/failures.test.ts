@@ -47,7 +47,8 @@ async function failureOf(call: Promise<unknown>): Promise<{ code: number; detail
     (value) => ({ answered: value }),
     (err: unknown) => ({ err }),
   );
-  if ("answered" in outcome) expect.fail(`expected the call to fail, it answered ${JSON.stringify(outcome.answered, (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v))}`);
+  if ("answered" in outcome)
+    expect.fail(`expected the call to fail, it answered ${JSON.stringify(outcome.answered, (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v))}`);
   return outcome.err as { code: number; details: string; message: string };
 }
 
@@ -99,9 +100,7 @@ describe("a store that cannot answer", () => {
       const err = await failureOf(clients.authority.authorize(search(token, "after")));
       expect(err).toMatchObject(unavailable);
       expect(err.message).not.toMatch(/sqlite|closed/);
-      await expect(clients.authority.batchAuthorize({ grantToken: token, items: [search(token, "b1"), search(token, "b2")] })).rejects.toMatchObject(
-        unavailable,
-      );
+      await expect(clients.authority.batchAuthorize({ grantToken: token, items: [search(token, "b1"), search(token, "b2")] })).rejects.toMatchObject(unavailable);
       await expect(clients.catalog.getCatalog({ grantToken: token })).rejects.toMatchObject(unavailable);
     }
     await expect(issue()).rejects.toMatchObject(unavailable);
@@ -154,7 +153,7 @@ describe("errors thrown by handlers", () => {
       },
     ],
     ["a thrown string", () => Promise.reject("secret-cause-123")],
-  ])("%s becomes INTERNAL \"internal error\"; the cause is logged, not sent", async (_what, handler) => {
+  ])('%s becomes INTERNAL "internal error"; the cause is logged, not sent', async (_what, handler) => {
     const before = callLines("/charter.v1.KeyService/GetJwks").length;
     const client = await keyClient(handler);
     const err = await failureOf(client.getJwks({}));
@@ -225,7 +224,11 @@ describe("errors thrown by handlers", () => {
   it.each([
     ["a StoreError NOT_FOUND", new StoreError("NOT_FOUND", "no key kid_1"), { code: status.NOT_FOUND, details: "no key kid_1" }],
     ["a StoreError CONFLICT", new StoreError("CONFLICT", "grant exists"), { code: status.ABORTED, details: "grant exists" }],
-    ["a StoreError UNAVAILABLE", new StoreError("UNAVAILABLE", "disk on fire at /var/x"), { code: status.UNAVAILABLE, details: "the store is unavailable; nothing was decided" }],
+    [
+      "a StoreError UNAVAILABLE",
+      new StoreError("UNAVAILABLE", "disk on fire at /var/x"),
+      { code: status.UNAVAILABLE, details: "the store is unavailable; nothing was decided" },
+    ],
     ["a StoreError CORRUPT", new StoreError("CORRUPT", "page 7 of /var/x is garbage"), { code: status.INTERNAL, details: "internal error" }],
     ["a LoadError", new LoadError([{ file: "policy.yaml", message: "bad rule" }]), { code: 9 }],
   ])("%s is translated in the one place errors become statuses", async (_what, error, expected) => {

@@ -27,8 +27,7 @@ async function start(options: Parameters<typeof startTestCharter>[0] = {}): Prom
   return charter;
 }
 
-const search = (grantToken: string) =>
-  ({ grantToken, call: { callId: "c", toolName: "web_search", argumentsJson: JSON.stringify({ query: "charter" }) } }) as const;
+const search = (grantToken: string) => ({ grantToken, call: { callId: "c", toolName: "web_search", argumentsJson: JSON.stringify({ query: "charter" }) } }) as const;
 
 describe("restart with the same data dir", () => {
   it("keeps the signing key (old tokens verify) and the issued grants", async () => {
@@ -85,9 +84,7 @@ describe("start-up", () => {
   });
 
   it("fails fast naming a missing catalog file", async () => {
-    await expect(startCharter({ ...base(), catalog: "/nonexistent/catalog.yaml" }, { log })).rejects.toThrow(
-      "/nonexistent/catalog.yaml: cannot read: file not found",
-    );
+    await expect(startCharter({ ...base(), catalog: "/nonexistent/catalog.yaml" }, { log })).rejects.toThrow("/nonexistent/catalog.yaml: cannot read: file not found");
   });
 
   it("fails fast naming the policy problem", async () => {

@@ -9,7 +9,12 @@ import { bindService } from "../../src/server/router.js";
 import { deferred, serve, within } from "../support/grpc.js";
 
 const chunks: string[] = [];
-const lines = () => chunks.join("").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, unknown>);
+const lines = () =>
+  chunks
+    .join("")
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 const shutdown = new AbortController();
 const streaming = deferred();
 
@@ -46,7 +51,15 @@ describe("the logging interceptor", () => {
     const client = new Client(server.address, credentials.createInsecure());
     const before = lines().length;
     await new Promise<void>((resolve) =>
-      client.makeUnaryRequest("/charter.v1.ApprovalService/GetApproval", (b: Buffer) => b, (b: Buffer) => b, Buffer.from([0x0a, 0xff]), new Metadata(), {}, () => resolve()),
+      client.makeUnaryRequest(
+        "/charter.v1.ApprovalService/GetApproval",
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.from([0x0a, 0xff]),
+        new Metadata(),
+        {},
+        () => resolve(),
+      ),
     );
     client.close();
     expect(lines().slice(before)).toEqual([expect.objectContaining({ msg: "rpc", method: "/charter.v1.ApprovalService/GetApproval", status: "INVALID_ARGUMENT" })]);

@@ -30,11 +30,19 @@ function loadClient(file: string, path: string[]): ServiceClientConstructor {
 function rawUnary(path: string, body: Buffer): Promise<unknown> {
   const client = new Client(address, credentials.createInsecure());
   return new Promise((resolve, reject) => {
-    client.makeUnaryRequest(path, (b: Buffer) => b, (b: Buffer) => b, body, new Metadata(), {}, (err, value) => {
-      client.close();
-      if (err) reject(err);
-      else resolve(value);
-    });
+    client.makeUnaryRequest(
+      path,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      body,
+      new Metadata(),
+      {},
+      (err, value) => {
+        client.close();
+        if (err) reject(err);
+        else resolve(value);
+      },
+    );
   });
 }
 
@@ -80,7 +88,8 @@ describe("standard services", () => {
     const files = (responses[1]?.["file_descriptor_response"] as { file_descriptor_proto: Buffer[] }).file_descriptor_proto;
     expect(files.length).toBeGreaterThanOrEqual(2);
     expect(Buffer.concat(files).toString("latin1")).toContain("charter/v1/authority.proto");
-    const fileOf = (i: number) => Buffer.concat((responses[i]?.["file_descriptor_response"] as { file_descriptor_proto: Buffer[] }).file_descriptor_proto).toString("latin1");
+    const fileOf = (i: number) =>
+      Buffer.concat((responses[i]?.["file_descriptor_response"] as { file_descriptor_proto: Buffer[] }).file_descriptor_proto).toString("latin1");
     expect(fileOf(2)).toContain("grpc/health/v1/health.proto");
     expect(fileOf(3)).toContain(`grpc/reflection/${version}/reflection.proto`);
   });
@@ -97,9 +106,9 @@ describe("bad requests", () => {
   it("answers RESOURCE_EXHAUSTED for a message over the configured size", async () => {
     const { grantToken } = await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "a", owner: "o", purpose: "p" });
     const huge = JSON.stringify({ query: "x".repeat(128 * 1024) });
-    await expect(
-      charter.clients.authority.authorize({ grantToken, call: { callId: "c", toolName: "web_search", argumentsJson: huge } }),
-    ).rejects.toMatchObject({ code: status.RESOURCE_EXHAUSTED });
+    await expect(charter.clients.authority.authorize({ grantToken, call: { callId: "c", toolName: "web_search", argumentsJson: huge } })).rejects.toMatchObject({
+      code: status.RESOURCE_EXHAUSTED,
+    });
   });
 
   it.each([
@@ -120,11 +129,7 @@ describe("bad requests", () => {
     ["IssueGrant without profile", () => charter.clients.grants.issueGrant({ subject: "s", owner: "o" }), "profile: is required"],
     ["IssueGrant without subject", () => charter.clients.grants.issueGrant({ profile: "receptionist", owner: "o" }), "subject: is required"],
     ["IssueGrant without owner", () => charter.clients.grants.issueGrant({ profile: "receptionist", subject: "s" }), "owner: is required"],
-    [
-      "IssueGrant with an unknown profile",
-      () => charter.clients.grants.issueGrant({ profile: "nope", subject: "s", owner: "o" }),
-      'profile: no profile named "nope"',
-    ],
+    ["IssueGrant with an unknown profile", () => charter.clients.grants.issueGrant({ profile: "nope", subject: "s", owner: "o" }), 'profile: no profile named "nope"'],
     [
       "IssueGrant with a zero ttl",
       () => charter.clients.grants.issueGrant({ profile: "receptionist", subject: "s", owner: "o", ttlSeconds: 0n }),

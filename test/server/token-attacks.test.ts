@@ -91,12 +91,14 @@ const attacks: [string, () => Promise<string>, "GRANT_INVALID" | "GRANT_EXPIRED"
   ["a tampered payload that widens the grant", async () => tamper(genuine.token), "GRANT_INVALID"],
   [
     "an expired grant",
-    () => signGrantToken({ ...genuine.grant, issuedAt: now() - 7200, expiresAt: now() - 3600 }, ring, { issuer: charter.config.issuer, audience: charter.config.audience }),
+    () =>
+      signGrantToken({ ...genuine.grant, issuedAt: now() - 7200, expiresAt: now() - 3600 }, ring, { issuer: charter.config.issuer, audience: charter.config.audience }),
     "GRANT_EXPIRED",
   ],
   [
     "a grant not valid yet",
-    () => signGrantToken({ ...genuine.grant, issuedAt: now() + 3600, expiresAt: now() + 7200 }, ring, { issuer: charter.config.issuer, audience: charter.config.audience }),
+    () =>
+      signGrantToken({ ...genuine.grant, issuedAt: now() + 3600, expiresAt: now() + 7200 }, ring, { issuer: charter.config.issuer, audience: charter.config.audience }),
     "GRANT_EXPIRED",
   ],
   ["garbage", async () => "not.a.token", "GRANT_INVALID"],

@@ -26,7 +26,12 @@ describe("pendingMigrations()", () => {
 
   it("answers the migrations after the recorded ones, in order, whatever the record order", () => {
     expect(pendingMigrations(LIST, [LIST[0] as Migration]).map((m) => m.version)).toEqual([2, 3]);
-    expect(pendingMigrations(LIST, [{ version: 2, name: "two" }, { version: 1, name: "one" }])).toEqual([LIST[2]]);
+    expect(
+      pendingMigrations(LIST, [
+        { version: 2, name: "two" },
+        { version: 1, name: "one" },
+      ]),
+    ).toEqual([LIST[2]]);
   });
 
   it("refuses a database from a newer code base as CORRUPT", () => {

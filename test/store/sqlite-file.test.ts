@@ -93,8 +93,13 @@ describe("openSqliteStore()", () => {
     const file = join(dirs.make(), "charter.db");
     withRaw(file, (db) => applySqliteMigrations(db, SQLITE_MIGRATIONS.slice(0, 1), () => 100));
     withRaw(file, (db) => {
-      db.prepare("INSERT INTO grants (id, root_id, subject, owner, profile, issued_at, expires_at, grant_json) VALUES ('g', 'g', 's', 'o', 'p', 1, 2, ?)").run(grantToJson(makeGrant("g")));
-      db.prepare("INSERT INTO keys (kid, alg, public_jwk, private_jwk, created_at) VALUES ('k1', 'EdDSA', ?, ?, 100)").run(makeKey("k1", 100).publicJwk, makeKey("k1", 100).privateJwk);
+      db.prepare("INSERT INTO grants (id, root_id, subject, owner, profile, issued_at, expires_at, grant_json) VALUES ('g', 'g', 's', 'o', 'p', 1, 2, ?)").run(
+        grantToJson(makeGrant("g")),
+      );
+      db.prepare("INSERT INTO keys (kid, alg, public_jwk, private_jwk, created_at) VALUES ('k1', 'EdDSA', ?, ?, 100)").run(
+        makeKey("k1", 100).publicJwk,
+        makeKey("k1", 100).privateJwk,
+      );
     });
     const store = await open(file, { now: () => 200 });
     expect(await store.getGrant("g")).toStrictEqual({ grant: makeGrant("g") });

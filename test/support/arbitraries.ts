@@ -267,7 +267,10 @@ export const hostileNameArb: fc.Arbitrary<string> = fc.oneof(
   fc.string({ unit: fc.constantFrom("a", "\ud800", "\udc00", "\u2028", "."), maxLength: 6 }),
 );
 
-const hostileKeyArb = fc.oneof(fc.constantFrom("folder", "limit", "to", "subject", "body", "path", "order_id", "amount", "currency", "command", "topic", ...TRICKY_KEYS), fc.string({ unit: "grapheme", maxLength: 8 }));
+const hostileKeyArb = fc.oneof(
+  fc.constantFrom("folder", "limit", "to", "subject", "body", "path", "order_id", "amount", "currency", "command", "topic", ...TRICKY_KEYS),
+  fc.string({ unit: "grapheme", maxLength: 8 }),
+);
 
 /** Arguments a model may send: any JSON, objects with tricky keys, and non-JSON values (bigint, NaN, Map, …). */
 export const hostileArgumentsArb: fc.Arbitrary<unknown> = fc.oneof(

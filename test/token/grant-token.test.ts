@@ -133,7 +133,16 @@ describe("verifyGrantToken()", () => {
     it("a receipt presented as a grant token", async () => {
       const { ring } = await freshRing();
       const receipt = await signReceipt(
-        { decisionId: "d-1", grantId: "grant-1", subject: "agent-7", actionId: "email.send", toolName: "send_email", callId: "c-1", argsDigest: "sha256:ab", catalogVersion: "1" },
+        {
+          decisionId: "d-1",
+          grantId: "grant-1",
+          subject: "agent-7",
+          actionId: "email.send",
+          toolName: "send_email",
+          callId: "c-1",
+          argsDigest: "sha256:ab",
+          catalogVersion: "1",
+        },
         ring,
         { ...PARTIES, now: NOW },
       );
@@ -232,7 +241,11 @@ describe("verifyGrantToken()", () => {
       ["a grant with a fractional expiry", { grant: { ...sampleGrant(), expiresAt: NOW + 0.5 }, exp: NOW + 0.5 }, /grant\.expiresAt must be a non-negative integer/],
       ["a grant with an unknown mode", { grant: { ...sampleGrant(), mode: "god" } }, /grant\.mode/],
       ["a grant with a negative limit", { grant: { ...sampleGrant(), limits: { maxCalls: -1, maxDelegationDepth: 0 } } }, /grant\.limits\.maxCalls/],
-      ["a grant with a malformed rule", { grant: { ...sampleGrant(), caveats: { x: { constraints: [], binds: {}, rules: [{ when: true, then: "allow", source: "s" }] } } } }, /rules/],
+      [
+        "a grant with a malformed rule",
+        { grant: { ...sampleGrant(), caveats: { x: { constraints: [], binds: {}, rules: [{ when: true, then: "allow", source: "s" }] } } } },
+        /rules/,
+      ],
       ["a jti that is not the grant's id", { jti: "grant-2" }, /jti is not its grant's id/],
       ["a sub that is not the grant's subject", { sub: "agent-8" }, /sub is not its grant's subject/],
       ["an exp that is not the grant's expiry", { exp: NOW + 7200 }, /exp is not its grant's expiry/],

@@ -82,22 +82,46 @@ describe("verifyReceipt()", () => {
   it("refuses a grant token presented as a receipt", async () => {
     const { ring } = await freshRing();
     const grantToken = await signGrantToken(sampleGrant(), ring, PARTIES);
-    expect(await verifyReceipt(grantToken, ring, { ...PARTIES, now: NOW })).toEqual({ ok: false, code: "RECEIPT_INVALID", message: "the token is not a receipt (wrong typ)" });
+    expect(await verifyReceipt(grantToken, ring, { ...PARTIES, now: NOW })).toEqual({
+      ok: false,
+      code: "RECEIPT_INVALID",
+      message: "the token is not a receipt (wrong typ)",
+    });
   });
 
   it("is refused when presented as a grant token", async () => {
     const { ring } = await freshRing();
     const receipt = await signReceipt(claims, ring, signAt(NOW));
-    expect(await verifyGrantToken(receipt, ring, { ...PARTIES, now: NOW })).toEqual({ ok: false, code: "GRANT_INVALID", message: "the token is not a grant token (wrong typ)" });
+    expect(await verifyGrantToken(receipt, ring, { ...PARTIES, now: NOW })).toEqual({
+      ok: false,
+      code: "GRANT_INVALID",
+      message: "the token is not a grant token (wrong typ)",
+    });
   });
 
   it("refuses a receipt signed by another key, for another audience, or from another issuer", async () => {
     const { ring } = await freshRing();
-    const forged = await forge({ alg: "EdDSA", kid: ring.signingKey().kid, typ: "charter-receipt+jwt" }, decodeJwt(await signReceipt(claims, ring, signAt(NOW))), await strangerKey());
-    expect(await verifyReceipt(forged, ring.jwks(), { ...PARTIES, now: NOW })).toMatchObject({ ok: false, code: "RECEIPT_INVALID", message: "the receipt's signature does not verify" });
+    const forged = await forge(
+      { alg: "EdDSA", kid: ring.signingKey().kid, typ: "charter-receipt+jwt" },
+      decodeJwt(await signReceipt(claims, ring, signAt(NOW))),
+      await strangerKey(),
+    );
+    expect(await verifyReceipt(forged, ring.jwks(), { ...PARTIES, now: NOW })).toMatchObject({
+      ok: false,
+      code: "RECEIPT_INVALID",
+      message: "the receipt's signature does not verify",
+    });
     const token = await signReceipt(claims, ring, signAt(NOW));
-    expect(await verifyReceipt(token, ring, { ...PARTIES, audience: "tool-b", now: NOW })).toMatchObject({ ok: false, code: "RECEIPT_INVALID", message: "the receipt is meant for another audience" });
-    expect(await verifyReceipt(token, ring, { ...PARTIES, issuer: "https://evil.test", now: NOW })).toMatchObject({ ok: false, code: "RECEIPT_INVALID", message: "the receipt was issued by another issuer" });
+    expect(await verifyReceipt(token, ring, { ...PARTIES, audience: "tool-b", now: NOW })).toMatchObject({
+      ok: false,
+      code: "RECEIPT_INVALID",
+      message: "the receipt is meant for another audience",
+    });
+    expect(await verifyReceipt(token, ring, { ...PARTIES, issuer: "https://evil.test", now: NOW })).toMatchObject({
+      ok: false,
+      code: "RECEIPT_INVALID",
+      message: "the receipt was issued by another issuer",
+    });
   });
 
   it("refuses a receipt whose signed claims have the wrong types", async () => {
@@ -105,7 +129,11 @@ describe("verifyReceipt()", () => {
     const { kid, privateKey } = ring.signingKey();
     const payload = { ...decodeJwt(await signReceipt(claims, ring, signAt(NOW))), tool_name: 7 };
     const token = await forge({ alg: "EdDSA", kid, typ: "charter-receipt+jwt" }, payload, privateKey);
-    expect(await verifyReceipt(token, ring, { ...PARTIES, now: NOW })).toEqual({ ok: false, code: "RECEIPT_INVALID", message: "the receipt is malformed: toolName must be a string" });
+    expect(await verifyReceipt(token, ring, { ...PARTIES, now: NOW })).toEqual({
+      ok: false,
+      code: "RECEIPT_INVALID",
+      message: "the receipt is malformed: toolName must be a string",
+    });
   });
 
   it("ignores JWKS entries that are not Ed25519 signing keys", async () => {
@@ -113,7 +141,18 @@ describe("verifyReceipt()", () => {
     const token = await signReceipt(claims, ring, signAt(NOW));
     const [key] = ring.jwks().keys;
     if (!key) throw new Error("no key");
-    const jwks = { keys: [{ ...key, use: "enc" }, { ...key, alg: "ES256" }, { ...key, crv: "X25519" }, { kty: "oct", k: "c2VjcmV0", kid: key.kid }] } as unknown as Jwks;
-    expect(await verifyReceipt(token, jwks, { ...PARTIES, now: NOW })).toMatchObject({ ok: false, code: "RECEIPT_INVALID", message: "the receipt is not signed by a known key" });
+    const jwks = {
+      keys: [
+        { ...key, use: "enc" },
+        { ...key, alg: "ES256" },
+        { ...key, crv: "X25519" },
+        { kty: "oct", k: "c2VjcmV0", kid: key.kid },
+      ],
+    } as unknown as Jwks;
+    expect(await verifyReceipt(token, jwks, { ...PARTIES, now: NOW })).toMatchObject({
+      ok: false,
+      code: "RECEIPT_INVALID",
+      message: "the receipt is not signed by a known key",
+    });
   });
 });

@@ -18,11 +18,16 @@ export async function catalogCommand(args: readonly string[], io: CliIo): Promis
   if (!token) throw new UsageError("--token (or CHARTER_TOKEN) is required");
   const dialect = (values.dialect ?? "neutral") as DialectName;
   if (!Object.hasOwn(DIALECT_TO_PROTO, dialect)) throw new UsageError(`--dialect must be one of ${Object.keys(DIALECT_TO_PROTO).join(", ")}`);
-  return withTarget(serverAddress(values.server, io), () => configFrom(values, io.env), io, async (target) => {
-    const { view, toolsJson } = await catalogOn(target, token, dialect);
-    io.out(JSON.stringify(values.view ? toJson(CatalogViewSchema, view) : (JSON.parse(toolsJson) as unknown), null, 2));
-    return 0;
-  });
+  return withTarget(
+    serverAddress(values.server, io),
+    () => configFrom(values, io.env),
+    io,
+    async (target) => {
+      const { view, toolsJson } = await catalogOn(target, token, dialect);
+      io.out(JSON.stringify(values.view ? toJson(CatalogViewSchema, view) : (JSON.parse(toolsJson) as unknown), null, 2));
+      return 0;
+    },
+  );
 }
 
 async function catalogOn(target: Target, grantToken: string, dialect: DialectName): Promise<{ view: CatalogView; toolsJson: string }> {

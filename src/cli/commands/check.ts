@@ -37,18 +37,23 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
   try {
     JSON.parse(argumentsJson);
   } catch {
-    throw new UsageError("--args must be JSON text, e.g. '{\"to\":\"a@example.com\"}'");
+    throw new UsageError('--args must be JSON text, e.g. \'{"to":"a@example.com"}\'');
   }
   // The text is sent as typed: what is decided is exactly what the user wrote.
   const call: CallRequest = { callId: "cli", toolName: values.tool ?? "", actionId: values.action ?? "", argumentsJson };
-  return withTarget(serverAddress(values.server, io), () => configFrom(values, io.env), io, async (target) => {
-    const grantToken = token ?? (await issueOn(target, { profile: profile as string, subject: "agent:cli", owner: "owner:cli", purpose: "check" })).token;
-    const verdict = await authorizeOn(target, grantToken, call);
-    const decision = decisionFromProto(verdict.decision);
-    if (decision === undefined) throw new Error("the server answered no decision");
-    io.out(JSON.stringify(toJson(VerdictSchema, verdict), null, 2));
-    return CHECK_EXIT[decision];
-  });
+  return withTarget(
+    serverAddress(values.server, io),
+    () => configFrom(values, io.env),
+    io,
+    async (target) => {
+      const grantToken = token ?? (await issueOn(target, { profile: profile as string, subject: "agent:cli", owner: "owner:cli", purpose: "check" })).token;
+      const verdict = await authorizeOn(target, grantToken, call);
+      const decision = decisionFromProto(verdict.decision);
+      if (decision === undefined) throw new Error("the server answered no decision");
+      io.out(JSON.stringify(toJson(VerdictSchema, verdict), null, 2));
+      return CHECK_EXIT[decision];
+    },
+  );
 }
 
 async function authorizeOn(target: Target, grantToken: string, call: CallRequest): Promise<Verdict> {

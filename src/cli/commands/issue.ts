@@ -38,11 +38,16 @@ export async function issueCommand(args: readonly string[], io: CliIo): Promise<
     ...(ttl === undefined ? {} : { ttlSeconds: ttl }),
     ...(values.shadow ? { mode: "shadow" as const } : {}),
   };
-  return withTarget(serverAddress(values.server, io), () => configFrom(values, io.env), io, async (target) => {
-    const { grant, token } = await issueOn(target, request);
-    io.out(values.json ? JSON.stringify({ grant: toJson(GrantSchema, grant), token }, null, 2) : token);
-    return 0;
-  });
+  return withTarget(
+    serverAddress(values.server, io),
+    () => configFrom(values, io.env),
+    io,
+    async (target) => {
+      const { grant, token } = await issueOn(target, request);
+      io.out(values.json ? JSON.stringify({ grant: toJson(GrantSchema, grant), token }, null, 2) : token);
+      return 0;
+    },
+  );
 }
 
 /** Issues a grant on the target; answers it as its proto message and its token. */

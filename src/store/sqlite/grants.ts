@@ -42,18 +42,24 @@ export function sqliteGrantStore(db: Database): GrantStore {
     VALUES (@id, @rootId, @parentId, @subject, @owner, @profile, @issuedAt, @expiresAt, @json)
     ON CONFLICT (id) DO NOTHING`);
   const jsonOf = db.prepare<[string], string>("SELECT grant_json FROM grants WHERE id = ?").pluck();
-  const select = db.prepare<[string], GrantRow>(
-    "SELECT grant_json, revoked_at, revoked_reason FROM grants WHERE id = ?",
-  );
+  const select = db.prepare<[string], GrantRow>("SELECT grant_json, revoked_at, revoked_reason FROM grants WHERE id = ?");
   const revoke = db.prepare<[{ id: string; at: number; reason: string }], never>(`${SUBTREE}
     UPDATE grants SET revoked_at = @at, revoked_reason = @reason
     WHERE revoked_at IS NULL AND id IN subtree`);
-  const subtree = db.prepare<[{ id: string }], string>(`${SUBTREE}
-    SELECT id FROM subtree ORDER BY id <> @id, id`).pluck();
-  const anyRevoked = db.prepare<[string], number>(`
+  const subtree = db
+    .prepare<[{ id: string }], string>(
+      `${SUBTREE}
+    SELECT id FROM subtree ORDER BY id <> @id, id`,
+    )
+    .pluck();
+  const anyRevoked = db
+    .prepare<[string], number>(
+      `
     SELECT EXISTS (
       SELECT 1 FROM grants WHERE revoked_at IS NOT NULL AND id IN (SELECT value FROM json_each(?))
-    )`).pluck();
+    )`,
+    )
+    .pluck();
 
   const put = db.transaction((grant: TaskGrant) => {
     const json = grantToJson(grant);
@@ -104,7 +110,5 @@ function storedGrant(row: GrantRow, id: string): StoredGrant {
   const grant = grantFromJson(row.grant_json, id);
   if (row.revoked_at === null) return { grant };
   if (typeof row.revoked_at !== "number") throw new StoreError("CORRUPT", `grant ${id}: revoked_at is not a time`);
-  return row.revoked_reason === null
-    ? { grant, revokedAt: row.revoked_at }
-    : { grant, revokedAt: row.revoked_at, revokedReason: row.revoked_reason };
+  return row.revoked_reason === null ? { grant, revokedAt: row.revoked_at } : { grant, revokedAt: row.revoked_at, revokedReason: row.revoked_reason };
 }

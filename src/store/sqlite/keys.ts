@@ -15,9 +15,7 @@ interface KeyRow {
  * raw for the caller (openSqliteStore) to translate.
  */
 export function sqliteKeyStore(db: Database): KeyStore {
-  const list = db.prepare<[], KeyRow>(
-    "SELECT kid, alg, public_jwk, private_jwk, created_at, retired_at FROM keys ORDER BY created_at, rowid",
-  );
+  const list = db.prepare<[], KeyRow>("SELECT kid, alg, public_jwk, private_jwk, created_at, retired_at FROM keys ORDER BY created_at, rowid");
   const insert = db.prepare<[KeyRow], never>(`
     INSERT INTO keys (kid, alg, public_jwk, private_jwk, created_at, retired_at)
     VALUES (@kid, @alg, @public_jwk, @private_jwk, @created_at, @retired_at)

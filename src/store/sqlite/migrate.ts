@@ -14,9 +14,7 @@ export function applySqliteMigrations(db: Database, migrations: readonly Migrati
     applied_at INTEGER NOT NULL
   )`);
   const history = db.prepare<[], AppliedMigration>("SELECT version, name FROM schema_migrations ORDER BY version");
-  const record = db.prepare<[number, string, number], never>(
-    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-  );
+  const record = db.prepare<[number, string, number], never>("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
   const applyNext = db.transaction((): Migration | undefined => {
     const next = pendingMigrations(migrations, history.all())[0];
     if (next === undefined) return undefined;
