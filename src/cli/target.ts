@@ -31,7 +31,7 @@ export async function withTarget(address: string | undefined, config: () => Prom
       return await fn({ kind: "server", clients });
     } catch (err) {
       if (!isServiceError(err)) throw err;
-      io.err(`${status[err.code] ?? err.code}: ${err.details}`);
+      io.err(`${statusName(err.code)}: ${err.details}`);
       return EXIT_RPC_FAILED;
     } finally {
       clients.close();
@@ -48,6 +48,11 @@ export async function withTarget(address: string | undefined, config: () => Prom
   } finally {
     await ctx.close();
   }
+}
+
+/** The status's name (`UNAVAILABLE`), or its number when this grpc-js does not know it. */
+function statusName(code: number): string {
+  return (status as Record<number, string | undefined>)[code] ?? String(code);
 }
 
 function isServiceError(err: unknown): err is ServiceError {

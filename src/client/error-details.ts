@@ -26,7 +26,7 @@ export function errorDetails(err: Pick<ServiceError, "metadata">): ErrorDetails 
   let domain: string | undefined;
   let metadata: Record<string, string> = {};
   const fieldViolations: { field: string; description: string }[] = [];
-  const bin = err.metadata?.get(TRAILER)[0];
+  const bin = err.metadata.get(TRAILER)[0];
   if (bin instanceof Uint8Array) {
     let details: Any[] = [];
     try {

@@ -3,6 +3,11 @@
  * signal's reason, and the source is asked to stop (`return()`) without waiting for it. So a
  * handler still awaiting something cannot keep a call open past its signal.
  */
+/** Read through a function, so that the compiler does not narrow it across an await. */
+function isAborted(signal: AbortSignal): boolean {
+  return signal.aborted;
+}
+
 export function untilAborted<T>(source: AsyncIterable<T>, signal: AbortSignal): AsyncIterable<T> {
   return {
     [Symbol.asyncIterator](): AsyncIterator<T> {
@@ -14,7 +19,9 @@ export function untilAborted<T>(source: AsyncIterable<T>, signal: AbortSignal): 
         it.return?.().catch(() => undefined);
       };
       const aborted = new Promise<never>((_, reject) => {
-        const fail = () => reject(signal.reason);
+        const fail = () => {
+          reject(signal.reason as Error);
+        };
         if (signal.aborted) fail();
         else signal.addEventListener("abort", fail, { once: true });
       });
@@ -32,7 +39,8 @@ export function untilAborted<T>(source: AsyncIterable<T>, signal: AbortSignal): 
             if (result.done) closed = true;
             return result;
           } catch (err) {
-            if (signal.aborted) close();
+            // The race may have been lost to the abort while `next()` was pending.
+            if (isAborted(signal)) close();
             else closed = true;
             throw err;
           }

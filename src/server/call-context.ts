@@ -51,7 +51,7 @@ export function openCallContext(
   method: DescMethod,
   call: SurfaceCall,
   shutdown: AbortSignal | undefined,
-): { readonly ctx: CallContext; close(): void } {
+): { readonly ctx: CallContext; readonly close: () => void } {
   const controller = new AbortController();
   const raw = call.getDeadline();
   const at = raw instanceof Date ? raw.getTime() : raw;

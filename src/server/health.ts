@@ -30,7 +30,10 @@ export function createHealth(services: readonly string[], options: Pick<BindOpti
   /** Resolves at the next status change, or when the signal aborts. */
   const nextChange = (signal: AbortSignal) =>
     new Promise<void>((resolve) => {
-      if (signal.aborted) return resolve();
+      if (signal.aborted) {
+        resolve();
+        return;
+      }
       const done = () => {
         signal.removeEventListener("abort", done);
         waiters = waiters.filter((w) => w !== done);

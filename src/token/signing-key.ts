@@ -58,7 +58,8 @@ export async function generateStoredKey(now: number): Promise<StoredKey> {
 /** Checks a stored key (algorithm, JWK shape, kid = thumbprint) and imports its public half. */
 export async function loadStoredKey(stored: StoredKey): Promise<LoadedKey> {
   const x = okpMember(parseJwk(stored, stored.publicJwk, "public"), "x", stored.kid);
-  if (stored.alg !== "EdDSA") throw keyInvalid(stored.kid, "its algorithm is not EdDSA");
+  // The type says EdDSA; a row read from the store may say otherwise.
+  if ((stored.alg as string) !== "EdDSA") throw keyInvalid(stored.kid, "its algorithm is not EdDSA");
   if ((await thumbprintOf(x)) !== stored.kid) throw keyInvalid(stored.kid, "its kid is not the thumbprint of its public key");
   const jwk = publicJwkOf(x, stored.kid);
   const publicKey = await importKey(stored.kid, { kty: "OKP", crv: "Ed25519", x });

@@ -20,6 +20,11 @@ async function cli(...args: string[]): Promise<{ code: number; out: string; err:
   return { code, out, err };
 }
 
+/** The parts of a printed verdict (`charter.v1.Verdict` as JSON) the tests read. */
+function verdictOf(out: string): { decision?: string; reason?: { code?: string }; requirement?: string } {
+  return JSON.parse(out) as { decision?: string; reason?: { code?: string }; requirement?: string };
+}
+
 const files = () => ["--catalog", join(FIXTURES, "catalog.yaml"), "--policy", join(FIXTURES, "policy.yaml"), "--data-dir", dataDir];
 
 describe("charter validate", () => {
@@ -56,21 +61,21 @@ describe("charter issue, catalog and check", () => {
 
     const refund = (amount: number) => JSON.stringify({ order_id: "ord_A1B2C3", amount, currency: "EUR", reason: "damaged" });
     const allow = await cli("check", ...files(), "--token", token, "--tool", "issue_refund", "--args", refund(20));
-    expect([allow.code, JSON.parse(allow.out).decision]).toEqual([0, "DECISION_ALLOW"]);
+    expect([allow.code, verdictOf(allow.out).decision]).toEqual([0, "DECISION_ALLOW"]);
     const deny = await cli("check", ...files(), "--token", token, "--tool", "run_shell", "--args", '{"command":"ls"}');
-    expect([deny.code, JSON.parse(deny.out).reason.code]).toEqual([1, "EXPLICIT_DENY"]);
+    expect([deny.code, verdictOf(deny.out).reason?.code]).toEqual([1, "EXPLICIT_DENY"]);
     const approval = await cli("check", ...files(), "--token", token, "--tool", "issue_refund", "--args", refund(300));
-    expect([approval.code, JSON.parse(approval.out).requirement]).toEqual([2, "manager"]);
+    expect([approval.code, verdictOf(approval.out).requirement]).toEqual([2, "manager"]);
   });
 
   it("checks under a profile without a token; a shadow profile exits 3", async () => {
     const r = await cli("check", ...files(), "--profile", "owner-assistant-dryrun", "--tool", "web_search", "--args", '{"query":"x"}');
-    expect([r.code, JSON.parse(r.out).decision]).toEqual([3, "DECISION_EFFECT_SUPPRESSED"]);
+    expect([r.code, verdictOf(r.out).decision]).toEqual([3, "DECISION_EFFECT_SUPPRESSED"]);
   });
 
   it("denies a forged token with GRANT_INVALID (exit 1)", async () => {
     const r = await cli("check", ...files(), "--token", "a.b.c", "--tool", "web_search");
-    expect([r.code, JSON.parse(r.out).reason.code]).toEqual([1, "GRANT_INVALID"]);
+    expect([r.code, verdictOf(r.out).reason?.code]).toEqual([1, "GRANT_INVALID"]);
   });
 });
 
@@ -83,7 +88,7 @@ describe("usage and configuration errors", () => {
     [["issue", "--profile", "p", "--catalog", "/nonexistent.yaml", "--policy", "/nonexistent2.yaml"], 78, /\/nonexistent\.yaml: cannot read: file not found/],
     [["validate", "--policy", "p.yaml"], 78, /catalog is required/],
   ])("charter %j exits %i with a clear message", async (args, code, message) => {
-    const r = await cli(...(args as string[]));
+    const r = await cli(...args);
     expect(r.code).toBe(code);
     expect(r.err).toMatch(message);
   });

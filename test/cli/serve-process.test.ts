@@ -19,14 +19,14 @@ function serve(): { child: ChildProcess; address: Promise<string>; stdout: () =>
   });
   let out = "";
   let err = "";
-  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
   const address = new Promise<string>((resolve, reject) => {
-    child.stderr?.on("data", (d: Buffer) => {
+    child.stderr.on("data", (d: Buffer) => {
       err += d.toString();
       const m = /charter listening on (\S+)/.exec(err);
       if (m) resolve(m[1] as string);
     });
-    child.on("exit", (code) => reject(new Error(`charter serve exited with ${code}: ${err}`)));
+    child.on("exit", (code) => reject(new Error(`charter serve exited with ${String(code)}: ${err}`)));
   });
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   return { child, address, stdout: () => out, exited };

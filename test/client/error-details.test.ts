@@ -24,7 +24,7 @@ let charter: TestCharter;
 
 beforeAll(async () => {
   // A test-only service on the real router: its handler throws whatever the test sets.
-  server = await serve([bindService(KeyService, { getJwks: () => Promise.reject(thrown) }, {})]);
+  server = await serve([bindService(KeyService, { getJwks: () => Promise.reject(thrown as Error) }, {})]);
   keys = createPromiseClient(KeyService, { address: server.address });
   charter = await startTestCharter();
 });

@@ -152,6 +152,7 @@ describe("errors thrown by handlers", () => {
         throw new Error("secret-cause-123");
       },
     ],
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a handler that throws a non-Error, on purpose
     ["a thrown string", () => Promise.reject("secret-cause-123")],
   ])('%s becomes INTERNAL "internal error"; the cause is logged, not sent', async (_what, handler) => {
     const before = callLines("/charter.v1.KeyService/GetJwks").length;

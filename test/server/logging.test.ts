@@ -22,7 +22,15 @@ let server: { address: string; stop(): void };
 let approvals: PromiseClient<typeof ApprovalService>;
 
 beforeAll(async () => {
-  const log = pino({ level: "info" }, new Writable({ write: (c: Buffer, _e, done) => (chunks.push(c.toString()), done()) }));
+  const log = pino(
+    { level: "info" },
+    new Writable({
+      write: (c: Buffer, _e, done) => {
+        chunks.push(c.toString());
+        done();
+      },
+    }),
+  );
   const binding = bindService(
     ApprovalService,
     {

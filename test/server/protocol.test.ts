@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { Client, credentials, loadPackageDefinition, Metadata, type GrpcObject, type ServiceClientConstructor } from "@grpc/grpc-js";
+import { Client, credentials, loadPackageDefinition, Metadata, type ServiceClientConstructor } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPromiseClient } from "../../src/client/index.js";
@@ -22,7 +22,7 @@ afterAll(async () => {
 });
 
 function loadClient(file: string, path: string[]): ServiceClientConstructor {
-  const pkg = loadPackageDefinition(loadSync(file, { keepCase: true, defaults: true, enums: String })) as GrpcObject;
+  const pkg = loadPackageDefinition(loadSync(file, { keepCase: true, defaults: true, enums: String }));
   return path.reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], pkg) as ServiceClientConstructor;
 }
 

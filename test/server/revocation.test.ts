@@ -42,7 +42,10 @@ async function verdictOf(token: string) {
 async function catalogFailure(token: string): Promise<{ code: number; details: string } | "answered"> {
   return charter.clients.catalog.getCatalog({ grantToken: token }).then(
     () => "answered" as const,
-    (err: { code: number; details: string }) => ({ code: err.code, details: err.details }),
+    (err: unknown) => {
+      const { code, details } = err as { code: number; details: string };
+      return { code, details };
+    },
   );
 }
 

@@ -65,7 +65,7 @@ describe("shutdown with an open health Watch", () => {
           const m = /charter listening on (\S+)/.exec(err);
           if (m) resolve(m[1] as string);
         });
-        child.on("exit", (code) => reject(new Error(`charter serve exited with ${code}: ${err}`)));
+        child.on("exit", (code) => reject(new Error(`charter serve exited with ${String(code)}: ${err}`)));
       }),
       10_000,
       "charter serve to listen",

@@ -23,7 +23,7 @@ describe("toStoreError()", () => {
     for (const cause of [unique, notNull]) {
       const err = toStoreError(cause, "store grant g");
       expect(err).toBeInstanceOf(StoreError);
-      expect(err).toMatchObject({ code: "CONFLICT", cause, message: expect.stringContaining("could not store grant g") });
+      expect(err).toMatchObject({ code: "CONFLICT", cause, message: expect.stringContaining("could not store grant g") as unknown });
     }
   });
 
@@ -47,7 +47,7 @@ describe("toStoreError()", () => {
 
   it("fails closed: an unrecognised error becomes UNAVAILABLE, a StoreError passes unchanged", () => {
     expect(toStoreError(new RangeError("boom"), "x").code).toBe("UNAVAILABLE");
-    expect(toStoreError("not even an error", "x")).toMatchObject({ code: "UNAVAILABLE", message: expect.stringContaining("not even an error") });
+    expect(toStoreError("not even an error", "x")).toMatchObject({ code: "UNAVAILABLE", message: expect.stringContaining("not even an error") as unknown });
     const original = new StoreError("NOT_FOUND", "grant g is not known");
     expect(toStoreError(original, "x")).toBe(original);
   });

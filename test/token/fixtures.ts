@@ -68,7 +68,7 @@ export function grantClaims(grant: TaskGrant): JWTPayload {
     iat: grant.issuedAt,
     nbf: grant.issuedAt,
     exp: grant.expiresAt,
-    grant: grant as unknown as Record<string, unknown>,
+    grant,
   };
 }
 

@@ -261,7 +261,7 @@ describe("verifyGrantToken()", () => {
   });
 
   describe("fails, rather than refusing the token, when it could not check it", () => {
-    const resolverThrowing = (err: unknown): KeyResolver => ({
+    const resolverThrowing = (err: Error): KeyResolver => ({
       resolveKey: () => Promise.reject(err),
     });
 
