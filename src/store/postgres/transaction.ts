@@ -1,4 +1,6 @@
 import type pg from "pg";
+import { isStoreError } from "../port.js";
+import { sqlState } from "./errors.js";
 import { DEFAULT_RETRY, retrying, type RetryOptions } from "./retry.js";
 
 /** `serializable` where a unit of work reads then writes; `read committed` with explicit locks. */
@@ -12,8 +14,8 @@ export interface TransactionOptions {
 /**
  * Runs `work` in one transaction on one pooled connection, committed when it resolves and rolled
  * back when it throws. A serialization failure or deadlock (also at COMMIT) runs the whole
- * transaction again (`retrying`); anything else is thrown as is. A connection whose rollback
- * fails is destroyed rather than returned to the pool.
+ * transaction again (`retrying`); anything else is thrown as is. A connection that failed below
+ * SQL (network, timeout) or whose rollback fails is destroyed rather than returned to the pool.
  */
 export async function inTransaction<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<T>, options: TransactionOptions): Promise<T> {
   return retrying(async () => {
@@ -25,9 +27,15 @@ export async function inTransaction<T>(pool: pg.Pool, work: (tx: pg.PoolClient) 
       await client.query("COMMIT");
       return result;
     } catch (err) {
-      await client.query("ROLLBACK").catch(() => {
+      // After a server error (or our own refusal) the connection is sound: roll back and reuse it.
+      // After a network error or a timeout its state is unknown: destroy it without waiting.
+      if (isStoreError(err) || sqlState(err) !== undefined) {
+        await client.query("ROLLBACK").catch(() => {
+          broken = true;
+        });
+      } else {
         broken = true;
-      });
+      }
       throw err;
     } finally {
       client.release(broken);
