@@ -36,7 +36,7 @@ export async function loadPolicySet(config: Pick<CharterConfig, "catalog" | "pol
 export async function createAppContext(config: CharterConfig, options: AppContextOptions = {}): Promise<AppContext> {
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   let policySet = await loadPolicySet(config);
-  const store: Store = await openStore({ dataDir: config.dataDir, now });
+  const store: Store = await openStore({ dataDir: config.dataDir, ...(config.database === undefined ? {} : { url: config.database }), now });
   try {
     const ring = await openKeyRing(store, { now: now() });
     const verifier = createGrantVerifier(ring, {

@@ -19,8 +19,8 @@ commands:
   validate   load catalog and policy and report every problem
 
 configuration flags (all commands): --config FILE --listen HOST:PORT --data-dir DIR
-  --catalog FILE --policy FILE --issuer S --audience S --log-level LEVEL
-  (environment: CHARTER_CONFIG, CHARTER_LISTEN, CHARTER_DATA_DIR, CHARTER_CATALOG, CHARTER_POLICY, ...)
+  --database URL --catalog FILE --policy FILE --issuer S --audience S --log-level LEVEL
+  (environment: CHARTER_CONFIG, CHARTER_LISTEN, CHARTER_DATA_DIR, CHARTER_DATABASE_URL, CHARTER_CATALOG, CHARTER_POLICY, ...)
 
 exit codes besides check's: 64 usage error, 78 configuration error, 70 internal error`;
 

@@ -11,6 +11,7 @@ export const CONFIG_FLAGS = {
   config: { type: "string" },
   listen: { type: "string" },
   "data-dir": { type: "string" },
+  database: { type: "string" },
   catalog: { type: "string" },
   policy: { type: "string" },
   issuer: { type: "string" },
@@ -35,6 +36,7 @@ export function configFrom(values: ConfigFlagValues, env: Readonly<Record<string
   const map: Record<string, keyof CharterConfig> = {
     listen: "listen",
     "data-dir": "dataDir",
+    database: "database",
     catalog: "catalog",
     policy: "policy",
     issuer: "issuer",

@@ -12,6 +12,11 @@ export interface CharterConfig {
   readonly listen: string;
   /** Where the embedded store lives (`<dataDir>/charter.db`). */
   readonly dataDir: string;
+  /**
+   * The store's database URL (`postgres://user@host:port/db?schema=name`, `sqlite:<path>`);
+   * absent: the embedded SQLite file in `dataDir`. May hold a password: never logged or echoed.
+   */
+  readonly database?: string;
   readonly catalog: string;
   readonly policy: string;
   /** `iss` of tokens and receipts. */
@@ -43,6 +48,7 @@ export const DEFAULTS: Omit<CharterConfig, "catalog" | "policy"> = {
 export const ENV_KEYS: Readonly<Record<keyof CharterConfig, string>> = {
   listen: "CHARTER_LISTEN",
   dataDir: "CHARTER_DATA_DIR",
+  database: "CHARTER_DATABASE_URL",
   catalog: "CHARTER_CATALOG",
   policy: "CHARTER_POLICY",
   issuer: "CHARTER_ISSUER",
@@ -110,6 +116,10 @@ export async function resolveConfig(options: {
     if (typeof raw[key] !== "string" || raw[key] === "") {
       problems.push(`${key} is required (config file key "${key}", environment ${ENV_KEYS[key]})`);
     }
+  }
+  // Checked for its type only: openStore reads the URL, and no message may echo it (a password).
+  if (raw["database"] !== undefined && (typeof raw["database"] !== "string" || raw["database"] === "")) {
+    problems.push("database must be a database URL (postgres://…, sqlite:<path> or file:<path>)");
   }
   if (!(LOG_LEVELS as readonly unknown[]).includes(raw["logLevel"])) problems.push(`logLevel must be one of ${LOG_LEVELS.join(", ")}`);
   if (typeof raw["listen"] === "string" && parseListen(raw["listen"]) === undefined) problems.push(`listen must be host:port, got "${raw["listen"]}"`);

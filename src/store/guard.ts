@@ -23,6 +23,7 @@ export const STORE_DOING: Describers<StoreOperations> = {
   anyRevoked: () => "check revocations",
   listKeys: () => "list keys",
   insertKey: (key) => `insert key ${key.kid}`,
+  insertKeyUnlessActive: (key) => `insert first key ${key.kid}`,
   retireKey: (kid) => `retire key ${kid}`,
   commitDecision: (record) => `commit decision ${record.decisionId}`,
   getDecision: (id) => `read decision ${id}`,

@@ -1,12 +1,13 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { StoreError, type Store } from "./port.js";
+import { openPostgresStore } from "./postgres/open.js";
 import { openSqliteStore } from "./sqlite/open.js";
 
 /** Where Charter's store is and how to open it. */
 export interface OpenStoreOptions {
   readonly dataDir: string;
-  /** a database URL; absent = the embedded SQLite file <dataDir>/charter.db */
+  /** a database URL (sqlite:, file:, postgres:); absent = the embedded SQLite file <dataDir>/charter.db */
   readonly url?: string;
   /** Unix seconds, for the migration history. Default: the system clock. */
   readonly now?: () => number;
@@ -18,10 +19,15 @@ export interface OpenStoreOptions {
  * Opens the store a deployment names. No url: the embedded SQLite file `<dataDir>/charter.db`.
  * `sqlite:<path>` or `file:<path>` (a relative path is relative to the working directory, as
  * SQLite's own are; `sqlite:///abs/path` and `file:///abs/path` URLs work too): that SQLite file.
- * `postgres://` and `postgresql://`, and any other scheme, fail with a StoreError UNAVAILABLE
- * naming the scheme, never the rest of the URL (it may hold a password).
+ * `postgres://` or `postgresql://`: that PostgreSQL database (`?schema=name` picks the schema).
+ * Any other scheme fails with a StoreError UNAVAILABLE naming the scheme, never the rest of the
+ * URL (it may hold a password).
  */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
+  const scheme = options.url === undefined ? undefined : SCHEME.exec(options.url)?.[1]?.toLowerCase();
+  if (options.url !== undefined && (scheme === "postgres" || scheme === "postgresql")) {
+    return openPostgresStore({ url: options.url, ...(options.now === undefined ? {} : { now: options.now }) });
+  }
   const file = options.url === undefined ? join(options.dataDir, "charter.db") : sqliteFileOf(options.url);
   return openSqliteStore({
     file,
@@ -35,12 +41,9 @@ const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
 /** The SQLite file a store URL names; any URL this build cannot open is refused. */
 function sqliteFileOf(url: string): string {
   const scheme = SCHEME.exec(url)?.[1]?.toLowerCase();
-  if (scheme === undefined) throw unsupported(`the store url is not a URL (expected sqlite:<path> or file:<path>)`);
-  if (scheme === "postgres" || scheme === "postgresql") {
-    throw unsupported(`the store url scheme "${scheme}:" (PostgreSQL) is not supported by this build yet; use sqlite:<path> or no url`);
-  }
+  if (scheme === undefined) throw unsupported(`the store url is not a URL (expected postgres://…, sqlite:<path> or file:<path>)`);
   if (scheme !== "sqlite" && scheme !== "file") {
-    throw unsupported(`the store url scheme "${scheme}:" is not supported; use sqlite:<path>, file:<path> or no url`);
+    throw unsupported(`the store url scheme "${scheme}:" is not supported; use postgres://…, sqlite:<path>, file:<path> or no url`);
   }
   const rest = url.slice(scheme.length + 1);
   if (/[?#]/.test(rest)) throw unsupported(`the store url "${scheme}:…" may not have a query or fragment`);

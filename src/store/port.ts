@@ -62,6 +62,13 @@ export interface KeyStore {
   listKeys(): Promise<StoredKey[]>;
   /** Adds a key; a kid that exists already is a CONFLICT. */
   insertKey(key: StoredKey): Promise<void>;
+  /**
+   * Adds `key` only when the store holds no active key, atomically with that check; answers
+   * whether it was added. Replicas starting together on one store thus store exactly one first
+   * key, whatever their clocks say (with insertKey, a later insert with an earlier createdAt could
+   * sort first and split the signers). A kid that exists already is a CONFLICT.
+   */
+  insertKeyUnlessActive(key: StoredKey): Promise<boolean>;
   /** Retires a key; retiring again keeps the earlier time. An unknown kid is NOT_FOUND. */
   retireKey(kid: string, at: number): Promise<void>;
 }

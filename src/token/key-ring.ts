@@ -1,5 +1,5 @@
 import type { CryptoKey } from "jose";
-import { isStoreError, type KeyStore, type StoredKey } from "../store/port.js";
+import type { KeyStore, StoredKey } from "../store/port.js";
 import { TokenError } from "./errors.js";
 import type { KeyResolver } from "./key-resolver.js";
 import { generateStoredKey, importPrivateKey, loadStoredKey, type Jwks, type LoadedKey } from "./signing-key.js";
@@ -43,20 +43,17 @@ export interface KeyRingOptions {
 export const DEFAULT_RELOAD_INTERVAL_SECONDS = 30;
 
 /**
- * Opens the key ring persisted in `store`. When the store holds no active key, one is generated,
- * stored and the store read again; replicas that start together all end up signing with the
- * first active key the store lists (a CONFLICT on insert means another replica stored one first).
+ * Opens the key ring persisted in `store`. When the store holds no active key, one is generated
+ * and stored unless another replica stored an active key meanwhile (`insertKeyUnlessActive`, one
+ * atomic step), then the store is read again: replicas that start together all sign with the one
+ * first key, whatever their clocks.
  */
 export async function openKeyRing(store: KeyStore, options: KeyRingOptions): Promise<KeyRing> {
   const ring = new StoreKeyRing(store, options.reloadIntervalSeconds ?? DEFAULT_RELOAD_INTERVAL_SECONDS, options.now);
   let stored = await store.listKeys();
   if (!stored.some(isActive)) {
-    const key = await generateStoredKey(options.now);
-    try {
-      await store.insertKey(key);
-    } catch (err) {
-      if (!(isStoreError(err) && err.code === "CONFLICT")) throw err;
-    }
+    // Stored only if no replica stored an active key since we listed; either way we read the winner.
+    await store.insertKeyUnlessActive(await generateStoredKey(options.now));
     stored = await store.listKeys();
   }
   await ring.apply(stored);

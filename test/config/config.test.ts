@@ -98,6 +98,23 @@ describe("resolveConfig()", () => {
     expect(config).toMatchObject({ listen: "127.0.0.1:3", catalog: "flag.yaml", policy: "file-policy.yaml", logLevel: "error" });
   });
 
+  it("reads the database url from the file, CHARTER_DATABASE_URL or the flag, and has none by default (embedded SQLite)", async () => {
+    expect((await resolveConfig({ env: REQUIRED_ENV })).database).toBeUndefined();
+    const file = configFile("catalog: c.yaml\npolicy: p.yaml\ndatabase: sqlite:file.db\n");
+    expect((await resolveConfig({ file })).database).toBe("sqlite:file.db");
+    const env = { CHARTER_DATABASE_URL: "postgres://charter@db/charter?schema=a" };
+    expect((await resolveConfig({ file, env })).database).toBe("postgres://charter@db/charter?schema=a");
+    expect((await resolveConfig({ file, env, overrides: { database: "postgres://charter@db/other" } })).database).toBe("postgres://charter@db/other");
+  });
+
+  it("refuses a database that is not a non-empty string, without echoing it", async () => {
+    const file = configFile("catalog: c.yaml\npolicy: p.yaml\ndatabase: [postgres]\n");
+    expect(await problemsOf({ file })).toEqual(["database must be a database URL (postgres://…, sqlite:<path> or file:<path>)"]);
+    expect(await problemsOf({ env: REQUIRED_ENV, overrides: { database: "" } })).toEqual([
+      "database must be a database URL (postgres://…, sqlite:<path> or file:<path>)",
+    ]);
+  });
+
   it("reads every numeric setting from an environment string", async () => {
     const config = await resolveConfig({
       env: {

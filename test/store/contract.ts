@@ -179,6 +179,27 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         expect((await store.listKeys())[0]?.retiredAt).toBe(400);
       });
 
+      it("insertKeyUnlessActive() adds a key only while no key is active", async () => {
+        expect(await store.insertKeyUnlessActive(makeKey("k1", 200))).toBe(true);
+        expect(await store.insertKeyUnlessActive(makeKey("k0", 100))).toBe(false);
+        expect(await store.listKeys()).toStrictEqual([makeKey("k1", 200)]);
+        await store.retireKey("k1", 300);
+        expect(await store.insertKeyUnlessActive(makeKey("k2", 400))).toBe(true);
+        expect((await store.listKeys()).map((k) => k.kid)).toEqual(["k1", "k2"]);
+      });
+
+      it("insertKeyUnlessActive() refuses a duplicate kid as CONFLICT", async () => {
+        await store.insertKey(makeKey("k1", 100, 150));
+        await expectStoreError(store.insertKeyUnlessActive(makeKey("k1", 200)), "CONFLICT");
+        expect(await store.listKeys()).toStrictEqual([makeKey("k1", 100, 150)]);
+      });
+
+      it("insertKeyUnlessActive() stores exactly one of many concurrent first keys", async () => {
+        const added = await Promise.all(Array.from({ length: 8 }, (_, i) => store.insertKeyUnlessActive(makeKey(`k${i}`, 100 - i))));
+        expect(added.filter(Boolean)).toHaveLength(1);
+        expect(await store.listKeys()).toHaveLength(1);
+      });
+
       it("refuses to retire an unknown key as NOT_FOUND", async () => {
         await expectStoreError(store.retireKey("nope", 500), "NOT_FOUND");
       });
@@ -248,6 +269,7 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         anyRevoked: (s) => s.anyRevoked(["g"]),
         listKeys: (s) => s.listKeys(),
         insertKey: (s) => s.insertKey(makeKey("late", 1)),
+        insertKeyUnlessActive: (s) => s.insertKeyUnlessActive(makeKey("late", 1)),
         retireKey: (s) => s.retireKey("k", 1),
         commitDecision: (s) => s.commitDecision(makeDecision("dec_late")),
         getDecision: (s) => s.getDecision("dec_1"),

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import type { TaskGrant } from "../../src/core/grant.js";
-import { grantToJson } from "../../src/store/sqlite/grant-json.js";
+import { grantToJson } from "../../src/store/grant-json.js";
 import { applySqliteMigrations } from "../../src/store/sqlite/migrate.js";
 import { SQLITE_MIGRATIONS } from "../../src/store/sqlite/migrations.js";
 import { openSqliteStore, type Store } from "../../src/store/index.js";

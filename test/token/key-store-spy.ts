@@ -9,7 +9,7 @@ export interface KeyStoreSpy extends KeyStore {
   target: KeyStore;
   /** How many times listKeys was called. */
   lists: number;
-  /** When set, the next insertKey calls this first, then forgets it. */
+  /** When set, the next insertKey or insertKeyUnlessActive calls this first, then forgets it. */
   beforeInsert: (() => Promise<void>) | undefined;
 }
 
@@ -27,6 +27,12 @@ export function spyKeyStore(target: KeyStore): KeyStoreSpy {
       spy.beforeInsert = undefined;
       if (hook) await hook();
       return spy.target.insertKey(key);
+    },
+    async insertKeyUnlessActive(key) {
+      const hook = spy.beforeInsert;
+      spy.beforeInsert = undefined;
+      if (hook) await hook();
+      return spy.target.insertKeyUnlessActive(key);
     },
     retireKey(kid, at) {
       return spy.target.retireKey(kid, at);

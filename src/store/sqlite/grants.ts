@@ -1,7 +1,7 @@
 import type { Database } from "better-sqlite3";
 import type { TaskGrant } from "../../core/grant.js";
 import { StoreError, type GrantStore, type StoredGrant } from "../port.js";
-import { grantFromJson, grantToJson } from "./grant-json.js";
+import { grantFromJson, grantToJson } from "../grant-json.js";
 
 interface GrantRow {
   readonly grant_json: string;

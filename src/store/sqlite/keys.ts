@@ -20,6 +20,12 @@ export function sqliteKeyStore(db: Database): KeyStore {
     INSERT INTO keys (kid, alg, public_jwk, private_jwk, created_at, retired_at)
     VALUES (@kid, @alg, @public_jwk, @private_jwk, @created_at, @retired_at)
     ON CONFLICT (kid) DO NOTHING`);
+  const anyActive = db.prepare<[], number>("SELECT EXISTS (SELECT 1 FROM keys WHERE retired_at IS NULL)").pluck();
+  const insertUnlessActive = db.transaction((row: KeyRow): boolean => {
+    if (anyActive.get() === 1) return false;
+    if (insert.run(row).changes === 0) throw new StoreError("CONFLICT", `key ${row.kid} exists already`);
+    return true;
+  });
   // A retirement never moves later: retiring twice keeps the earlier time.
   const retire = db.prepare<[{ kid: string; at: number }], never>(`
     UPDATE keys SET retired_at = min(coalesce(retired_at, @at), @at) WHERE kid = @kid`);
@@ -31,6 +37,9 @@ export function sqliteKeyStore(db: Database): KeyStore {
     async insertKey(key) {
       const { changes } = insert.run(keyRow(key));
       if (changes === 0) throw new StoreError("CONFLICT", `key ${key.kid} exists already`);
+    },
+    async insertKeyUnlessActive(key) {
+      return insertUnlessActive.immediate(keyRow(key));
     },
     async retireKey(kid, at) {
       const { changes } = retire.run({ kid, at });

@@ -1,7 +1,7 @@
-import type { TaskGrant } from "../../core/grant.js";
-import { canonicalJson } from "../../core/digest.js";
-import { grantShapeProblem } from "../../core/grant-shape.js";
-import { StoreError } from "../port.js";
+import type { TaskGrant } from "../core/grant.js";
+import { canonicalJson } from "../core/digest.js";
+import { grantShapeProblem } from "../core/grant-shape.js";
+import { StoreError } from "./port.js";
 
 /** The text a grant is stored as: its canonical JSON, so equal grants are equal strings. */
 export function grantToJson(grant: TaskGrant): string {

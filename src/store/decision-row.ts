@@ -1,0 +1,94 @@
+import { REASON_CODES, type Decision, type ReasonCode } from "../core/verdict.js";
+import { StoreError, type DecisionRecord } from "./port.js";
+
+/** A row of the `decisions` table, as every adapter names its columns; absent optional fields are NULL. */
+export interface DecisionRow {
+  readonly decision_id: string;
+  readonly decided_at: number;
+  readonly grant_id: string;
+  readonly root_id: string;
+  readonly subject: string;
+  readonly action_id: string;
+  readonly tool_name: string;
+  readonly call_id: string;
+  readonly call_digest: string;
+  readonly decision: string;
+  readonly reason_code: string | null;
+  readonly approval_id: string | null;
+  readonly catalog_version: string;
+  readonly policy_version: string;
+}
+
+export const DECISION_COLUMNS = [
+  "decision_id",
+  "decided_at",
+  "grant_id",
+  "root_id",
+  "subject",
+  "action_id",
+  "tool_name",
+  "call_id",
+  "call_digest",
+  "decision",
+  "reason_code",
+  "approval_id",
+  "catalog_version",
+  "policy_version",
+] as const satisfies readonly (keyof DecisionRow)[];
+
+/** Every decision this version knows; a new one in the core fails compilation here until it is listed. */
+const DECISIONS: Readonly<Record<Decision, true>> = { allow: true, deny: true, require_approval: true, effect_suppressed: true };
+const REASONS: ReadonlySet<string> = new Set(REASON_CODES);
+
+export function decisionRow(r: DecisionRecord): DecisionRow {
+  return {
+    decision_id: r.decisionId,
+    decided_at: r.decidedAt,
+    grant_id: r.grantId,
+    root_id: r.rootId,
+    subject: r.subject,
+    action_id: r.actionId,
+    tool_name: r.toolName,
+    call_id: r.callId,
+    call_digest: r.callDigest,
+    decision: r.decision,
+    reason_code: r.reasonCode ?? null,
+    approval_id: r.approvalId ?? null,
+    catalog_version: r.catalogVersion,
+    policy_version: r.policyVersion,
+  };
+}
+
+/** True when two rows hold the same record, column by column. */
+export function sameDecisionRow(a: DecisionRow, b: DecisionRow): boolean {
+  return DECISION_COLUMNS.every((c) => a[c] === b[c]);
+}
+
+/** Reads a row back; one this version cannot read (an unknown decision or reason code) is CORRUPT. */
+export function decisionRecord(row: DecisionRow): DecisionRecord {
+  const id = row.decision_id;
+  if (!Object.hasOwn(DECISIONS, row.decision)) throw new StoreError("CORRUPT", `decision ${id}: unknown decision ${row.decision}`);
+  if (row.reason_code !== null && !REASONS.has(row.reason_code)) {
+    throw new StoreError("CORRUPT", `decision ${id}: unknown reason code ${row.reason_code}`);
+  }
+  if (!Number.isSafeInteger(row.decided_at)) throw new StoreError("CORRUPT", `decision ${id}: decided_at is not a time`);
+  const record: DecisionRecord = {
+    decisionId: id,
+    decidedAt: row.decided_at,
+    grantId: row.grant_id,
+    rootId: row.root_id,
+    subject: row.subject,
+    actionId: row.action_id,
+    toolName: row.tool_name,
+    callId: row.call_id,
+    callDigest: row.call_digest,
+    decision: row.decision as Decision,
+    catalogVersion: row.catalog_version,
+    policyVersion: row.policy_version,
+  };
+  return {
+    ...record,
+    ...(row.reason_code === null ? {} : { reasonCode: row.reason_code as ReasonCode }),
+    ...(row.approval_id === null ? {} : { approvalId: row.approval_id }),
+  };
+}

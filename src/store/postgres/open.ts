@@ -1,0 +1,45 @@
+import { guardStore, STORE_DOING, type StoreOperations } from "../guard.js";
+import { isStoreError, StoreError, type Store } from "../port.js";
+import { postgresDecisionStore } from "./decisions.js";
+import { toStoreError } from "./errors.js";
+import { postgresGrantStore } from "./grants.js";
+import { postgresKeyStore } from "./keys.js";
+import { applyPostgresMigrations } from "./migrate.js";
+import { POSTGRES_MIGRATIONS } from "./migrations.js";
+import { createPool, type PoolOptions } from "./pool.js";
+import { parsePostgresUrl, scrub } from "./url.js";
+
+/** Where and how to open a PostgreSQL store. */
+export interface PostgresStoreOptions extends PoolOptions {
+  /** `postgres://user[:password]@host[:port]/database[?schema=name&…]`; never printed with its password. */
+  readonly url: string;
+  /** The schema Charter's tables live in (created when missing); wins over the url's `schema`. Default "public". */
+  readonly schema?: string;
+  /** Unix seconds, for the migration history. Default: the system clock. */
+  readonly now?: () => number;
+}
+
+/**
+ * Opens a PostgreSQL store: a pool whose connections all use the schema, the schema created and
+ * migrated to this Charter's version (once, under an advisory lock, however many replicas start
+ * together). Fails with a StoreError: UNAVAILABLE when the database cannot be reached, CORRUPT when
+ * the schema is newer than this code or diverges. Messages name the database without its password.
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const target = parsePostgresUrl(options.url, options.schema);
+  const now = options.now ?? (() => Math.floor(Date.now() / 1000));
+  const pool = createPool(target, options);
+  try {
+    await applyPostgresMigrations(pool, target.schema, POSTGRES_MIGRATIONS, now);
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    if (isStoreError(err)) throw new StoreError(err.code, `${target.redacted}: ${scrub(err.message, target.password)}`, { cause: err });
+    throw toStoreError(err, `open ${target.redacted}`, target.password);
+  }
+  const ops: StoreOperations = { ...postgresGrantStore(pool), ...postgresKeyStore(pool), ...postgresDecisionStore(pool) };
+  return guardStore(ops, STORE_DOING, {
+    adapter: "postgres store",
+    translate: (err, doing) => toStoreError(err, doing, target.password),
+    release: () => pool.end(),
+  });
+}
