@@ -40,6 +40,11 @@ maxMessageBytes: 1024
 maxBatch: 8
 tokenCacheSize: 5
 logLevel: debug
+tlsCert: server.pem
+tlsKey: server-key.pem
+tlsClientCa: clients-ca.pem
+tlsClientRoles: { gateway-1: [gateway], ops: [admin, auditor] }
+kekFile: /etc/charter/kek
 `;
 
 describe("resolveConfig()", () => {
@@ -64,6 +69,12 @@ describe("resolveConfig()", () => {
       maxBatch: 8,
       tokenCacheSize: 5,
       logLevel: "debug",
+      tlsCert: "server.pem",
+      tlsKey: "server-key.pem",
+      tlsClientCa: "clients-ca.pem",
+      tlsClientRoles: "gateway-1=gateway;ops=admin,auditor",
+      kekFile: "/etc/charter/kek",
+      kek: "",
     });
   });
 

@@ -76,6 +76,7 @@ describe("openKeyRing()", () => {
     const store: KeyStore = {
       listKeys: () => inner.listKeys(),
       retireKey: (kid, at) => inner.retireKey(kid, at),
+      rewrapKey: (kid, expected, next) => inner.rewrapKey(kid, expected, next),
       insertKey: async () => {
         await inner.insertKey(otherKey);
         throw new StoreError("CONFLICT", "an active key exists");
