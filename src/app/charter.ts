@@ -4,6 +4,7 @@ import { hasApiKeys } from "../authority/index.js";
 import { ConfigError, type CharterConfig } from "../config/config.js";
 import { authenticationInterceptor } from "../server/authentication.js";
 import { HEALTH_FILE, createHealth } from "../server/health.js";
+import { storeIntegrityInterceptor } from "../server/store-integrity.js";
 import { loggingInterceptor } from "../server/logging.js";
 import { addReflection } from "../server/reflection.js";
 import { CONTRACT_FILES, charterServices } from "../server/services.js";
@@ -65,7 +66,10 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
     const authentication = authenticationInterceptor(ctx, { certificateRoles: security.certificateRoles, protectedModeAllowed: protectedMode });
     // Aborted at the start of stop(): health turns NOT_SERVING, every call's signal aborts, streams end.
     const health = createHealth(["", ...CONTRACT_FILES.flatMap((f) => f.services.map((s) => s.typeName))], { shutdown: shutdown.signal });
-    for (const binding of [...charterServices(ctx, { interceptors: [loggingInterceptor(log), authentication], shutdown: shutdown.signal, log }), health.binding]) {
+    for (const binding of [
+      ...charterServices(ctx, { interceptors: [loggingInterceptor(log), storeIntegrityInterceptor(ctx), authentication], shutdown: shutdown.signal, log }),
+      health.binding,
+    ]) {
       server.addService(binding.definition, binding.implementation);
     }
     addReflection(server, [...CONTRACT_FILES, HEALTH_FILE]);

@@ -32,6 +32,7 @@ export const STORE_DOING: Describers<StoreOperations> = {
   revokeApiKey: (id) => `revoke api key ${id}`,
   findApiKeyByHash: () => "look up an api key",
   hasActiveApiKey: () => "check for api keys",
+  checkIntact: () => "check the store is intact",
 };
 
 /** How an adapter's raw operations are guarded. */

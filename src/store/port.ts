@@ -140,6 +140,12 @@ export interface ApiKeyStore {
 
 /** Everything Charter persists, behind one port with one adapter per database. */
 export interface Store extends GrantStore, KeyStore, DecisionStore, ApiKeyStore {
+  /**
+   * Resolves when the store is still the one opened and can answer; fails UNAVAILABLE once it
+   * cannot (closed, or a SQLite file deleted, replaced or truncated under the process). The server
+   * asks before every RPC, so even an RPC that needs no stored data fails closed.
+   */
+  checkIntact(): Promise<void>;
   /** Closes connections (a second close is harmless); later calls fail with UNAVAILABLE. */
   close(): Promise<void>;
 }

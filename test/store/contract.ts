@@ -295,6 +295,7 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         revokeApiKey: (s) => s.revokeApiKey("key_1", 1),
         findApiKeyByHash: (s) => s.findApiKeyByHash("00"),
         hasActiveApiKey: (s) => s.hasActiveApiKey(),
+        checkIntact: (s) => s.checkIntact(),
       };
 
       it.each(Object.entries(calls))("%s rejects with UNAVAILABLE", async (_method, call) => {

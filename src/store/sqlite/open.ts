@@ -60,7 +60,14 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
  * with a StoreError; after close() every method fails UNAVAILABLE.
  */
 function guarded(db: Database.Database, identity: FileIdentity | undefined): Store {
-  const ops: StoreOperations = { ...sqliteGrantStore(db), ...sqliteKeyStore(db), ...sqliteDecisionStore(db), ...sqliteApiKeyStore(db) };
+  const ops: StoreOperations = {
+    ...sqliteGrantStore(db),
+    ...sqliteKeyStore(db),
+    ...sqliteDecisionStore(db),
+    ...sqliteApiKeyStore(db),
+    // The guard's `before` hook (the file identity check) is the whole of it.
+    checkIntact: async () => undefined,
+  };
   return guardStore(ops, STORE_DOING, {
     adapter: "sqlite store",
     translate: toStoreError,
