@@ -234,3 +234,27 @@ describe("tokenCacheSize", () => {
     await expect(resolveConfig({ env: { ...env, CHARTER_TOKEN_CACHE_SIZE: "-1" } })).rejects.toThrow("tokenCacheSize must be a non-negative integer");
   });
 });
+
+describe("TLS and key-encryption settings", () => {
+  const env = { CHARTER_CATALOG: "c.yaml", CHARTER_POLICY: "p.yaml" };
+  it.each([
+    [{ CHARTER_TLS_CERT: "c.pem" }, "tlsCert and tlsKey are set together"],
+    [{ CHARTER_TLS_CLIENT_CA: "ca.pem" }, "tlsClientCa (mutual TLS) needs tlsCert and tlsKey"],
+    [{ CHARTER_TLS_CLIENT_ROLES: "a=gateway" }, "tlsClientRoles needs tlsClientCa"],
+    [
+      { CHARTER_TLS_CERT: "c", CHARTER_TLS_KEY: "k", CHARTER_TLS_CLIENT_CA: "ca", CHARTER_TLS_CLIENT_ROLES: "gateway-1" },
+      'tlsClientRoles: "gateway-1" is not cn=role[,role]',
+    ],
+    [{ CHARTER_TLS_CERT: "c", CHARTER_TLS_KEY: "k", CHARTER_TLS_CLIENT_CA: "ca", CHARTER_TLS_CLIENT_ROLES: "a=x;a=y" }, 'tlsClientRoles: "a" is listed twice'],
+    [{ CHARTER_KEK: "k", CHARTER_KEK_FILE: "f" }, "set one of kekFile and CHARTER_KEK, not both"],
+  ])("refuses %j", async (extra, message) => {
+    await expect(resolveConfig({ env: { ...env, ...extra } })).rejects.toThrow(message);
+  });
+
+  it("accepts a full mutual-TLS setting", async () => {
+    const config = await resolveConfig({
+      env: { ...env, CHARTER_TLS_CERT: "c", CHARTER_TLS_KEY: "k", CHARTER_TLS_CLIENT_CA: "ca", CHARTER_TLS_CLIENT_ROLES: "gateway-1=gateway; ops=admin,auditor" },
+    });
+    expect(config.tlsClientRoles).toBe("gateway-1=gateway; ops=admin,auditor");
+  });
+});
