@@ -1,11 +1,19 @@
-import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { Server, type ServerCredentials } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { isLoopback, parseListen, ConfigError, type CharterConfig } from "../config/config.js";
+import { hasApiKeys } from "../authority/index.js";
+import { ConfigError, type CharterConfig } from "../config/config.js";
+import { authenticationInterceptor } from "../server/authentication.js";
 import { HEALTH_FILE, createHealth } from "../server/health.js";
+import { storeIntegrityInterceptor } from "../server/store-integrity.js";
 import { loggingInterceptor } from "../server/logging.js";
 import { addReflection } from "../server/reflection.js";
 import { CONTRACT_FILES, charterServices } from "../server/services.js";
 import { createAppContext, type AppContext } from "./context.js";
+import { planListen, type ListenPlan } from "./listen.js";
+import { transportSecurity } from "./tls.js";
+
+/** How often the server re-reads the signing keys, so a `charter keys rotate-signing` is picked up. */
+export const KEY_RELOAD_INTERVAL_MS = 30_000;
 
 /** A running Charter server. */
 export interface RunningCharter {
@@ -27,40 +35,53 @@ export interface StartOptions {
 }
 
 /**
- * Starts Charter: checks the listen address, loads catalog and policy, opens the store and the
- * key ring, then serves the Charter services, health and reflection. Fails fast with a clear
- * message on any bad configuration.
+ * Starts Charter: resolves the listen address, reads the TLS settings, loads catalog and policy,
+ * opens the data dir, the store and the key ring, decides the caller-authentication mode, then
+ * serves the Charter services (behind authentication), health and reflection. Fails fast with a
+ * clear message on any bad configuration.
  */
 export async function startCharter(config: CharterConfig, options: StartOptions): Promise<RunningCharter> {
   const log = options.log;
-  const listen = parseListen(config.listen);
-  if (!listen) throw new ConfigError(`listen must be host:port, got "${config.listen}"`);
-  if (!isLoopback(listen.host)) {
-    throw new ConfigError(
-      `refusing to listen on ${config.listen}: Charter has no caller authentication yet, so it serves only on loopback (127.0.0.1, ::1 or localhost)`,
-    );
-  }
+  const plan = await planListen(config.listen);
+  const security = transportSecurity(config);
   const ctx = await createAppContext(config, options.now ? { now: options.now } : {});
+  let keyReload: NodeJS.Timeout | undefined;
   const shutdown = new AbortController();
   const server = new Server({
     "grpc.max_receive_message_length": config.maxMessageBytes,
     "grpc.max_send_message_length": config.maxMessageBytes,
   });
   try {
+    const keys = await hasApiKeys(ctx);
+    checkExposure(config.listen, plan, { keys, mutualTls: security.mutual });
+    const protectedMode = plan.loopbackOnly && !security.mutual;
+    if (protectedMode && !keys) {
+      log.warn(
+        { addresses: plan.addresses },
+        "protected mode: no API key or client certificate authority is configured, so Charter serves loopback only and every local caller acts as admin; create a key with `charter keys create` to require one",
+      );
+    } else if (!security.tls && !plan.loopbackOnly) {
+      log.warn({ addresses: plan.addresses }, "API keys travel in plaintext on a non-loopback address; configure tlsCert and tlsKey");
+    }
+    const authentication = authenticationInterceptor(ctx, { certificateRoles: security.certificateRoles, protectedModeAllowed: protectedMode });
     // Aborted at the start of stop(): health turns NOT_SERVING, every call's signal aborts, streams end.
     const health = createHealth(["", ...CONTRACT_FILES.flatMap((f) => f.services.map((s) => s.typeName))], { shutdown: shutdown.signal });
-    for (const binding of [...charterServices(ctx, { interceptors: [loggingInterceptor(log)], shutdown: shutdown.signal, log }), health.binding]) {
+    for (const binding of [
+      ...charterServices(ctx, { interceptors: [loggingInterceptor(log), storeIntegrityInterceptor(ctx), authentication], shutdown: shutdown.signal, log }),
+      health.binding,
+    ]) {
       server.addService(binding.definition, binding.implementation);
     }
     addReflection(server, [...CONTRACT_FILES, HEALTH_FILE]);
 
-    const host = listen.host.includes(":") ? `[${listen.host}]` : listen.host;
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(`${host}:${listen.port}`, ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
-    );
-    const address = `${host}:${port}`;
+    const { port, address } = await bindAll(server, plan, security.credentials, log);
     const { catalog, policy } = ctx.policySet();
-    log.info({ address, catalogVersion: catalog.version, policyVersion: policy.version }, "charter serving");
+    log.info(
+      { address, addresses: plan.addresses, tls: security.tls, mutualTls: security.mutual, catalogVersion: catalog.version, policyVersion: policy.version },
+      "charter serving",
+    );
+    keyReload = setInterval(() => void ctx.ring.reload().catch((err: unknown) => log.error({ err }, "signing key reload failed")), KEY_RELOAD_INTERVAL_MS);
+    keyReload.unref();
 
     return {
       port,
@@ -76,6 +97,7 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
         }
       },
       async stop(graceMs = 10_000) {
+        clearInterval(keyReload);
         shutdown.abort();
         await shutdownServer(server, graceMs);
         await ctx.close();
@@ -83,11 +105,42 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
       },
     };
   } catch (err) {
+    clearInterval(keyReload);
     shutdown.abort();
     server.forceShutdown();
     await ctx.close();
     throw err;
   }
+}
+
+/**
+ * Protected mode: without an API key and without mutual TLS nobody can be told apart, so the
+ * server serves loopback only; asked for any other address (judged by the addresses it resolves
+ * to, not the name) it refuses to start.
+ */
+function checkExposure(listen: string, plan: ListenPlan, auth: { readonly keys: boolean; readonly mutualTls: boolean }): void {
+  if (plan.loopbackOnly || auth.keys || auth.mutualTls) return;
+  const resolved = plan.addresses.join(", ") === plan.host ? "" : ` (${plan.addresses.join(", ")})`;
+  throw new ConfigError(
+    `refusing to listen on ${listen}${resolved}: no API key and no client certificate authority is configured, so Charter serves only on loopback (127.0.0.1, ::1); create an API key (charter keys create) or configure mutual TLS (tlsClientCa) to listen elsewhere`,
+  );
+}
+
+/**
+ * Binds every planned address (literally, so nothing is resolved again); with port 0 the first
+ * bind picks the port and the others reuse it. A second address that fails to bind (IPv6 off,
+ * say) is logged and skipped, as grpc-js does for a name.
+ */
+async function bindAll(server: Server, plan: ListenPlan, credentials: ServerCredentials, log: Logger): Promise<{ port: number; address: string }> {
+  const bracket = (a: string) => (a.includes(":") ? `[${a}]` : a);
+  const bind = (address: string, port: number) =>
+    new Promise<number>((resolve, reject) => server.bindAsync(`${bracket(address)}:${port}`, credentials, (err, bound) => (err ? reject(err) : resolve(bound))));
+  const [first, ...rest] = plan.addresses as [string, ...string[]];
+  const port = await bind(first, plan.port);
+  for (const address of rest) {
+    await bind(address, port).catch((err: unknown) => log.warn({ address, err: { message: (err as Error).message } }, "could not bind one of the listen addresses"));
+  }
+  return { port, address: `${bracket(first)}:${port}` };
 }
 
 /** Graceful shutdown: no new calls, in-flight calls finish; past the grace period, cancel them. */

@@ -1,9 +1,13 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import type { AuthorityContext, PolicySet } from "../authority/index.js";
-import type { CharterConfig } from "../config/config.js";
-import { loadCatalogFile, loadPolicyFile } from "../load/documents.js";
+import { ConfigError, type CharterConfig } from "../config/config.js";
 import { openStore, type Store } from "../store/index.js";
-import { createGrantVerifier, openKeyRing } from "../token/index.js";
+import { createGrantVerifier, isTokenError, openKeyRing, parseKek, sealStoredKeys, sealedKeyStore, type KeyEncryptionKey } from "../token/index.js";
+import { checkPrivateFile, preparePrivateDataDir } from "./private-files.js";
+import { loadVersionedPolicySet, reloadPolicySet, type LoadedPolicySet } from "./policy-set.js";
+
+export { loadPolicySet } from "./policy-set.js";
 
 /** An application context with its lifecycle: the pair can be reloaded, and the store closed. */
 export interface AppContext extends AuthorityContext {
@@ -11,6 +15,21 @@ export interface AppContext extends AuthorityContext {
   reload(): Promise<PolicySet>;
   /** Closes the store; a second close is harmless. */
   close(): Promise<void>;
+}
+
+/** The key-encryption key from `kekFile` (a file only its owner can read) or CHARTER_KEK; undefined when neither is set. */
+function keyEncryptionKey(config: Pick<CharterConfig, "kek" | "kekFile">): KeyEncryptionKey | undefined {
+  let text = config.kek;
+  if (config.kekFile !== "") {
+    checkPrivateFile(config.kekFile, "key-encryption key file");
+    text = readFileSync(config.kekFile, "utf8");
+  }
+  if (text === "") return undefined;
+  try {
+    return parseKek(text);
+  } catch (err) {
+    throw new ConfigError(`${config.kekFile === "" ? "CHARTER_KEK" : config.kekFile}: ${(err as Error).message}`);
+  }
 }
 
 /** What tests, benchmarks and the CLI may set instead of the defaults. */
@@ -21,31 +40,32 @@ export interface AppContextOptions {
   readonly tokenCacheSize?: number;
 }
 
-/** Loads the pair: the policy is checked against the catalog it will be used with. */
-export async function loadPolicySet(config: Pick<CharterConfig, "catalog" | "policy">): Promise<PolicySet> {
-  const catalog = await loadCatalogFile(config.catalog);
-  const policy = await loadPolicyFile(config.policy, catalog);
-  return { catalog, policy };
-}
-
 /**
  * The one factory of the application context (atproto's `AppContext.fromConfig`): the server,
  * the CLI, benchmarks and tests get their catalog and policy, store, key ring, verifier, clock
- * and ids from here. Fails with a clear error on a bad catalog, policy or store.
+ * and ids from here. Fails with a clear error on a bad catalog, policy, data dir or store. The
+ * data dir must be the owner's alone; with a key-encryption key, signing keys are sealed at rest
+ * (keys stored in clear before are sealed now).
  */
 export async function createAppContext(config: CharterConfig, options: AppContextOptions = {}): Promise<AppContext> {
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
-  let policySet = await loadPolicySet(config);
+  let loaded: LoadedPolicySet = await loadVersionedPolicySet(config);
+  const kek = keyEncryptionKey(config);
+  preparePrivateDataDir(config.dataDir);
   const store: Store = await openStore({ dataDir: config.dataDir, ...(config.database === undefined ? {} : { url: config.database }), now });
   try {
-    const ring = await openKeyRing(store, { now: now() });
+    const keyStore = sealedKeyStore(store, kek);
+    if (kek) await sealStoredKeys(store, kek);
+    const ring = await openKeyRing(keyStore, { now: now() }).catch((err: unknown) => {
+      throw isTokenError(err) && err.code === "KEY_SEALED" ? new ConfigError(err.message, { cause: err }) : err;
+    });
     const verifier = createGrantVerifier(ring, {
       issuer: config.issuer,
       audience: config.audience,
       maxEntries: options.tokenCacheSize ?? config.tokenCacheSize,
     });
     return {
-      policySet: () => policySet,
+      policySet: () => loaded.set,
       store,
       ring,
       verifier,
@@ -54,8 +74,9 @@ export async function createAppContext(config: CharterConfig, options: AppContex
       now,
       newId: (prefix) => `${prefix}_${randomUUID()}`,
       async reload() {
-        policySet = await loadPolicySet(config);
-        return policySet;
+        loaded = await reloadPolicySet(config, loaded);
+        await ring.reload();
+        return loaded.set;
       },
       close: () => store.close(),
     };

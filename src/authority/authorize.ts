@@ -1,4 +1,4 @@
-import { decide } from "../core/decide.js";
+import { decideInForce } from "../core/withdraw.js";
 import type { TaskGrant } from "../core/grant.js";
 import { parseCallArguments, type CallRequest } from "../core/call-request.js";
 import type { ToolCall, Verdict } from "../core/verdict.js";
@@ -87,7 +87,11 @@ async function load(ctx: AuthorityContext, token: string): Promise<Loaded> {
   return { now, policySet, check: await loadGrant(ctx, token, now) };
 }
 
-/** Decide: pure. The arguments are parsed here, once; that value is what the core checks and digests. */
+/**
+ * Decide: pure. The arguments are parsed here, once; that value is what the core checks and
+ * digests, under the policy in force (the kill switch: a suspended source or a new deny stops
+ * an outstanding grant at once; nothing the policy adds widens it).
+ */
 function decideStep(loaded: Loaded, req: CallRequest): Verdict {
   const names = { callId: req.callId, actionId: "", toolName: req.toolName, callDigest: "" };
   if (!loaded.check.ok) return { decision: "deny", reason: { code: loaded.check.code, message: loaded.check.message }, ...names };
@@ -99,7 +103,8 @@ function decideStep(loaded: Loaded, req: CallRequest): Verdict {
     ...(req.toolName === "" ? {} : { toolName: req.toolName }),
     ...(req.actionId === "" ? {} : { actionId: req.actionId }),
   };
-  return decide(loaded.check.grant, loaded.policySet.catalog, call, { now: loaded.now });
+  // The policy read once by the load step: what it has withdrawn since the grant was issued is denied (POLICY_WITHDRAWN).
+  return decideInForce(loaded.check.grant, loaded.policySet.catalog, loaded.policySet.policy, call, { now: loaded.now });
 }
 
 /** Commit: the decision's record, durable in the store before the answer leaves. */

@@ -1,4 +1,5 @@
 import { projectCatalog, type CatalogView } from "../core/project.js";
+import { withdrawal, withoutWithdrawn } from "../core/withdraw.js";
 import type { JsonValue } from "../core/json.js";
 import { renderTools, type DialectName } from "../interop/dialects.js";
 import type { AuthorityContext } from "./context.js";
@@ -13,13 +14,18 @@ export interface CatalogAnswer {
 
 /**
  * GetCatalog: the grant projected onto the catalog in force, rendered for `dialect`. A token that
- * does not check out is UNAUTHENTICATED with the grant refusal as its reason.
+ * does not check out, or a grant whose source the policy in force suspended, is UNAUTHENTICATED
+ * with the refusal as its reason.
  */
 export async function catalogFor(ctx: AuthorityContext, req: { readonly grantToken: string; readonly dialect: DialectName }): Promise<CatalogAnswer> {
   if (req.grantToken === "") throw invalidRequest("grant_token", "is required");
-  const { catalog } = ctx.policySet();
+  const { catalog, policy } = ctx.policySet();
   const check = await loadGrant(ctx, req.grantToken, ctx.now());
   if (!check.ok) throw new AuthorityError("UNAUTHENTICATED", `${check.code}: ${check.message}`, { reason: check.code });
-  const view = projectCatalog(check.grant, catalog);
+  const w = withdrawal(check.grant, policy);
+  if (w.grant !== undefined)
+    throw new AuthorityError("UNAUTHENTICATED", `POLICY_WITHDRAWN: the grant's authority has been withdrawn (${w.grant})`, { reason: "POLICY_WITHDRAWN" });
+  // Tools the policy in force has withdrawn are absent, as denied ones are.
+  const view = projectCatalog(withoutWithdrawn(check.grant, w), catalog);
   return { view, tools: renderTools(view, req.dialect) };
 }

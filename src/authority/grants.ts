@@ -1,5 +1,6 @@
 import { compose, type ComposeRequest } from "../core/compose.js";
 import { delegate, type DelegationSpec } from "../core/delegate.js";
+import { grantWithdrawal } from "../core/withdraw.js";
 import type { TaskGrant } from "../core/grant.js";
 import type { StoredGrant } from "../store/port.js";
 import { signGrantToken } from "../token/index.js";
@@ -49,18 +50,41 @@ export async function issueGrant(ctx: AuthorityContext, req: ComposeRequest): Pr
  * `delegate`). A parent token that does not check out is UNAUTHENTICATED; a widening is
  * FAILED_PRECONDITION with the refusal code as its reason.
  */
-export async function delegateGrant(ctx: AuthorityContext, req: { readonly parentToken: string; readonly spec: DelegationSpec }): Promise<IssuedGrant> {
+export async function delegateGrant(
+  ctx: AuthorityContext,
+  req: { readonly parentToken: string; readonly spec: DelegationSpec; readonly allowedTools?: readonly string[]; readonly approvalRequiredTools?: readonly string[] },
+): Promise<IssuedGrant> {
   if (req.parentToken === "") throw invalidRequest("parent_token", "is required");
   if (req.spec.subject.trim() === "") throw invalidRequest("subject", "is required");
   const now = ctx.now();
+  const { catalog, policy } = ctx.policySet();
   const check = await loadGrant(ctx, req.parentToken, now);
   if (!check.ok) throw new AuthorityError("UNAUTHENTICATED", `${check.code}: ${check.message}`, { reason: check.code });
-  const result = delegate(check.grant, req.spec, ctx.policySet().catalog, now, ctx.newId("grt"));
+  const withdrawn = grantWithdrawal(check.grant, policy);
+  if (withdrawn !== undefined) throw new AuthorityError("UNAUTHENTICATED", `POLICY_WITHDRAWN: ${withdrawn}`, { reason: "POLICY_WITHDRAWN" });
+  const parent = check.grant;
+  // A tool name stands for its action; whether the parent holds it and may hand it on is the core's check.
+  const byTool = (names: readonly string[] | undefined) =>
+    (names ?? []).map((name) => {
+      const action = catalog.tools.get(name);
+      if (action === undefined) {
+        throw new AuthorityError("FAILED_PRECONDITION", `ACTION_NOT_IN_PARENT: the parent grant holds no tool named "${name.slice(0, 80)}"`, {
+          reason: "ACTION_NOT_IN_PARENT",
+        });
+      }
+      return action.id;
+    });
+  const spec: DelegationSpec = {
+    ...req.spec,
+    allowed: [...req.spec.allowed, ...byTool(req.allowedTools)],
+    approvalRequired: [...(req.spec.approvalRequired ?? []), ...byTool(req.approvalRequiredTools)],
+  };
+  const result = delegate(parent, spec, catalog, now, ctx.newId("grt"));
   if (result.kind === "refused") throw new AuthorityError("FAILED_PRECONDITION", `${result.code}: ${result.message}`, { reason: result.code });
   return record(ctx, result.grant);
 }
 
-/** RevokeGrant: the grant and every grant delegated from it; answers the ids revoked. */
+/** RevokeGrant: the grant and every grant delegated from it; answers the ids revoked (an unknown id is NOT_FOUND). */
 export async function revokeGrant(ctx: AuthorityContext, req: { readonly grantId: string; readonly reason: string }): Promise<{ readonly revoked: readonly string[] }> {
   if (req.grantId === "") throw invalidRequest("grant_id", "is required");
   return { revoked: await ctx.store.revokeGrant(req.grantId, req.reason, ctx.now()) };

@@ -1,6 +1,8 @@
 // The application layer's public surface: the only way the server and the CLI reach the core,
 // the token layer and the store.
 
+export { API_KEY_PREFIX, ROLES, apiKeySecretHash, authenticateApiKey, createApiKey, hasApiKeys, isRole, listApiKeys, revokeApiKey } from "./api-keys.js";
+export type { CreatedApiKey, Principal, Role } from "./api-keys.js";
 export { authorize, authorizeBatch } from "./authorize.js";
 export type { AuthorizeBatchRequest, AuthorizeRequest, Decided, RequestOptions } from "./authorize.js";
 export { catalogFor } from "./catalog.js";
@@ -10,7 +12,7 @@ export { AUTHORITY_ERROR_CODES, AuthorityError, invalidRequest, isAuthorityError
 export type { AuthorityErrorCode, AuthorityErrorOptions, AuthorityReason } from "./errors.js";
 export { MAX_TTL_SECONDS, delegateGrant, getGrant, issueGrant, revokeGrant } from "./grants.js";
 export type { IssuedGrant } from "./grants.js";
-export { publishedKeys } from "./keys.js";
+export { publishedKeys, rotateSigningKey } from "./keys.js";
 export { loadGrant } from "./load-grant.js";
 export type { GrantCheck } from "./load-grant.js";
 
@@ -22,7 +24,7 @@ export type { DelegationSpec, RefusalCode } from "../core/delegate.js";
 export type { TaskGrant } from "../core/grant.js";
 export type { GrantMode } from "../core/policy.js";
 export type { Decision, ReasonCode, Verdict } from "../core/verdict.js";
-export type { StoredGrant } from "../store/port.js";
+export type { StoredApiKey, StoredGrant } from "../store/port.js";
 export type { Jwks } from "../token/index.js";
 
 // The errors this layer lets through unchanged, for the one place that turns errors into statuses.

@@ -22,9 +22,9 @@ export const CONFIG_FLAGS = {
 type ConfigFlagValues = { [K in keyof typeof CONFIG_FLAGS]?: string | undefined };
 
 /** Parses a command's arguments strictly: an unknown flag or a stray argument is a usage error. */
-export function parse<O extends NonNullable<ParseArgsConfig["options"]>>(args: readonly string[], options: O) {
+export function parse<O extends NonNullable<ParseArgsConfig["options"]>>(args: readonly string[], options: O, allowPositionals = false) {
   try {
-    return parseArgs({ args: [...args], options, strict: true, allowPositionals: false });
+    return parseArgs({ args: [...args], options, strict: true, allowPositionals });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }

@@ -13,20 +13,42 @@ export const EXIT_RPC_FAILED = 69;
 /** Where a command's request goes: a running server (`--server`), or the data dir's application layer. */
 export type Target = { readonly kind: "server"; readonly clients: CharterClients } | { readonly kind: "local"; readonly ctx: AppContext };
 
-/** The server address from --server or CHARTER_SERVER; undefined means "work offline on the data dir". */
-export function serverAddress(flag: string | undefined, io: CliIo): string | undefined {
+/** A running server to send the request to, and the API key to present (`authorization: Bearer <key>`). */
+export interface ServerSpec {
+  readonly address: string;
+  readonly apiKey?: string;
+}
+
+/** Flags of the commands that can ask a running server. */
+export const SERVER_FLAGS = { server: { type: "string" }, "api-key": { type: "string" } } as const;
+
+/**
+ * The server from --server or CHARTER_SERVER, with the key from --api-key or CHARTER_API_KEY;
+ * undefined means "work offline on the data dir".
+ */
+export function serverAddress(flag: string | undefined, io: CliIo, apiKeyFlag?: string): ServerSpec | undefined {
   const address = flag ?? io.env["CHARTER_SERVER"];
-  return address === undefined || address === "" ? undefined : address;
+  if (address === undefined || address === "") return undefined;
+  const apiKey = apiKeyFlag ?? io.env["CHARTER_API_KEY"];
+  return apiKey === undefined || apiKey === "" ? { address } : { address, apiKey };
 }
 
 /**
- * Runs `fn` against the server at `address`, or offline against the application layer over the
+ * Runs `fn` against the server (presenting its API key, if any), or offline against the application layer over the
  * data dir of `config()` (the server's store and keys, so tokens are interchangeable). Either
  * way a refusal prints the same `STATUS: message` line and answers EXIT_RPC_FAILED.
  */
-export async function withTarget(address: string | undefined, config: () => Promise<CharterConfig>, io: CliIo, fn: (target: Target) => Promise<number>): Promise<number> {
-  if (address !== undefined) {
-    const clients = createCharterClients({ address });
+export async function withTarget(
+  server: ServerSpec | undefined,
+  config: () => Promise<CharterConfig>,
+  io: CliIo,
+  fn: (target: Target) => Promise<number>,
+): Promise<number> {
+  if (server !== undefined) {
+    const clients = createCharterClients({
+      address: server.address,
+      ...(server.apiKey === undefined ? {} : { metadata: { authorization: `Bearer ${server.apiKey}` } }),
+    });
     try {
       return await fn({ kind: "server", clients });
     } catch (err) {

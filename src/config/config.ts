@@ -8,7 +8,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Everything `charter serve` needs. Relative paths resolve against the working directory. */
 export interface CharterConfig {
-  /** `host:port`; loopback only until caller authentication exists. Port 0 picks a free port. */
+  /** `host:port`. Without an API key or mutual TLS, loopback only (protected mode). Port 0 picks a free port. */
   readonly listen: string;
   /** Where the embedded store lives (`<dataDir>/charter.db`). */
   readonly dataDir: string;
@@ -30,6 +30,18 @@ export interface CharterConfig {
   /** Verified grant tokens remembered so that a hot Authorize path skips signature checks; 0 turns it off. */
   readonly tokenCacheSize: number;
   readonly logLevel: LogLevel;
+  /** PEM certificate chain the server presents; with `tlsKey`, the server speaks TLS. "" = plaintext. */
+  readonly tlsCert: string;
+  /** PEM private key of `tlsCert` (a file only its owner can read). "" = plaintext. */
+  readonly tlsKey: string;
+  /** PEM CA bundle: when set, every client must present a certificate it signed (mutual TLS). */
+  readonly tlsClientCa: string;
+  /** Client certificate subject CN -> roles, as `cn=role,role;cn2=role` (or a map in the config file). */
+  readonly tlsClientRoles: string;
+  /** A file holding the key-encryption key (32 bytes, base64 or hex) that encrypts signing keys at rest. */
+  readonly kekFile: string;
+  /** The key-encryption key itself (environment only, never the config file). */
+  readonly kek: string;
 }
 
 export const DEFAULTS: Omit<CharterConfig, "catalog" | "policy"> = {
@@ -42,6 +54,12 @@ export const DEFAULTS: Omit<CharterConfig, "catalog" | "policy"> = {
   maxBatch: 256,
   tokenCacheSize: 10_000,
   logLevel: "info",
+  tlsCert: "",
+  tlsKey: "",
+  tlsClientCa: "",
+  tlsClientRoles: "",
+  kekFile: "",
+  kek: "",
 };
 
 /** Environment variables that override the config file, by config key. */
@@ -58,7 +76,16 @@ export const ENV_KEYS: Readonly<Record<keyof CharterConfig, string>> = {
   maxBatch: "CHARTER_MAX_BATCH",
   tokenCacheSize: "CHARTER_TOKEN_CACHE_SIZE",
   logLevel: "CHARTER_LOG_LEVEL",
+  tlsCert: "CHARTER_TLS_CERT",
+  tlsKey: "CHARTER_TLS_KEY",
+  tlsClientCa: "CHARTER_TLS_CLIENT_CA",
+  tlsClientRoles: "CHARTER_TLS_CLIENT_ROLES",
+  kekFile: "CHARTER_KEK_FILE",
+  kek: "CHARTER_KEK",
 };
+
+/** Settings that hold a secret: taken from the environment only, never from a config file. */
+const SECRET_SETTINGS = new Set<string>(["kek"]);
 
 const NUMERIC = new Set<keyof CharterConfig>(["receiptTtlSeconds", "maxMessageBytes", "maxBatch", "tokenCacheSize"]);
 
@@ -94,6 +121,8 @@ export async function resolveConfig(options: {
     if (!isJsonObject(doc)) throw new ConfigError(`${file}: a config file must be a map of settings`);
     for (const [key, value] of Object.entries(doc)) {
       if (!Object.hasOwn(ENV_KEYS, key)) problems.push(`${file}: unknown setting "${key}"`);
+      else if (SECRET_SETTINGS.has(key)) problems.push(`${file}: "${key}" is a secret; set ${ENV_KEYS[key as keyof CharterConfig]} or kekFile instead`);
+      else if (key === "tlsClientRoles" && isJsonObject(value)) raw[key] = rolesMapText(value);
       else raw[key] = value;
     }
   }
@@ -123,8 +152,63 @@ export async function resolveConfig(options: {
   }
   if (!(LOG_LEVELS as readonly unknown[]).includes(raw["logLevel"])) problems.push(`logLevel must be one of ${LOG_LEVELS.join(", ")}`);
   if (typeof raw["listen"] === "string" && parseListen(raw["listen"]) === undefined) problems.push(`listen must be host:port, got "${raw["listen"]}"`);
+  problems.push(...securityProblems(raw));
   if (problems.length > 0) throw new ConfigError(problems.join("\n"));
   return raw as unknown as CharterConfig;
+}
+
+/** The TLS and key-encryption settings: pairs set together, roles parseable, a shared database only with a KEK. */
+function securityProblems(raw: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  for (const key of ["tlsCert", "tlsKey", "tlsClientCa", "tlsClientRoles", "kekFile", "kek"] as const) {
+    if (typeof raw[key] !== "string") problems.push(`${key} must be a string`);
+  }
+  if (problems.length > 0) return problems;
+  const str = (key: string) => raw[key] as string;
+  if ((str("tlsCert") === "") !== (str("tlsKey") === "")) problems.push("tlsCert and tlsKey are set together (the certificate and its private key)");
+  if (str("tlsClientCa") !== "" && str("tlsCert") === "") problems.push("tlsClientCa (mutual TLS) needs tlsCert and tlsKey");
+  if (str("tlsClientRoles") !== "" && str("tlsClientCa") === "") problems.push("tlsClientRoles needs tlsClientCa (client certificates)");
+  const roles = parseClientRoles(str("tlsClientRoles"));
+  if (typeof roles === "string") problems.push(`tlsClientRoles: ${roles}`);
+  if (str("kek") !== "" && str("kekFile") !== "") problems.push("set one of kekFile and CHARTER_KEK, not both");
+  const database = raw["database"];
+  if (typeof database === "string" && requiresKek(database) && str("kek") === "" && str("kekFile") === "") {
+    problems.push("a postgres:// database is shared: signing keys must be encrypted at rest; set kekFile or CHARTER_KEK");
+  }
+  return problems;
+}
+
+/** A store other machines can read (PostgreSQL) holds signing keys only encrypted. */
+export function requiresKek(databaseUrl: string): boolean {
+  return /^postgres(ql)?:/i.test(databaseUrl);
+}
+
+/** `cn=role,role;cn2=role` as a map of certificate subject CN to role names, or the problem. */
+export function parseClientRoles(text: string): ReadonlyMap<string, readonly string[]> | string {
+  const out = new Map<string, readonly string[]>();
+  for (const entry of text
+    .split(";")
+    .map((e) => e.trim())
+    .filter((e) => e !== "")) {
+    const eq = entry.indexOf("=");
+    const cn = entry.slice(0, eq).trim();
+    const roles = entry
+      .slice(eq + 1)
+      .split(",")
+      .map((r) => r.trim())
+      .filter((r) => r !== "");
+    if (eq <= 0 || cn === "" || roles.length === 0) return `"${entry.slice(0, 80)}" is not cn=role[,role]`;
+    if (out.has(cn)) return `"${cn}" is listed twice`;
+    out.set(cn, roles);
+  }
+  return out;
+}
+
+/** A config file's `tlsClientRoles` map (`{cn: [roles]}`) in the text form. */
+function rolesMapText(map: Record<string, unknown>): string {
+  return Object.entries(map)
+    .map(([cn, roles]) => `${cn}=${Array.isArray(roles) ? roles.join(",") : String(roles)}`)
+    .join(";");
 }
 
 /** Splits `host:port` (`[::1]:50051` for IPv6). */

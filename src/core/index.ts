@@ -2,6 +2,7 @@ export * from "./binds.js";
 export * from "./catalog.js";
 export * from "./compose.js";
 export * from "./decide.js";
+export * from "./withdraw.js";
 export * from "./delegate.js";
 export * from "./digest.js";
 export * from "./errors.js";

@@ -3,7 +3,8 @@ export type Decision = "allow" | "deny" | "require_approval" | "effect_suppresse
 
 /**
  * Why a call was denied (or suppressed). The first group is decided by the pure core in this
- * order; GRANT_INVALID, GRANT_REVOKED and LIMIT_EXCEEDED need state and are added by the shell.
+ * order; GRANT_INVALID, GRANT_REVOKED and LIMIT_EXCEEDED need state and are added by the shell;
+ * POLICY_WITHDRAWN is `decideInForce`'s (the policy in force withdrew the grant or the action).
  */
 export const REASON_CODES = [
   "GRANT_EXPIRED",
@@ -21,6 +22,7 @@ export const REASON_CODES = [
   "GRANT_INVALID",
   "GRANT_REVOKED",
   "LIMIT_EXCEEDED",
+  "POLICY_WITHDRAWN",
 ] as const;
 
 export type ReasonCode = (typeof REASON_CODES)[number];

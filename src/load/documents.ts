@@ -47,7 +47,8 @@ function nonJson(value: unknown, path: string): string | undefined {
   return `${at}: a ${value instanceof Object ? value.constructor.name : typeof value} is not a JSON value`;
 }
 
-async function readText(file: string): Promise<string> {
+/** Reads a catalog or policy file's text; a missing or unreadable file is a LoadError naming it. */
+export async function readText(file: string): Promise<string> {
   try {
     return await readFile(file, "utf8");
   } catch (err) {
@@ -64,4 +65,14 @@ export async function loadCatalogFile(file: string): Promise<Catalog> {
 /** Reads and checks a policy file against a catalog. */
 export async function loadPolicyFile(file: string, catalog: Catalog): Promise<Policy> {
   return buildPolicy(parseDocumentText(await readText(file), file), catalog, file);
+}
+
+/** Checks catalog text read from `file`. */
+export function catalogFromText(text: string, file: string): Catalog {
+  return buildCatalog(parseDocumentText(text, file), file);
+}
+
+/** Checks policy text read from `file` against a catalog. */
+export function policyFromText(text: string, file: string, catalog: Catalog): Policy {
+  return buildPolicy(parseDocumentText(text, file), catalog, file);
 }

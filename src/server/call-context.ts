@@ -8,6 +8,14 @@ export interface Caller {
   readonly roles: readonly string[];
 }
 
+/** What the server knows of a verified client certificate. */
+export interface ClientCertificate {
+  /** The subject's common name: the principal the certificate is mapped to. */
+  readonly subjectCommonName: string;
+  /** SHA-256 fingerprint, as Node formats it (`AB:CD:…`). */
+  readonly fingerprint256: string;
+}
+
 /** What a handler and each interceptor know about the call besides its request. */
 export interface CallContext {
   readonly service: DescService;
@@ -17,6 +25,8 @@ export interface CallContext {
   readonly metadata: Metadata;
   /** Undefined until an authentication interceptor passes a context with the caller to `next`. */
   readonly caller: Caller | undefined;
+  /** The client certificate the TLS layer verified (mutual TLS); undefined on plaintext or without one. */
+  readonly clientCertificate: ClientCertificate | undefined;
   /** When the client stops waiting; undefined without a deadline. */
   readonly deadline: Date | undefined;
   /**
@@ -32,6 +42,7 @@ export interface SurfaceCall {
   readonly metadata: Metadata;
   getDeadline(): Deadline;
   on(event: "cancelled", listener: () => void): unknown;
+  getAuthContext?(): { readonly sslPeerCertificate?: { readonly subject?: { readonly CN?: string | string[] }; readonly fingerprint256?: string } };
 }
 
 /**
@@ -70,13 +81,22 @@ export function openCallContext(
   else shutdown?.addEventListener("abort", onShutdown, { once: true });
   const path = `/${service.typeName}/${method.name}`;
   return {
-    ctx: { service, method, path, metadata: call.metadata, caller: undefined, deadline, signal: controller.signal },
+    ctx: { service, method, path, metadata: call.metadata, caller: undefined, clientCertificate: clientCertificateOf(call), deadline, signal: controller.signal },
     close() {
       ended = true;
       clearTimeout(timer);
       shutdown?.removeEventListener("abort", onShutdown);
     },
   };
+}
+
+/** The peer certificate of a TLS call, when the client presented one (grpc-js verified it against the client CA). */
+function clientCertificateOf(call: SurfaceCall): ClientCertificate | undefined {
+  const cert = call.getAuthContext?.().sslPeerCertificate;
+  const cn = cert?.subject?.CN;
+  const name = Array.isArray(cn) ? cn[0] : cn;
+  if (cert === undefined || name === undefined || name === "") return undefined;
+  return { subjectCommonName: name, fingerprint256: cert.fingerprint256 ?? "" };
 }
 
 const OK: GrpcStatus = { code: status.OK, details: "OK", fault: false };

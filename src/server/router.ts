@@ -16,7 +16,7 @@ import { logRpc, loggingInterceptor } from "./logging.js";
 import { RpcError, toGrpcStatus, type GrpcStatus } from "./rpc-error.js";
 import { STATUS_DETAILS_KEY, statusDetailsBin } from "./status-details.js";
 
-export type { Caller, CallContext } from "./call-context.js";
+export type { Caller, CallContext, ClientCertificate } from "./call-context.js";
 export type { CallHandler, CallOutput, Interceptor } from "./interceptor.js";
 
 export type UnaryHandler<I extends DescMessage, O extends DescMessage> = (request: MessageShape<I>, ctx: CallContext) => Promise<MessageInitShape<O>>;

@@ -8,10 +8,12 @@ import type { AuthorityContext } from "../authority/index.js";
 import { bindService, type BindOptions, type ServiceBinding } from "./router.js";
 import { authorize } from "./rpc/authorize.js";
 import { batchAuthorize } from "./rpc/batch-authorize.js";
+import { delegateGrant } from "./rpc/delegate-grant.js";
 import { getCatalog } from "./rpc/get-catalog.js";
 import { getGrant } from "./rpc/get-grant.js";
 import { getJwks } from "./rpc/get-jwks.js";
 import { issueGrant } from "./rpc/issue-grant.js";
+import { revokeGrant } from "./rpc/revoke-grant.js";
 
 /** The generated files of the public contract, for server reflection. */
 export const CONTRACT_FILES = [file_charter_v1_catalog, file_charter_v1_authority, file_charter_v1_grant, file_charter_v1_approval, file_charter_v1_key];
@@ -25,7 +27,7 @@ export function charterServices(ctx: AuthorityContext, options: BindOptions | Lo
   return [
     bindService(CatalogService, { getCatalog: getCatalog(ctx) }, options),
     bindService(AuthorityService, { authorize: authorize(ctx), batchAuthorize: batchAuthorize(ctx) }, options),
-    bindService(GrantService, { issueGrant: issueGrant(ctx), getGrant: getGrant(ctx) }, options),
+    bindService(GrantService, { issueGrant: issueGrant(ctx), delegateGrant: delegateGrant(ctx), revokeGrant: revokeGrant(ctx), getGrant: getGrant(ctx) }, options),
     bindService(ApprovalService, {}, options),
     bindService(KeyService, { getJwks: getJwks(ctx) }, options),
   ];

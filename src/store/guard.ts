@@ -25,8 +25,15 @@ export const STORE_DOING: Describers<StoreOperations> = {
   insertKey: (key) => `insert key ${key.kid}`,
   insertKeyUnlessActive: (key) => `insert first key ${key.kid}`,
   retireKey: (kid) => `retire key ${kid}`,
+  rewrapKey: (kid) => `re-wrap key ${kid}`,
   commitDecision: (record) => `commit decision ${record.decisionId}`,
   getDecision: (id) => `read decision ${id}`,
+  createApiKey: (key) => `create api key ${key.id}`,
+  listApiKeys: () => "list api keys",
+  revokeApiKey: (id) => `revoke api key ${id}`,
+  findApiKeyByHash: () => "look up an api key",
+  hasActiveApiKey: () => "check for api keys",
+  checkIntact: () => "check the store is intact",
 };
 
 /** How an adapter's raw operations are guarded. */
@@ -37,6 +44,11 @@ export interface GuardOptions {
   readonly translate: (err: unknown, doing: string) => StoreError;
   /** Releases the adapter's connections; runs on the first close() only. */
   readonly release: () => void | Promise<void>;
+  /**
+   * Runs before every operation; throwing fails the operation (translated). An adapter uses it to
+   * check that what it opened is still there (the SQLite file was not deleted or replaced).
+   */
+  readonly before?: () => void;
 }
 
 /**
@@ -58,6 +70,7 @@ export function guardStore<T extends Operations<T>>(ops: T, describe: Describers
       try {
         doing = doingOf(...args);
         if (!open) throw new StoreError("UNAVAILABLE", `${options.adapter} could not ${doing}: the store is closed`);
+        options.before?.();
         return await op.apply(ops, args);
       } catch (err) {
         throw isStoreError(err) ? err : options.translate(err, doing);

@@ -71,6 +71,12 @@ export interface KeyStore {
   insertKeyUnlessActive(key: StoredKey): Promise<boolean>;
   /** Retires a key; retiring again keeps the earlier time. An unknown kid is NOT_FOUND. */
   retireKey(kid: string, at: number): Promise<void>;
+  /**
+   * Replaces a key's stored private half (to encrypt it at rest), only if it still equals
+   * `expected`; otherwise a CONFLICT. An unknown kid is NOT_FOUND. The old bytes are overwritten,
+   * not left in free pages.
+   */
+  rewrapKey(kid: string, expected: string, next: string): Promise<void>;
 }
 
 /** One decision as recorded: ids, names, digests and codes — never raw argument values or tokens. */
@@ -109,8 +115,44 @@ export interface DecisionStore {
   getDecision(decisionId: string): Promise<DecisionRecord | undefined>;
 }
 
+/** A caller's API key as stored: never the secret, only its hash. */
+export interface StoredApiKey {
+  /** Public id, e.g. `key_1a2b3c4d`, used to list and revoke; not a credential. */
+  readonly id: string;
+  /** Who presents the key (an orchestrator, a gateway, an operator). */
+  readonly principal: string;
+  /** The roles the key grants, sorted. */
+  readonly roles: readonly string[];
+  /** Lower-case hex SHA-256 of the secret (see `src/authority/api-keys.ts`). */
+  readonly secretHash: string;
+  /** Unix seconds. */
+  readonly createdAt: number;
+  /** Unix seconds of revocation, when revoked. */
+  readonly revokedAt?: number;
+}
+
+/** Callers' API keys, stored only as hashes. */
+export interface ApiKeyStore {
+  /** Adds a key; an id or hash that exists already is a CONFLICT. */
+  createApiKey(key: StoredApiKey): Promise<void>;
+  /** Every key, revoked ones included, oldest first. */
+  listApiKeys(): Promise<StoredApiKey[]>;
+  /** Revokes a key; revoking again keeps the earlier time. An unknown id is NOT_FOUND. */
+  revokeApiKey(id: string, at: number): Promise<void>;
+  /** The key whose secret hashes to `secretHash`, revoked or not; undefined when none. */
+  findApiKeyByHash(secretHash: string): Promise<StoredApiKey | undefined>;
+  /** Whether any key is unrevoked: without one, the server runs in protected mode. */
+  hasActiveApiKey(): Promise<boolean>;
+}
+
 /** Everything Charter persists, behind one port with one adapter per database. */
-export interface Store extends GrantStore, KeyStore, DecisionStore {
+export interface Store extends GrantStore, KeyStore, DecisionStore, ApiKeyStore {
+  /**
+   * Resolves when the store is still the one opened and can answer; fails UNAVAILABLE once it
+   * cannot (closed, or a SQLite file deleted, replaced or truncated under the process). The server
+   * asks before every RPC, so even an RPC that needs no stored data fails closed.
+   */
+  checkIntact(): Promise<void>;
   /** Closes connections (a second close is harmless); later calls fail with UNAVAILABLE. */
   close(): Promise<void>;
 }

@@ -4,9 +4,11 @@
  * - KEY_INVALID: a stored key is not a usable Ed25519 key pair, or its kid is not its thumbprint;
  * - NO_SIGNING_KEY: the key store holds no active key even after one was generated;
  * - INVALID_INPUT: the caller asked to sign something malformed (a grant of the wrong shape, a
- *   receipt claim that is not a string, a non-positive ttl).
+ *   receipt claim that is not a string, a non-positive ttl);
+ * - KEY_SEALED: a signing key is encrypted at rest and the key-encryption key is missing, wrong,
+ *   or malformed (a configuration problem: start-up fails naming it).
  */
-export type TokenErrorCode = "KEY_INVALID" | "NO_SIGNING_KEY" | "INVALID_INPUT";
+export type TokenErrorCode = "KEY_INVALID" | "NO_SIGNING_KEY" | "INVALID_INPUT" | "KEY_SEALED";
 
 /** The one error class of the token layer. */
 export class TokenError extends Error {

@@ -3,6 +3,7 @@ export * from "./grant-token.js";
 export * from "./key-resolver.js";
 export * from "./key-ring.js";
 export * from "./receipt.js";
+export * from "./sealed-keys.js";
 export type { Jwks, PublicJwk } from "./signing-key.js";
 export * from "./verifier.js";
 export { MAX_TOKEN_LENGTH } from "./verify-jws.js";

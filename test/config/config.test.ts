@@ -40,6 +40,11 @@ maxMessageBytes: 1024
 maxBatch: 8
 tokenCacheSize: 5
 logLevel: debug
+tlsCert: server.pem
+tlsKey: server-key.pem
+tlsClientCa: clients-ca.pem
+tlsClientRoles: { gateway-1: [gateway], ops: [admin, auditor] }
+kekFile: /etc/charter/kek
 `;
 
 describe("resolveConfig()", () => {
@@ -64,6 +69,12 @@ describe("resolveConfig()", () => {
       maxBatch: 8,
       tokenCacheSize: 5,
       logLevel: "debug",
+      tlsCert: "server.pem",
+      tlsKey: "server-key.pem",
+      tlsClientCa: "clients-ca.pem",
+      tlsClientRoles: "gateway-1=gateway;ops=admin,auditor",
+      kekFile: "/etc/charter/kek",
+      kek: "",
     });
   });
 
@@ -102,9 +113,16 @@ describe("resolveConfig()", () => {
     expect((await resolveConfig({ env: REQUIRED_ENV })).database).toBeUndefined();
     const file = configFile("catalog: c.yaml\npolicy: p.yaml\ndatabase: sqlite:file.db\n");
     expect((await resolveConfig({ file })).database).toBe("sqlite:file.db");
-    const env = { CHARTER_DATABASE_URL: "postgres://charter@db/charter?schema=a" };
+    // A shared database needs signing keys sealed: the KEK comes with it.
+    const env = { CHARTER_DATABASE_URL: "postgres://charter@db/charter?schema=a", CHARTER_KEK: "kek" };
     expect((await resolveConfig({ file, env })).database).toBe("postgres://charter@db/charter?schema=a");
     expect((await resolveConfig({ file, env, overrides: { database: "postgres://charter@db/other" } })).database).toBe("postgres://charter@db/other");
+  });
+
+  it("refuses a postgres:// database without a key-encryption key: signing keys are never stored in clear in a shared database", async () => {
+    expect(await problemsOf({ env: { ...REQUIRED_ENV, CHARTER_DATABASE_URL: "postgres://charter@db/charter" } })).toEqual([
+      "a postgres:// database is shared: signing keys must be encrypted at rest; set kekFile or CHARTER_KEK",
+    ]);
   });
 
   it("refuses a database that is not a non-empty string, without echoing it", async () => {
@@ -238,5 +256,29 @@ describe("tokenCacheSize", () => {
     const env = { CHARTER_CATALOG: "c.yaml", CHARTER_POLICY: "p.yaml" };
     await expect(resolveConfig({ env: { ...env, CHARTER_TOKEN_CACHE_SIZE: "0" } })).resolves.toMatchObject({ tokenCacheSize: 0 });
     await expect(resolveConfig({ env: { ...env, CHARTER_TOKEN_CACHE_SIZE: "-1" } })).rejects.toThrow("tokenCacheSize must be a non-negative integer");
+  });
+});
+
+describe("TLS and key-encryption settings", () => {
+  const env = { CHARTER_CATALOG: "c.yaml", CHARTER_POLICY: "p.yaml" };
+  it.each([
+    [{ CHARTER_TLS_CERT: "c.pem" }, "tlsCert and tlsKey are set together"],
+    [{ CHARTER_TLS_CLIENT_CA: "ca.pem" }, "tlsClientCa (mutual TLS) needs tlsCert and tlsKey"],
+    [{ CHARTER_TLS_CLIENT_ROLES: "a=gateway" }, "tlsClientRoles needs tlsClientCa"],
+    [
+      { CHARTER_TLS_CERT: "c", CHARTER_TLS_KEY: "k", CHARTER_TLS_CLIENT_CA: "ca", CHARTER_TLS_CLIENT_ROLES: "gateway-1" },
+      'tlsClientRoles: "gateway-1" is not cn=role[,role]',
+    ],
+    [{ CHARTER_TLS_CERT: "c", CHARTER_TLS_KEY: "k", CHARTER_TLS_CLIENT_CA: "ca", CHARTER_TLS_CLIENT_ROLES: "a=x;a=y" }, 'tlsClientRoles: "a" is listed twice'],
+    [{ CHARTER_KEK: "k", CHARTER_KEK_FILE: "f" }, "set one of kekFile and CHARTER_KEK, not both"],
+  ])("refuses %j", async (extra, message) => {
+    await expect(resolveConfig({ env: { ...env, ...extra } })).rejects.toThrow(message);
+  });
+
+  it("accepts a full mutual-TLS setting", async () => {
+    const config = await resolveConfig({
+      env: { ...env, CHARTER_TLS_CERT: "c", CHARTER_TLS_KEY: "k", CHARTER_TLS_CLIENT_CA: "ca", CHARTER_TLS_CLIENT_ROLES: "gateway-1=gateway; ops=admin,auditor" },
+    });
+    expect(config.tlsClientRoles).toBe("gateway-1=gateway; ops=admin,auditor");
   });
 });

@@ -3,6 +3,7 @@ import {
   callDigest,
   compose,
   decide,
+  decideInForce,
   delegate,
   projectCatalog,
   type ApprovalRecord,
@@ -75,5 +76,21 @@ describe("decide()", () => {
     const verdict = decide(grant, catalog, call, substitute(ctx, "$digest", digest) as typeof ctx);
     expect(verdict).toMatchObject(substitute(v.expected, "$digest", digest) as object);
     expectAbsent(v, verdict);
+  });
+});
+
+describe("decideInForce()", () => {
+  it.each(readVectors("withdraw").map((v) => [v.name, v] as const))("%s", (_name, v) => {
+    const catalog = catalogOf(v.input["catalog"]);
+    const grant = grantOf(v.input["grant"], catalog, policyOf(v.input["policy"], catalog));
+    const policyNow = policyOf(v.input["policyNow"], catalog);
+    const call = v.input["call"] as ToolCall;
+    const expected = v.expected as { actionId?: string };
+    const digest = callDigest(grant.id, expected.actionId || call.actionId || call.toolName || "", call.arguments);
+    const verdict = decideInForce(grant, catalog, policyNow, call, v.input["ctx"] as { now: number });
+    expect(verdict).toMatchObject(substitute(v.expected, "$digest", digest) as object);
+    // What the pure decide says under the grant alone: a withdrawal only ever turns a verdict into a deny.
+    const alone = decide(grant, catalog, call, v.input["ctx"] as { now: number });
+    if (verdict.decision !== alone.decision) expect(verdict.decision).toBe("deny");
   });
 });

@@ -55,6 +55,7 @@ const ALLOWED = { decision: Decision.ALLOW, code: "" };
 const doors = [
   ["through the store", (id: string) => ctx.store.revokeGrant(id, "test", ctx.now()).then(() => undefined)],
   ["through the application layer", (id: string) => revokeGrant(ctx, { grantId: id, reason: "test" }).then(() => undefined)],
+  ["through the RevokeGrant RPC", (id: string) => charter.clients.grants.revokeGrant({ grantId: id, reason: "test" }).then(() => undefined)],
 ] as const;
 
 describe.each(doors)("revocation %s", (door, revoke) => {

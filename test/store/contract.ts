@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TaskGrant } from "../../src/core/grant.js";
 import type { StoreOperations } from "../../src/store/guard.js";
 import { StoreError, type DecisionRecord, type Store, type StoreErrorCode } from "../../src/store/port.js";
-import { makeDecision, makeGrant, makeKey } from "./fixtures.js";
+import { makeApiKey, makeDecision, makeGrant, makeKey } from "./fixtures.js";
 
 /** An adapter under test: `open` answers a fresh, empty store each time it is called. */
 export interface StoreUnderTest {
@@ -260,6 +260,44 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
       });
     });
 
+    describe("api keys", () => {
+      it("round-trips keys, finds them by hash only, and revokes keeping the first time", async () => {
+        expect(await store.hasActiveApiKey()).toBe(false);
+        const a = makeApiKey("key_a", { roles: ["gateway"] });
+        const b = makeApiKey("key_b", { principal: "ops", roles: ["admin", "auditor"], createdAt: 20 });
+        await store.createApiKey(a);
+        await store.createApiKey(b);
+        expect(await store.listApiKeys()).toStrictEqual([a, b]);
+        expect(await store.findApiKeyByHash(b.secretHash)).toStrictEqual(b);
+        expect(await store.findApiKeyByHash("f".repeat(64))).toBeUndefined();
+        expect(await store.hasActiveApiKey()).toBe(true);
+        await store.revokeApiKey("key_a", 30);
+        await store.revokeApiKey("key_a", 40);
+        expect(await store.findApiKeyByHash(a.secretHash)).toStrictEqual({ ...a, revokedAt: 30 });
+        await store.revokeApiKey("key_b", 50);
+        expect(await store.hasActiveApiKey()).toBe(false);
+      });
+
+      it("refuses a second key with the same id or hash as CONFLICT, and an unknown id to revoke as NOT_FOUND", async () => {
+        const a = makeApiKey("key_a");
+        await store.createApiKey(a);
+        await expectStoreError(store.createApiKey({ ...a, secretHash: "e".repeat(64) }), "CONFLICT");
+        await expectStoreError(store.createApiKey({ ...a, id: "key_other" }), "CONFLICT");
+        await expectStoreError(store.revokeApiKey("key_nope", 1), "NOT_FOUND");
+      });
+    });
+
+    describe("rewrapKey()", () => {
+      it("replaces the private half only when it still holds the expected text", async () => {
+        const key = makeKey("k", 1);
+        await store.insertKey(key);
+        await store.rewrapKey("k", key.privateJwk, "sealed");
+        expect((await store.listKeys())[0]?.privateJwk).toBe("sealed");
+        await expectStoreError(store.rewrapKey("k", key.privateJwk, "again"), "CONFLICT");
+        await expectStoreError(store.rewrapKey("nope", "a", "b"), "NOT_FOUND");
+      });
+    });
+
     describe("after close()", () => {
       // Typed over the port's operations, so a new operation without a case here fails compilation.
       const calls: { readonly [K in keyof StoreOperations]: (s: Store) => Promise<unknown> } = {
@@ -273,6 +311,13 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         retireKey: (s) => s.retireKey("k", 1),
         commitDecision: (s) => s.commitDecision(makeDecision("dec_late")),
         getDecision: (s) => s.getDecision("dec_1"),
+        rewrapKey: (s) => s.rewrapKey("k", "a", "b"),
+        createApiKey: (s) => s.createApiKey(makeApiKey("key_late")),
+        listApiKeys: (s) => s.listApiKeys(),
+        revokeApiKey: (s) => s.revokeApiKey("key_1", 1),
+        findApiKeyByHash: (s) => s.findApiKeyByHash("00"),
+        hasActiveApiKey: (s) => s.hasActiveApiKey(),
+        checkIntact: (s) => s.checkIntact(),
       };
 
       it.each(Object.entries(calls))("%s rejects with UNAVAILABLE", async (_method, call) => {

@@ -1,5 +1,5 @@
 import type { TaskGrant } from "../../src/core/grant.js";
-import type { DecisionRecord, StoredKey } from "../../src/store/port.js";
+import type { DecisionRecord, StoredApiKey, StoredKey } from "../../src/store/port.js";
 
 const ISSUED_AT = 1_750_000_000;
 
@@ -66,4 +66,10 @@ export function makeDecision(decisionId: string, overrides: Partial<DecisionReco
     policyVersion: "policy-1",
     ...overrides,
   };
+}
+
+/** An API key record with a distinct hash per id. */
+export function makeApiKey(id: string, overrides: Partial<StoredApiKey> = {}): StoredApiKey {
+  const hash = Buffer.from(id).toString("hex").padEnd(64, "0").slice(0, 64);
+  return { id, principal: "orchestrator", roles: ["issuer"], secretHash: hash, createdAt: 10, ...overrides };
 }

@@ -37,6 +37,9 @@ export function spyKeyStore(target: KeyStore): KeyStoreSpy {
     retireKey(kid, at) {
       return spy.target.retireKey(kid, at);
     },
+    rewrapKey(kid, expected, next) {
+      return spy.target.rewrapKey(kid, expected, next);
+    },
   };
   return spy;
 }

@@ -6,7 +6,7 @@ import { decisionFromProto } from "../../interop/enums.js";
 import { verdictToProto } from "../../interop/verdict-codec.js";
 import type { CliIo } from "../io.js";
 import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
-import { serverAddress, withTarget, type Target } from "../target.js";
+import { SERVER_FLAGS, serverAddress, withTarget, type Target } from "../target.js";
 import { issueOn } from "./issue.js";
 
 /** Exit codes of `charter check`, one per decision. */
@@ -25,7 +25,7 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
     tool: { type: "string" },
     action: { type: "string" },
     args: { type: "string" },
-    server: { type: "string" },
+    ...SERVER_FLAGS,
   });
   if (values.token !== undefined && values.profile !== undefined) throw new UsageError("give --token or --profile, not both");
   // CHARTER_TOKEN stands in for --token unless a profile is named.
@@ -42,7 +42,7 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
   // The text is sent as typed: what is decided is exactly what the user wrote.
   const call: CallRequest = { callId: "cli", toolName: values.tool ?? "", actionId: values.action ?? "", argumentsJson };
   return withTarget(
-    serverAddress(values.server, io),
+    serverAddress(values.server, io, values["api-key"]),
     () => configFrom(values, io.env),
     io,
     async (target) => {

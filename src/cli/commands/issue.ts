@@ -6,7 +6,7 @@ import { grantToProto } from "../../interop/grant-codec.js";
 import { issueRequestToProto } from "../../interop/issue-codec.js";
 import type { CliIo } from "../io.js";
 import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
-import { serverAddress, withTarget, type Target } from "../target.js";
+import { SERVER_FLAGS, serverAddress, withTarget, type Target } from "../target.js";
 
 /**
  * `charter issue`: composes a grant for a profile and prints its token — through a running
@@ -24,7 +24,7 @@ export async function issueCommand(args: readonly string[], io: CliIo): Promise<
     ttl: { type: "string" },
     shadow: { type: "boolean" },
     json: { type: "boolean" },
-    server: { type: "string" },
+    ...SERVER_FLAGS,
   });
   if (!values.profile) throw new UsageError("--profile is required");
   const ttl = values.ttl === undefined ? undefined : Number(values.ttl);
@@ -39,7 +39,7 @@ export async function issueCommand(args: readonly string[], io: CliIo): Promise<
     ...(values.shadow ? { mode: "shadow" as const } : {}),
   };
   return withTarget(
-    serverAddress(values.server, io),
+    serverAddress(values.server, io, values["api-key"]),
     () => configFrom(values, io.env),
     io,
     async (target) => {

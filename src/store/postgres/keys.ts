@@ -48,6 +48,14 @@ export function postgresKeyStore(pool: pg.Pool): KeyStore {
       );
     },
 
+    async rewrapKey(kid, expected, next) {
+      const { rowCount } = await pool.query("UPDATE keys SET private_jwk = $3 WHERE kid = $1 AND private_jwk = $2", [kid, expected, next]);
+      if (rowCount !== null && rowCount > 0) return;
+      const { rows } = await pool.query<{ found: boolean }>("SELECT EXISTS (SELECT 1 FROM keys WHERE kid = $1) AS found", [kid]);
+      if (rows[0]?.found !== true) throw new StoreError("NOT_FOUND", `key ${kid} is not known`);
+      throw new StoreError("CONFLICT", `key ${kid} changed since it was read`);
+    },
+
     async retireKey(kid, at) {
       // A retirement never moves later: retiring twice keeps the earlier time.
       const { rowCount } = await pool.query("UPDATE keys SET retired_at = LEAST(COALESCE(retired_at, $2), $2) WHERE kid = $1", [kid, at]);

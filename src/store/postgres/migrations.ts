@@ -62,4 +62,24 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX decisions_grant_id ON decisions (grant_id);
     `,
   },
+  {
+    version: 3,
+    name: "placeholder-approvals",
+    sql: "",
+  },
+  {
+    version: 4,
+    name: "api-keys",
+    sql: `
+      CREATE TABLE api_keys (
+        id          TEXT PRIMARY KEY,
+        principal   TEXT NOT NULL,
+        roles_json  TEXT NOT NULL,
+        secret_hash TEXT NOT NULL UNIQUE,
+        created_at  BIGINT NOT NULL,
+        revoked_at  BIGINT,
+        seq         BIGINT GENERATED ALWAYS AS IDENTITY
+      );
+    `,
+  },
 ];

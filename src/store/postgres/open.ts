@@ -1,5 +1,6 @@
 import { guardStore, STORE_DOING, type StoreOperations } from "../guard.js";
 import { isStoreError, StoreError, type Store } from "../port.js";
+import { postgresApiKeyStore } from "./api-keys.js";
 import { postgresDecisionStore } from "./decisions.js";
 import { toStoreError } from "./errors.js";
 import { postgresGrantStore } from "./grants.js";
@@ -36,7 +37,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     if (isStoreError(err)) throw new StoreError(err.code, `${target.redacted}: ${scrub(err.message, target.password)}`, { cause: err });
     throw toStoreError(err, `open ${target.redacted}`, target.password);
   }
-  const ops: StoreOperations = { ...postgresGrantStore(pool), ...postgresKeyStore(pool), ...postgresDecisionStore(pool) };
+  const ops: StoreOperations = {
+    ...postgresGrantStore(pool),
+    ...postgresKeyStore(pool),
+    ...postgresDecisionStore(pool),
+    ...postgresApiKeyStore(pool),
+    // No file can vanish under a database server: an outage shows on the next query as UNAVAILABLE.
+    checkIntact: async () => undefined,
+  };
   return guardStore(ops, STORE_DOING, {
     adapter: "postgres store",
     translate: (err, doing) => toStoreError(err, doing, target.password),

@@ -30,6 +30,10 @@ export function sqliteKeyStore(db: Database): KeyStore {
   const retire = db.prepare<[{ kid: string; at: number }], never>(`
     UPDATE keys SET retired_at = min(coalesce(retired_at, @at), @at) WHERE kid = @kid`);
 
+  const rewrap = db.prepare<[{ kid: string; expected: string; next: string }], never>(`
+    UPDATE keys SET private_jwk = @next WHERE kid = @kid AND private_jwk = @expected`);
+  const exists = db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM keys WHERE kid = ?");
+
   return {
     async listKeys() {
       return list.all().map(storedKey);
@@ -44,6 +48,17 @@ export function sqliteKeyStore(db: Database): KeyStore {
     async retireKey(kid, at) {
       const { changes } = retire.run({ kid, at });
       if (changes === 0) throw new StoreError("NOT_FOUND", `key ${kid} is not known`);
+    },
+    async rewrapKey(kid, expected, next) {
+      const { changes } = rewrap.run({ kid, expected, next });
+      if (changes > 0) {
+        // secure_delete zeroes the freed cells; the checkpoint moves the page out of the WAL, so
+        // the old private half is in neither file afterwards.
+        db.pragma("wal_checkpoint(TRUNCATE)");
+        return;
+      }
+      if ((exists.get(kid)?.n ?? 0) === 0) throw new StoreError("NOT_FOUND", `key ${kid} is not known`);
+      throw new StoreError("CONFLICT", `key ${kid} changed since it was read`);
     },
   };
 }

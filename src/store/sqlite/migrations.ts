@@ -58,4 +58,25 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX decisions_grant_id ON decisions (grant_id);
     `,
   },
+  // Placeholder for version 3 of the approvals branch (issue 8), so that this branch's list runs
+  // without a gap. At the merge, keep the approvals branch's version 3 and drop this entry.
+  {
+    version: 3,
+    name: "placeholder-approvals",
+    sql: "",
+  },
+  {
+    version: 4,
+    name: "api-keys",
+    sql: `
+      CREATE TABLE api_keys (
+        id          TEXT PRIMARY KEY NOT NULL,
+        principal   TEXT NOT NULL,
+        roles_json  TEXT NOT NULL,
+        secret_hash TEXT NOT NULL UNIQUE,
+        created_at  INTEGER NOT NULL,
+        revoked_at  INTEGER
+      );
+    `,
+  },
 ];

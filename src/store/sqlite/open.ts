@@ -1,10 +1,12 @@
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { guardStore, STORE_DOING, type StoreOperations } from "../guard.js";
 import { isStoreError, StoreError, type Store } from "../port.js";
+import { sqliteApiKeyStore } from "./api-keys.js";
 import { sqliteDecisionStore } from "./decisions.js";
 import { toStoreError } from "./errors.js";
+import { watchFileIdentity, type FileIdentity } from "./file-identity.js";
 import { sqliteGrantStore } from "./grants.js";
 import { sqliteKeyStore } from "./keys.js";
 import { applySqliteMigrations } from "./migrate.js";
@@ -20,22 +22,32 @@ export interface SqliteStoreOptions {
   readonly now?: () => number;
 }
 
+/** Owner-only permissions: the store holds the signing keys. */
+const FILE_MODE = 0o600;
+const DIR_MODE = 0o700;
+
 /**
- * Opens (creating when needed) the embedded SQLite store: WAL journal, foreign keys on, schema
- * migrated to this Charter's version. Fails with a StoreError: UNAVAILABLE when the file cannot
- * be opened, CORRUPT when it is not a database or its schema is newer than this code.
+ * Opens (creating when needed) the embedded SQLite store: WAL journal, foreign keys on, freed
+ * cells zeroed (`secure_delete`), schema migrated to this Charter's version. A missing directory
+ * is created 0700 and the files 0600 (SQLite gives its `-wal` and `-shm` the database file's
+ * mode; they are chmod-ed too, for stores made before). Every later operation first checks the
+ * file is still the one opened (`watchFileIdentity`). Fails with a StoreError: UNAVAILABLE when
+ * the file cannot be opened, CORRUPT when it is not a database or its schema is newer than this code.
  */
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   let db: Database.Database | undefined;
   try {
-    if (options.file !== ":memory:") mkdirSync(dirname(options.file), { recursive: true });
+    const onDisk = options.file !== ":memory:";
+    if (onDisk) createPrivately(options.file);
     db = new Database(options.file, { timeout: options.busyTimeoutMs ?? 5000 });
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     db.pragma("foreign_keys = ON");
+    db.pragma("secure_delete = ON");
     applySqliteMigrations(db, SQLITE_MIGRATIONS, now);
-    return guarded(db);
+    if (onDisk) for (const f of [options.file, `${options.file}-wal`, `${options.file}-shm`]) if (existsSync(f)) chmodSync(f, FILE_MODE);
+    return guarded(db, onDisk ? watchFileIdentity(options.file) : undefined);
   } catch (err) {
     db?.close();
     if (isStoreError(err)) throw new StoreError(err.code, `${options.file}: ${err.message}`, { cause: err });
@@ -47,13 +59,28 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
  * The store over an open, migrated database. Every method answers a promise and fails only
  * with a StoreError; after close() every method fails UNAVAILABLE.
  */
-function guarded(db: Database.Database): Store {
-  const ops: StoreOperations = { ...sqliteGrantStore(db), ...sqliteKeyStore(db), ...sqliteDecisionStore(db) };
+function guarded(db: Database.Database, identity: FileIdentity | undefined): Store {
+  const ops: StoreOperations = {
+    ...sqliteGrantStore(db),
+    ...sqliteKeyStore(db),
+    ...sqliteDecisionStore(db),
+    ...sqliteApiKeyStore(db),
+    // The guard's `before` hook (the file identity check) is the whole of it.
+    checkIntact: async () => undefined,
+  };
   return guardStore(ops, STORE_DOING, {
     adapter: "sqlite store",
     translate: toStoreError,
     release: () => {
       db.close();
     },
+    ...(identity ? { before: () => identity.check() } : {}),
   });
+}
+
+/** Creates the directory (0700) and the database file (0600) before SQLite does, with the modes it then copies. */
+function createPrivately(file: string): void {
+  const dir = dirname(file);
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+  closeSync(openSync(file, "a", FILE_MODE));
 }

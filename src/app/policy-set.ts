@@ -1,0 +1,44 @@
+import { createHash } from "node:crypto";
+import type { PolicySet } from "../authority/index.js";
+import { ConfigError, type CharterConfig } from "../config/config.js";
+import { catalogFromText, policyFromText, readText } from "../load/documents.js";
+
+/** The pair in force with the SHA-256 of the texts it was read from, to tell a changed file from an unchanged one. */
+export interface LoadedPolicySet {
+  readonly set: PolicySet;
+  readonly catalogDigest: string;
+  readonly policyDigest: string;
+}
+
+const digest = (text: string) => createHash("sha256").update(text).digest("hex");
+
+/** Reads and checks the pair: the policy is checked against the catalog it will be used with. */
+export async function loadVersionedPolicySet(config: Pick<CharterConfig, "catalog" | "policy">): Promise<LoadedPolicySet> {
+  const catalogText = await readText(config.catalog);
+  const policyText = await readText(config.policy);
+  const catalog = catalogFromText(catalogText, config.catalog);
+  const policy = policyFromText(policyText, config.policy, catalog);
+  return { set: { catalog, policy }, catalogDigest: digest(catalogText), policyDigest: digest(policyText) };
+}
+
+/** Loads the pair; for callers that do not reload (the CLI's `validate`). */
+export async function loadPolicySet(config: Pick<CharterConfig, "catalog" | "policy">): Promise<PolicySet> {
+  return (await loadVersionedPolicySet(config)).set;
+}
+
+/**
+ * The pair a reload brings. A file whose content changed while its `version` did not is refused:
+ * decisions record the versions they were made under, so one version must name one content.
+ */
+export async function reloadPolicySet(config: Pick<CharterConfig, "catalog" | "policy">, current: LoadedPolicySet): Promise<LoadedPolicySet> {
+  const next = await loadVersionedPolicySet(config);
+  const problems: string[] = [];
+  if (next.catalogDigest !== current.catalogDigest && next.set.catalog.version === current.set.catalog.version) {
+    problems.push(`${config.catalog}: the catalog changed but its version is still "${current.set.catalog.version}"; give the new content a new version`);
+  }
+  if (next.policyDigest !== current.policyDigest && next.set.policy.version === current.set.policy.version) {
+    problems.push(`${config.policy}: the policy changed but its version is still "${current.set.policy.version}"; give the new content a new version`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems.join("\n"));
+  return next;
+}

@@ -1,0 +1,60 @@
+import { authenticateApiKey, hasApiKeys, isRole, type AuthorityContext, type Principal, type Role } from "../authority/index.js";
+import { accessOf, permits } from "./access.js";
+import type { CallContext } from "./call-context.js";
+import type { Interceptor } from "./interceptor.js";
+import { RpcError } from "./rpc-error.js";
+
+/** How callers are recognised. */
+export interface AuthenticationOptions {
+  /** Client certificate subject CN -> roles (mutual TLS); a certificate CN not listed holds no role. */
+  readonly certificateRoles: ReadonlyMap<string, readonly string[]>;
+  /**
+   * True when the server listens on loopback only and has no client CA: then, while the store
+   * holds no active API key (protected mode), a call without credentials acts as the local
+   * operator (`admin`). Checked on every call, so the first key created ends protected mode at once.
+   */
+  readonly protectedModeAllowed: boolean;
+}
+
+/** The principal every local caller acts as in protected mode. */
+export const LOCAL_OPERATOR: Principal = { principal: "local", roles: ["admin"] };
+
+const UNAUTHENTICATED = "a valid API key is required (metadata authorization: Bearer <key>)";
+
+/**
+ * Authenticates the caller and enforces the RPC's access rule (`src/server/access.ts`) before
+ * the handler runs, then passes `{ ...ctx, caller }` to `next`. Missing, malformed, unknown and
+ * revoked keys are one answer, UNAUTHENTICATED; a known caller without the role is
+ * PERMISSION_DENIED. Both are decided before the request is looked at, so neither says whether
+ * a grant or an approval exists. RPCs authorized by a grant token, and public ones, skip it.
+ */
+export function authenticationInterceptor(ctx: Pick<AuthorityContext, "store">, options: AuthenticationOptions): Interceptor {
+  return (next) => async (request, call) => {
+    const access = accessOf(call.service, call.method);
+    if (access === undefined) throw new RpcError("PERMISSION_DENIED", `${call.method.name} has no access rule`);
+    if (access.kind !== "roles") return next(request, call);
+    const caller = await identify(ctx, call, options);
+    if (caller === undefined) throw new RpcError("UNAUTHENTICATED", UNAUTHENTICATED);
+    if (!permits(access, caller.roles)) {
+      throw new RpcError("PERMISSION_DENIED", `${call.method.name} needs the role ${access.roles.join(" or ")} (or admin)`);
+    }
+    return next(request, { ...call, caller });
+  };
+}
+
+/** The caller: a bearer API key first, else a verified client certificate, else (protected mode) the local operator. */
+async function identify(ctx: Pick<AuthorityContext, "store">, call: CallContext, options: AuthenticationOptions): Promise<Principal | undefined> {
+  const header = call.metadata.get("authorization");
+  if (header.length > 0) {
+    if (header.length !== 1 || typeof header[0] !== "string") return undefined;
+    const m = /^Bearer\s+(\S+)$/i.exec(header[0].trim());
+    return m?.[1] === undefined ? undefined : authenticateApiKey(ctx, m[1]);
+  }
+  const cert = call.clientCertificate;
+  if (cert !== undefined) {
+    const roles: Role[] = (options.certificateRoles.get(cert.subjectCommonName) ?? []).filter(isRole);
+    return { principal: cert.subjectCommonName, roles };
+  }
+  if (options.protectedModeAllowed && !(await hasApiKeys(ctx))) return LOCAL_OPERATOR;
+  return undefined;
+}

@@ -1,0 +1,57 @@
+import { statSync } from "node:fs";
+import { StoreError } from "../port.js";
+
+/**
+ * Watches the files a SQLite connection opened, so that a store file deleted, replaced or
+ * truncated under a running process is noticed instead of served from: better-sqlite3 keeps
+ * reading and writing an unlinked inode without complaint. `check()` runs before every store
+ * operation: one `stat` of the database file and one of its WAL (about 2 µs each). Once a change
+ * is seen the store stays failed (UNAVAILABLE) until it is reopened.
+ */
+export interface FileIdentity {
+  check(): void;
+}
+
+interface Seen {
+  readonly dev: number;
+  readonly ino: number;
+}
+
+export function watchFileIdentity(file: string): FileIdentity {
+  const db = identity(file);
+  if (db === undefined) throw new StoreError("UNAVAILABLE", `${file}: the database file vanished as it was opened`);
+  let wal = identity(`${file}-wal`);
+  let size = statSync(file).size;
+  let broken: string | undefined;
+  const fail = (why: string): never => {
+    broken = why;
+    throw new StoreError("UNAVAILABLE", `${file}: ${why}; restart Charter on an intact store`);
+  };
+  return {
+    check() {
+      if (broken !== undefined) throw new StoreError("UNAVAILABLE", `${file}: ${broken}; restart Charter on an intact store`);
+      let now;
+      try {
+        now = statSync(file);
+      } catch {
+        return fail("the database file was deleted under the running store");
+      }
+      if (now.dev !== db.dev || now.ino !== db.ino) fail("the database file was replaced under the running store");
+      // Without VACUUM (Charter never runs one) a SQLite file only grows.
+      if (now.size < size) fail("the database file was truncated under the running store");
+      size = now.size;
+      const w = identity(`${file}-wal`);
+      if (wal !== undefined && (w === undefined || w.dev !== wal.dev || w.ino !== wal.ino)) fail("the write-ahead log was deleted or replaced under the running store");
+      wal ??= w;
+    },
+  };
+}
+
+function identity(path: string): Seen | undefined {
+  try {
+    const s = statSync(path);
+    return { dev: s.dev, ino: s.ino };
+  } catch {
+    return undefined;
+  }
+}
