@@ -3,6 +3,7 @@ import { isConfigError } from "../config/config.js";
 import { catalogCommand } from "./commands/catalog.js";
 import { checkCommand } from "./commands/check.js";
 import { issueCommand } from "./commands/issue.js";
+import { mcpGatewayCommand } from "./commands/mcp-gateway.js";
 import { serveCommand } from "./commands/serve.js";
 import { validateCommand } from "./commands/validate.js";
 import type { CliIo } from "./io.js";
@@ -17,10 +18,13 @@ commands:
   check      decide one call offline: --token T | --profile P, --tool NAME | --action ID, --args JSON
              exit code: 0 allow, 1 deny, 2 requires approval, 3 effect suppressed
   validate   load catalog and policy and report every problem
+  mcp-gateway  a stdio MCP proxy fronting an upstream MCP server with a grant:
+             --token T [--server HOST:PORT [--api-key K]] (-- COMMAND ARGS... | --upstream-url URL)
 
 configuration flags (all commands): --config FILE --listen HOST:PORT --data-dir DIR
   --catalog FILE --policy FILE --issuer S --audience S --log-level LEVEL
-  (environment: CHARTER_CONFIG, CHARTER_LISTEN, CHARTER_DATA_DIR, CHARTER_CATALOG, CHARTER_POLICY, ...)
+  (environment: CHARTER_CONFIG, CHARTER_LISTEN, CHARTER_DATA_DIR, CHARTER_CATALOG, CHARTER_POLICY, ...;
+   CHARTER_TOKEN, CHARTER_SERVER, CHARTER_API_KEY)
 
 exit codes besides check's: 64 usage error, 78 configuration error, 70 internal error`;
 
@@ -30,6 +34,7 @@ const COMMANDS: Readonly<Record<string, (args: readonly string[], io: CliIo) => 
   catalog: catalogCommand,
   check: checkCommand,
   validate: validateCommand,
+  "mcp-gateway": mcpGatewayCommand,
 };
 
 /** Runs the CLI and answers its exit code; never calls process.exit. */

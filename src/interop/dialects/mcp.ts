@@ -1,3 +1,4 @@
+import { canonicalJson, descriptorDigest } from "../../core/digest.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../core/json.js";
 import type { CatalogView, ViewEntry } from "../../core/project.js";
 import type { ReasonCode, Verdict } from "../../core/verdict.js";
@@ -108,4 +109,17 @@ export const mcp: DialectCodec = {
 /** Whether a rendered MCP feedback is a JSON-RPC error (rather than an `isError` tool result). */
 export function isMcpError(feedback: JsonValue): feedback is JsonObject & { error: { code: number; message: string } } {
   return isJsonObject(feedback) && isJsonObject(feedback["error"]);
+}
+
+/**
+ * The pin of a tool an MCP server lists, comparable with a view entry's `descriptorDigest`: equal
+ * only when name, description and input schema are exactly the catalog's.
+ */
+export function mcpToolDigest(tool: { readonly name: string; readonly description?: string | undefined; readonly inputSchema: unknown }): string {
+  return descriptorDigest({ name: tool.name, description: tool.description ?? "", inputSchema: tool.inputSchema });
+}
+
+/** One key per exact call (tool name and canonical arguments): a retried call has the same key. */
+export function mcpCallKey(name: string, args: unknown): string {
+  return canonicalJson({ name, arguments: args ?? {} });
 }
