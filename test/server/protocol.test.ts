@@ -162,7 +162,6 @@ describe("RPCs of later issues", () => {
     ["DelegateGrant", () => charter.clients.grants.delegateGrant({})],
     ["RevokeGrant", () => charter.clients.grants.revokeGrant({})],
     ["DecideApproval", () => charter.clients.approvals.decideApproval({})],
-    ["AuthorizeTurn", () => charter.clients.authority.authorizeTurn({})],
   ])("%s answers UNIMPLEMENTED", async (name, call) => {
     await expect(call()).rejects.toMatchObject({ code: status.UNIMPLEMENTED, details: `${name} is not implemented yet` });
   });
