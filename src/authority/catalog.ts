@@ -1,7 +1,7 @@
 import { projectCatalog, type CatalogView } from "../core/project.js";
 import { withdrawal, withoutWithdrawn } from "../core/withdraw.js";
 import type { JsonValue } from "../core/json.js";
-import { renderTools, type DialectName } from "../interop/dialects.js";
+import { renderTools, type DialectName } from "../interop/dialects/index.js";
 import type { AuthorityContext } from "./context.js";
 import { AuthorityError, invalidRequest } from "./errors.js";
 import { loadGrant } from "./load-grant.js";

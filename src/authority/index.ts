@@ -5,6 +5,8 @@ export { API_KEY_PREFIX, ROLES, apiKeySecretHash, authenticateApiKey, createApiK
 export type { CreatedApiKey, Principal, Role } from "./api-keys.js";
 export { authorize, authorizeBatch } from "./authorize.js";
 export type { AuthorizeBatchRequest, AuthorizeRequest, Decided, RequestOptions } from "./authorize.js";
+export { authorizeTurn } from "./authorize-turn.js";
+export type { AuthorizeTurnRequest, TurnAnswer, TurnCallAnswer } from "./authorize-turn.js";
 export { catalogFor } from "./catalog.js";
 export type { CatalogAnswer } from "./catalog.js";
 export type { AuthorityContext, IdPrefix, PolicySet, TokenSettings } from "./context.js";

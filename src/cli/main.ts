@@ -4,6 +4,7 @@ import { catalogCommand } from "./commands/catalog.js";
 import { checkCommand } from "./commands/check.js";
 import { issueCommand } from "./commands/issue.js";
 import { keysCommand } from "./commands/keys.js";
+import { mcpGatewayCommand } from "./commands/mcp-gateway.js";
 import { serveCommand } from "./commands/serve.js";
 import { validateCommand } from "./commands/validate.js";
 import type { CliIo } from "./io.js";
@@ -14,16 +15,19 @@ export const USAGE = `usage: charter <command> [flags]
 commands:
   serve      serve the gRPC API (loopback only until an API key or mutual TLS is configured)
   issue      compose a grant for --profile and print its token
-  catalog    print the tool catalog of --token (--dialect neutral|openai_chat|openai_responses|anthropic|mcp|gemini)
+  catalog    print the tool catalog of --token (--dialect neutral|openai_chat|openai_responses|anthropic|mcp|gemini|langchain|pydantic_ai)
   check      decide one call offline: --token T | --profile P, --tool NAME | --action ID, --args JSON
              exit code: 0 allow, 1 deny, 2 requires approval, 3 effect suppressed
   validate   load catalog and policy and report every problem
   keys       manage API keys (create, list, revoke) and signing keys (rotate-signing), on the data dir
+  mcp-gateway  a stdio MCP proxy fronting an upstream MCP server with a grant:
+             --token T [--server HOST:PORT [--api-key K]] (-- COMMAND ARGS... | --upstream-url URL)
 
 configuration flags (all commands): --config FILE --listen HOST:PORT --data-dir DIR
   --database URL --catalog FILE --policy FILE --issuer S --audience S --log-level LEVEL
   issue, catalog, check: --server HOST:PORT (CHARTER_SERVER) --api-key KEY (CHARTER_API_KEY)
-  (environment: CHARTER_CONFIG, CHARTER_LISTEN, CHARTER_DATA_DIR, CHARTER_DATABASE_URL, CHARTER_CATALOG, CHARTER_POLICY, ...)
+  (environment: CHARTER_CONFIG, CHARTER_LISTEN, CHARTER_DATA_DIR, CHARTER_DATABASE_URL, CHARTER_CATALOG, CHARTER_POLICY, ...;
+   CHARTER_TOKEN)
 
 exit codes besides check's: 64 usage error, 78 configuration error, 70 internal error`;
 
@@ -34,6 +38,7 @@ const COMMANDS: Readonly<Record<string, (args: readonly string[], io: CliIo) => 
   check: checkCommand,
   validate: validateCommand,
   keys: keysCommand,
+  "mcp-gateway": mcpGatewayCommand,
 };
 
 /** Runs the CLI and answers its exit code; never calls process.exit. */

@@ -33,6 +33,14 @@ export function serverAddress(flag: string | undefined, io: CliIo, apiKeyFlag?: 
   return apiKey === undefined || apiKey === "" ? { address } : { address, apiKey };
 }
 
+/** Clients for a running server, presenting its API key (`authorization: Bearer <key>`) when one is set. */
+export function serverClients(server: ServerSpec): CharterClients {
+  return createCharterClients({
+    address: server.address,
+    ...(server.apiKey === undefined ? {} : { metadata: { authorization: `Bearer ${server.apiKey}` } }),
+  });
+}
+
 /**
  * Runs `fn` against the server (presenting its API key, if any), or offline against the application layer over the
  * data dir of `config()` (the server's store and keys, so tokens are interchangeable). Either
@@ -45,10 +53,7 @@ export async function withTarget(
   fn: (target: Target) => Promise<number>,
 ): Promise<number> {
   if (server !== undefined) {
-    const clients = createCharterClients({
-      address: server.address,
-      ...(server.apiKey === undefined ? {} : { metadata: { authorization: `Bearer ${server.apiKey}` } }),
-    });
+    const clients = serverClients(server);
     try {
       return await fn({ kind: "server", clients });
     } catch (err) {

@@ -15,7 +15,25 @@ export interface ToolDescriptor {
   /** An object schema for the call's arguments. */
   readonly inputSchema: JsonObject;
   readonly outputSchema?: JsonObject;
+  /** Hints for clients, as MCP defines them; a hint not set here is derived from the action's effect. */
+  readonly annotations?: ToolAnnotations;
 }
+
+/**
+ * MCP's tool annotations (hints, never guarantees): `readOnlyHint` (changes nothing),
+ * `destructiveHint` (may destroy or overwrite; meaningful only when not read-only),
+ * `idempotentHint` (repeating it with the same arguments changes nothing more), `openWorldHint`
+ * (reaches entities outside the deployment, such as the web), and a human `title`.
+ */
+export interface ToolAnnotations {
+  readonly title?: string;
+  readonly readOnlyHint?: boolean;
+  readonly destructiveHint?: boolean;
+  readonly idempotentHint?: boolean;
+  readonly openWorldHint?: boolean;
+}
+
+const HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const;
 
 /** A capability the deployment knows, with its tool (if models may call it) and authority metadata. */
 export interface CatalogAction {
@@ -45,7 +63,7 @@ export interface Catalog {
 export const ACTION_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const ACTION_KEYS = new Set(["id", "effect", "delegable", "resource", "tool"]);
-const TOOL_KEYS = new Set(["name", "description", "inputSchema", "outputSchema"]);
+const TOOL_KEYS = new Set(["name", "description", "inputSchema", "outputSchema", "annotations"]);
 
 /**
  * Builds a catalog from a parsed document `{version, actions: [...]}`. Every problem is collected
@@ -136,6 +154,8 @@ function readTool(raw: unknown, id: string, problems: ProblemList): ToolDescript
   for (const key of Object.keys(raw)) if (!TOOL_KEYS.has(key)) problems.add(id, `unknown tool key "${key}"`);
   const { name, description, inputSchema, outputSchema } = raw;
   let ok = true;
+  const annotations = raw["annotations"] === undefined ? undefined : readAnnotations(raw["annotations"], id, problems);
+  if (raw["annotations"] !== undefined && !annotations) ok = false;
   if (typeof name !== "string" || !TOOL_NAME.test(name)) {
     problems.add(id, `invalid tool name ${JSON.stringify(name)} (must match ^[a-zA-Z0-9_-]{1,64}$)`);
     ok = false;
@@ -158,7 +178,29 @@ function readTool(raw: unknown, id: string, problems: ProblemList): ToolDescript
     description: description as string,
     inputSchema: cloneJson(inputSchema as JsonObject),
     ...(isJsonObject(outputSchema) ? { outputSchema: cloneJson(outputSchema) } : {}),
+    ...(annotations ? { annotations } : {}),
   };
+}
+
+function readAnnotations(raw: unknown, id: string, problems: ProblemList): ToolAnnotations | undefined {
+  if (!isJsonObject(raw)) {
+    problems.add(id, "tool annotations must be an object");
+    return undefined;
+  }
+  const before = problems.size;
+  const out: { -readonly [K in keyof ToolAnnotations]: ToolAnnotations[K] } = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (key === "title") {
+      if (typeof value === "string" && value.trim() !== "") out.title = value;
+      else problems.add(id, "tool annotation title must be a non-empty string");
+    } else if ((HINTS as readonly string[]).includes(key)) {
+      if (typeof value === "boolean") out[key as (typeof HINTS)[number]] = value;
+      else problems.add(id, `tool annotation ${key} must be true or false`);
+    } else {
+      problems.add(id, `unknown tool annotation "${key}" (title, ${HINTS.join(", ")})`);
+    }
+  }
+  return problems.size > before ? undefined : out;
 }
 
 /** Compiles a schema, turning a compile failure into a load problem. */

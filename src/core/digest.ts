@@ -27,3 +27,12 @@ export function sha256Hex(text: string): string {
 export function callDigest(grantId: string, actionId: string, args: unknown): string {
   return sha256Hex(canonicalJson({ grantId, actionId, arguments: args }));
 }
+
+/**
+ * The digest a tool descriptor is pinned by: sha256 over the canonical JSON of {name,
+ * description, inputSchema}. A gateway compares it with an upstream server's tool of the same
+ * name, so a changed description or schema (a "rug pull") is noticed.
+ */
+export function descriptorDigest(tool: { readonly name: string; readonly description: string; readonly inputSchema: unknown }): string {
+  return sha256Hex(canonicalJson({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+}

@@ -1,4 +1,5 @@
-import type { Catalog, Effect } from "./catalog.js";
+import type { Catalog, Effect, ToolAnnotations } from "./catalog.js";
+import { descriptorDigest } from "./digest.js";
 import { caveatsOf, type TaskGrant } from "./grant.js";
 import { cloneJson, isJsonObject, setOwn, type JsonObject } from "./json.js";
 import type { ActionCaveats } from "./policy.js";
@@ -21,6 +22,10 @@ export interface ViewEntry {
   readonly effect: Effect;
   /** The action's resource template, such as `mailbox/{to}`. */
   readonly resourceTemplate?: string;
+  /** The hints the catalog sets explicitly for this tool (renderings derive the rest from `effect`). */
+  readonly annotations?: ToolAnnotations;
+  /** The catalog descriptor's pin (`descriptorDigest`): what an upstream tool of this name must match. */
+  readonly descriptorDigest: string;
 }
 
 /** The tools of one grant: callable first, then those requiring approval, each in grant order. */
@@ -42,7 +47,7 @@ export function projectCatalog(grant: TaskGrant, catalog: Catalog): CatalogView 
     for (const actionId of ids) {
       const action = catalog.actions.get(actionId);
       if (!action?.tool || denied.has(actionId)) continue;
-      const { name, description, inputSchema, outputSchema } = action.tool;
+      const { name, description, inputSchema, outputSchema, annotations } = action.tool;
       tools.push({
         actionId,
         name,
@@ -57,6 +62,8 @@ export function projectCatalog(grant: TaskGrant, catalog: Catalog): CatalogView 
         status,
         effect: action.effect,
         ...(action.resource ? { resourceTemplate: action.resource.template } : {}),
+        ...(annotations ? { annotations } : {}),
+        descriptorDigest: descriptorDigest(action.tool),
       });
     }
   };

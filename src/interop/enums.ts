@@ -2,7 +2,7 @@ import type { Effect } from "../core/catalog.js";
 import type { GrantMode } from "../core/policy.js";
 import type { ToolStatus } from "../core/project.js";
 import type { Decision } from "../core/verdict.js";
-import type { DialectName } from "./dialects.js";
+import type { DialectName } from "./dialects/index.js";
 import { Decision as PbDecision, Dialect as PbDialect, Effect as PbEffect, GrantMode as PbGrantMode, ToolStatus as PbToolStatus } from "../gen/charter/v1/common_pb.js";
 
 // One convention for every enum: an exhaustive `X_TO_PROTO` table (a new domain value that is not
@@ -32,6 +32,8 @@ export const DIALECT_TO_PROTO: Readonly<Record<DialectName, PbDialect>> = {
   anthropic: PbDialect.ANTHROPIC,
   mcp: PbDialect.MCP,
   gemini: PbDialect.GEMINI,
+  langchain: PbDialect.LANGCHAIN,
+  pydantic_ai: PbDialect.PYDANTIC_AI,
 };
 
 /** The dialect a proto value asks for: UNSPECIFIED means neutral; an unknown value answers undefined. */

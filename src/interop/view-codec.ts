@@ -19,6 +19,7 @@ export function viewToProto(view: CatalogView): PbCatalogView {
         status: TOOL_STATUS_TO_PROTO[t.status],
         effect: EFFECT_TO_PROTO[t.effect],
         ...(t.resourceTemplate === undefined ? {} : { resourceTemplate: t.resourceTemplate }),
+        descriptorDigest: t.descriptorDigest,
       }),
     ),
   });

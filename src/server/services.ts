@@ -7,6 +7,7 @@ import { KeyService, file_charter_v1_key } from "../gen/charter/v1/key_pb.js";
 import type { AuthorityContext } from "../authority/index.js";
 import { bindService, type BindOptions, type ServiceBinding } from "./router.js";
 import { authorize } from "./rpc/authorize.js";
+import { authorizeTurn } from "./rpc/authorize-turn.js";
 import { batchAuthorize } from "./rpc/batch-authorize.js";
 import { delegateGrant } from "./rpc/delegate-grant.js";
 import { getCatalog } from "./rpc/get-catalog.js";
@@ -26,7 +27,7 @@ export const CONTRACT_FILES = [file_charter_v1_catalog, file_charter_v1_authorit
 export function charterServices(ctx: AuthorityContext, options: BindOptions | Logger): ServiceBinding[] {
   return [
     bindService(CatalogService, { getCatalog: getCatalog(ctx) }, options),
-    bindService(AuthorityService, { authorize: authorize(ctx), batchAuthorize: batchAuthorize(ctx) }, options),
+    bindService(AuthorityService, { authorize: authorize(ctx), batchAuthorize: batchAuthorize(ctx), authorizeTurn: authorizeTurn(ctx) }, options),
     bindService(GrantService, { issueGrant: issueGrant(ctx), delegateGrant: delegateGrant(ctx), revokeGrant: revokeGrant(ctx), getGrant: getGrant(ctx) }, options),
     bindService(ApprovalService, {}, options),
     bindService(KeyService, { getJwks: getJwks(ctx) }, options),

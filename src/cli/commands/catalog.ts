@@ -1,7 +1,7 @@
 import { toJson } from "@bufbuild/protobuf";
 import { catalogFor } from "../../authority/index.js";
 import { CatalogViewSchema, type CatalogView } from "../../gen/charter/v1/common_pb.js";
-import type { DialectName } from "../../interop/dialects.js";
+import type { DialectName } from "../../interop/dialects/index.js";
 import { DIALECT_TO_PROTO } from "../../interop/enums.js";
 import { viewToProto } from "../../interop/view-codec.js";
 import type { CliIo } from "../io.js";

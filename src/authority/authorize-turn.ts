@@ -1,0 +1,68 @@
+import type { JsonValue } from "../core/json.js";
+import type { CallRequest } from "../core/call-request.js";
+import { DIALECTS, type DialectName, type TurnCall } from "../interop/dialects/index.js";
+import { authorizeBatch, type Decided, type RequestOptions } from "./authorize.js";
+import type { AuthorityContext } from "./context.js";
+import { invalidRequest } from "./errors.js";
+
+/** A whole model turn in a framework's shape, to authorize every tool call in it. */
+export interface AuthorizeTurnRequest {
+  readonly grantToken: string;
+  readonly dialect: DialectName;
+  /** The turn as JSON text (a response, a message, or a bare list of calls, per dialect). */
+  readonly turnJson: string;
+  /** Approvals to use, keyed by the call id of the turn's tool call. */
+  readonly approvalIds?: ReadonlyMap<string, string>;
+}
+
+/** One tool call of the turn: as parsed, as decided, and (when not allowed) what to tell the model. */
+export interface TurnCallAnswer {
+  readonly call: TurnCall;
+  readonly decided: Decided;
+  /** The dialect-shaped feedback for a non-allowed call; undefined for an allowed one. */
+  readonly feedback?: JsonValue;
+}
+
+/** Every call's answer in the turn's order, and the feedback messages ready to append to the conversation. */
+export interface TurnAnswer {
+  readonly calls: readonly TurnCallAnswer[];
+  readonly messages: readonly JsonValue[];
+}
+
+/**
+ * AuthorizeTurn: parses the turn with the dialect's codec (a malformed turn is INVALID_REQUEST
+ * naming the dialect and the problem: nothing in it is decided, so nothing is allowed) and
+ * authorizes its calls through the same pipeline as BatchAuthorize — one token check and one
+ * catalog/policy version for the whole turn, each decision committed before the answer.
+ */
+export async function authorizeTurn(ctx: AuthorityContext, req: AuthorizeTurnRequest, options: RequestOptions = {}): Promise<TurnAnswer> {
+  const codec = DIALECTS[req.dialect];
+  const parsed = codec.parseCalls(parseTurnJson(req.turnJson));
+  if (!parsed.ok) throw invalidRequest("turn_json", parsed.error);
+  const calls = parsed.calls;
+  const ids = new Set(calls.map((c) => c.callId));
+  for (const id of req.approvalIds?.keys() ?? []) if (!ids.has(id)) throw invalidRequest(`approval_ids[${JSON.stringify(id)}]`, "names no tool call of the turn");
+  if (calls.length === 0) return { calls: [], messages: [] };
+  if (calls.length > ctx.maxBatch) throw invalidRequest("turn_json", `at most ${ctx.maxBatch} tool calls per turn (it holds ${calls.length})`);
+  // MERGE(approvals): pass `req.approvalIds.get(c.callId)` with each call once authorizeBatch takes approval ids.
+  const decided = await authorizeBatch(ctx, { grantToken: req.grantToken, calls: calls.map(callRequest) }, options);
+  const answers = calls.map((call, i): TurnCallAnswer => {
+    const d = decided[i] as Decided;
+    return d.verdict.decision === "allow" ? { call, decided: d } : { call, decided: d, feedback: codec.renderFeedback(call, d.verdict) };
+  });
+  return { calls: answers, messages: codec.feedbackMessages(answers.flatMap((a) => (a.feedback === undefined ? [] : [a.feedback]))) };
+}
+
+function parseTurnJson(text: string): unknown {
+  if (text.trim() === "") throw invalidRequest("turn_json", "is required");
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw invalidRequest("turn_json", "is not valid JSON");
+  }
+}
+
+/** A parsed call as the pipeline's request: by tool name, arguments still JSON text. */
+function callRequest(call: TurnCall): CallRequest {
+  return { callId: call.callId, toolName: call.toolName, actionId: "", argumentsJson: call.argumentsJson };
+}

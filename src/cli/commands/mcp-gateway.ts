@@ -1,0 +1,75 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { createAppContext } from "../../app/context.js";
+import { createGatewayServer } from "../../gateway/proxy.js";
+import { GatewayStdioTransport } from "../../gateway/stdio-transport.js";
+import type { GatewayAuthority } from "../../gateway/authority.js";
+import type { CliIo } from "../io.js";
+import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
+import { serverAddress, serverClients } from "../target.js";
+import { localGatewayAuthority, remoteGatewayAuthority } from "../gateway-authority.js";
+
+/**
+ * `charter mcp-gateway [flags] -- COMMAND ARGS…` (or `--upstream-url URL`): a stdio MCP server
+ * that fronts an upstream MCP server with a grant. Decides locally over the data dir's catalog and
+ * policy, or asks the Charter server at --server (with --api-key). stdout is the MCP channel;
+ * everything the gateway has to say goes to stderr. Runs until the agent closes stdin.
+ */
+export async function mcpGatewayCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const split = args.indexOf("--");
+  const command = split < 0 ? [] : args.slice(split + 1);
+  const { values } = parse(split < 0 ? args : args.slice(0, split), {
+    ...CONFIG_FLAGS,
+    token: { type: "string" },
+    server: { type: "string" },
+    "api-key": { type: "string" },
+    "upstream-url": { type: "string" },
+  });
+  const token = values.token ?? io.env["CHARTER_TOKEN"];
+  if (!token) throw new UsageError("--token (or CHARTER_TOKEN) is required");
+  const url = values["upstream-url"];
+  if (command.length > 0 === (url !== undefined)) throw new UsageError("give the upstream MCP server as `-- COMMAND ARGS…` or as --upstream-url URL (one of them)");
+
+  const server = serverAddress(values.server, io, values["api-key"]);
+  const closers: (() => Promise<void> | void)[] = [];
+  let authority: GatewayAuthority;
+  if (server !== undefined) {
+    const clients = serverClients(server);
+    closers.push(() => clients.close());
+    authority = remoteGatewayAuthority(clients, token);
+  } else {
+    if (values["api-key"] !== undefined) throw new UsageError("--api-key is for --server (remote mode)");
+    const ctx = await createAppContext(await configFrom(values, io.env), { tokenCacheSize: 16 });
+    closers.push(() => ctx.close());
+    authority = localGatewayAuthority(ctx, token);
+  }
+  try {
+    const upstream = new Client({ name: "charter-mcp-gateway", version: "0.1.0" });
+    await upstream.connect(upstreamTransport(command, url));
+    closers.unshift(() => upstream.close());
+    const server = createGatewayServer({
+      authority,
+      upstream,
+      events: {
+        // MERGE(audit): record the refusal in the audit log once it exists.
+        pinViolation: (tool, problem) => io.err(`charter mcp-gateway: tool pinning: ${problem}; "${tool}" is hidden and its calls are refused`),
+        log: (line) => io.err(line),
+      },
+    });
+    const closed = new Promise<void>((resolve) => (server.onclose = resolve));
+    upstream.onclose = () => void server.close();
+    await server.connect(new GatewayStdioTransport());
+    await closed;
+    return 0;
+  } finally {
+    for (const close of closers) await close();
+  }
+}
+
+function upstreamTransport(command: readonly string[], url: string | undefined): Transport {
+  if (url !== undefined) return new StreamableHTTPClientTransport(new URL(url));
+  const [program, ...rest] = command as [string, ...string[]];
+  return new StdioClientTransport({ command: program, args: rest, stderr: "inherit" });
+}

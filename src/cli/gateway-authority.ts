@@ -1,0 +1,58 @@
+import { authorizeTurn, catalogFor, type AuthorityContext } from "../authority/index.js";
+import type { CharterClients } from "../client/index.js";
+import { Dialect } from "../gen/charter/v1/common_pb.js";
+import type { McpFeedback, McpToolList } from "../interop/dialects/index.js";
+import { decisionFromProto } from "../interop/enums.js";
+import type { GatewayAuthority, GatewayCall, GatewayVerdict } from "../gateway/authority.js";
+
+/** The call as the MCP turn AuthorizeTurn reads: a JSON-RPC `tools/call` request with its id. */
+function turnOf(call: GatewayCall): string {
+  return JSON.stringify({
+    jsonrpc: "2.0",
+    id: call.id,
+    method: "tools/call",
+    params: { name: call.name, ...(call.arguments === undefined ? {} : { arguments: call.arguments }) },
+  });
+}
+
+/** Local mode: the application layer over the data dir (the catalog and policy files in force). */
+export function localGatewayAuthority(ctx: AuthorityContext, grantToken: string): GatewayAuthority {
+  return {
+    async catalog() {
+      const { view, tools } = await catalogFor(ctx, { grantToken, dialect: "mcp" });
+      return { tools: (tools as McpToolList).tools, pins: new Map(view.tools.map((t) => [t.name, t.descriptorDigest])) };
+    },
+    async authorizeCall(call) {
+      const approvalIds = new Map(call.approvalId === undefined ? [] : [[String(call.id), call.approvalId]]);
+      const { calls } = await authorizeTurn(ctx, { grantToken, dialect: "mcp", turnJson: turnOf(call), approvalIds });
+      const answer = calls[0];
+      if (!answer) throw new Error("AuthorizeTurn answered no verdict for the call");
+      const v = answer.decided.verdict;
+      return verdictOf(v.decision, v.approvalId, answer.feedback as McpFeedback | undefined);
+    },
+  };
+}
+
+/** Remote mode: a Charter server (GetCatalog and AuthorizeTurn in the MCP dialect). */
+export function remoteGatewayAuthority(clients: CharterClients, grantToken: string): GatewayAuthority {
+  return {
+    async catalog() {
+      const { view, renderedToolsJson } = await clients.catalog.getCatalog({ grantToken, dialect: Dialect.MCP });
+      return { tools: (JSON.parse(renderedToolsJson) as McpToolList).tools, pins: new Map((view?.tools ?? []).map((t) => [t.name, t.descriptorDigest])) };
+    },
+    async authorizeCall(call) {
+      const approvalIds = call.approvalId === undefined ? {} : { [String(call.id)]: call.approvalId };
+      const res = await clients.authority.authorizeTurn({ grantToken, dialect: Dialect.MCP, turnJson: turnOf(call), approvalIds });
+      const v = res.verdicts[0];
+      const decision = v ? decisionFromProto(v.decision) : undefined;
+      // A verdict this version cannot read is never an allow.
+      if (!v || decision === undefined) return { decision: "deny" };
+      const feedback = res.feedbackJson[0];
+      return verdictOf(decision, v.approvalId, feedback ? (JSON.parse(feedback) as McpFeedback) : undefined);
+    },
+  };
+}
+
+function verdictOf(decision: GatewayVerdict["decision"], approvalId: string | undefined, feedback: McpFeedback | undefined): GatewayVerdict {
+  return { decision, ...(approvalId === undefined || approvalId === "" ? {} : { approvalId }), ...(feedback === undefined ? {} : { feedback }) };
+}

@@ -1,0 +1,108 @@
+import { canonicalJson, sha256Hex } from "../../core/digest.js";
+import { isJsonObject, type JsonObject } from "../../core/json.js";
+import type { ViewEntry } from "../../core/project.js";
+import type { Verdict } from "../../core/verdict.js";
+import type { DialectName, ParsedTurn, TurnCall } from "./types.js";
+
+const APPROVAL_NOTE = " (Requires the owner's approval: a call is held until the owner decides.)";
+
+/** A tool's description as a model sees it: requires-approval tools say so. */
+export function describeTool(t: ViewEntry, extra = ""): string {
+  return `${t.description}${extra}${t.status === "requires_approval" ? APPROVAL_NOTE : ""}`;
+}
+
+/** Thrown inside a parser to stop at the first problem; `parseWith` turns it into an error result. */
+class Malformed extends Error {}
+
+/** Stops parsing: the payload is malformed, for the reason given. */
+export function malformed(problem: string): never {
+  throw new Malformed(problem);
+}
+
+/**
+ * Runs a dialect's reader and checks what it found: every call has a non-empty name, ids are
+ * unique, and calls without an id get a stable id derived from the turn (its digest and the
+ * call's index). Only `Malformed` is caught; any other throw is a bug and propagates.
+ */
+export function parseWith(dialect: DialectName, payload: unknown, read: (payload: unknown) => readonly RawCall[]): ParsedTurn {
+  try {
+    const raw = read(payload);
+    const seen = new Set<string>();
+    const calls: TurnCall[] = raw.map((c, index) => {
+      const callId = c.id === undefined ? derivedId(dialect, payload, index) : String(c.id);
+      if (seen.has(callId)) malformed(`call id ${JSON.stringify(callId)} appears more than once`);
+      seen.add(callId);
+      return { callId, ...(c.id === undefined ? {} : { wireId: c.id }), toolName: c.name, argumentsJson: c.argumentsJson };
+    });
+    return { ok: true, calls };
+  } catch (err) {
+    if (err instanceof Malformed) return { ok: false, error: `${dialect} turn: ${err.message}` };
+    throw err;
+  }
+}
+
+/** A call as a reader found it, before ids are checked and derived. */
+export interface RawCall {
+  readonly id: string | number | undefined;
+  readonly name: string;
+  readonly argumentsJson: string;
+}
+
+/** `<dialect>_<12 hex of the turn's digest>_<index>`: the same turn always gets the same ids. */
+function derivedId(dialect: DialectName, payload: unknown, index: number): string {
+  return `${dialect}_${sha256Hex(canonicalJson(payload)).slice(0, 12)}_${index}`;
+}
+
+/** A field that must be an object. */
+export function objectAt(value: unknown, where: string): JsonObject {
+  if (!isJsonObject(value)) malformed(`${where} must be an object`);
+  return value;
+}
+
+/** A field that must be an array. */
+export function arrayAt(value: unknown, where: string): readonly unknown[] {
+  if (!Array.isArray(value)) malformed(`${where} must be an array`);
+  return value;
+}
+
+/** A tool name: a non-empty string (whether the catalog knows it is for Authorize to say). */
+export function nameAt(value: unknown, where: string): string {
+  if (typeof value !== "string" || value === "") malformed(`${where} must be a non-empty string`);
+  return value;
+}
+
+/** An optional string id: absent (undefined or null) or a non-empty string. */
+export function stringIdAt(value: unknown, where: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string" || value === "") malformed(`${where} must be a non-empty string`);
+  return value;
+}
+
+/**
+ * Arguments as JSON text: a string is kept exactly as the model sent it (Authorize parses it,
+ * so text that is not JSON is denied INVALID_ARGUMENTS with feedback), an object is serialized,
+ * absent means none. Anything else is malformed.
+ */
+export function argumentsAt(value: unknown, where: string): string {
+  if (value === undefined) return "";
+  if (typeof value === "string") return value;
+  if (isJsonObject(value)) return JSON.stringify(value);
+  return malformed(`${where} must be a JSON object or a JSON string`);
+}
+
+/** The text a model is told about a non-allowed call: what happened and what to do. */
+export function feedbackText(v: Verdict): string {
+  switch (v.decision) {
+    case "allow":
+      return "Allowed.";
+    case "deny":
+      return `Denied (${v.reason?.code ?? "DENIED"}): ${v.reason?.message ?? "the call may not run."}`;
+    case "effect_suppressed":
+      return `Not run (${v.reason?.code ?? "SHADOW_MODE"}): ${v.reason?.message ?? "this is a dry run; the call's effect is suppressed."}`;
+    case "require_approval": {
+      const held = `Not run yet: this call needs the owner's approval (requirement "${v.requirement ?? "owner"}").`;
+      const id = v.approvalId === undefined || v.approvalId === "" ? "" : ` Approval id: ${v.approvalId}.`;
+      return `${held}${id} Once the owner has approved, make the same call again with the same arguments.`;
+    }
+  }
+}

@@ -1,0 +1,223 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAppContext } from "../../src/app/context.js";
+import { issueGrant } from "../../src/authority/index.js";
+import { DEFAULTS } from "../../src/config/config.js";
+import { FIXTURES } from "../support/charter-server.js";
+import { startRecordingServer, type RecordingServer } from "../support/recording-mcp-server.js";
+
+// End to end: the MCP SDK's real Client talks over stdio to `charter mcp-gateway` (dist/cli/bin.js,
+// a real process), which fronts a real MCP server (the SDK's Server) that records every call it
+// receives. Decisions are local: the catalog and policy files over a temp data dir.
+
+const BIN = new URL("../../dist/cli/bin.js", import.meta.url).pathname;
+const SERVED = ["read_file", "write_file", "delete_file", "send_email", "delete_email"];
+const WS = { path: "/workspace/notes.md" };
+
+let dataDir: string;
+const tokens: Record<string, string> = {};
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "charter-gateway-"));
+  const ctx = await createAppContext({ ...DEFAULTS, dataDir, catalog: join(FIXTURES, "catalog.yaml"), policy: join(FIXTURES, "policy.yaml") });
+  for (const profile of ["owner-assistant", "owner-assistant-dryrun"])
+    tokens[profile] = (await issueGrant(ctx, { profile, subject: "agent-1", owner: "ana", purpose: "gateway test" })).token;
+  await ctx.close();
+});
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+function gatewayArgs(profile: string, upstream: RecordingServer): string[] {
+  return [
+    BIN,
+    "mcp-gateway",
+    "--data-dir",
+    dataDir,
+    "--catalog",
+    join(FIXTURES, "catalog.yaml"),
+    "--policy",
+    join(FIXTURES, "policy.yaml"),
+    "--token",
+    tokens[profile] ?? "",
+    "--upstream-url",
+    upstream.url,
+  ];
+}
+
+/** The SDK client connected through a spawned gateway; stderr collected. */
+async function connect(profile: string, upstream: RecordingServer): Promise<{ client: Client; stderr: () => string }> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: gatewayArgs(profile, upstream), stderr: "pipe" });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const client = new Client({ name: "test-agent", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, stderr: () => stderr };
+}
+
+const text = (r: CallToolResult) => r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+
+describe("charter mcp-gateway (real client, real gateway process, real upstream)", () => {
+  let upstream: RecordingServer;
+  let client: Client;
+  beforeAll(async () => {
+    upstream = await startRecordingServer({ tools: SERVED });
+    ({ client } = await connect("owner-assistant", upstream));
+  });
+  afterAll(async () => {
+    await client.close();
+    await upstream.stop();
+  });
+
+  it("lists only the upstream's tools the grant holds, approval-requiring ones marked", async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(["delete_email", "read_file", "send_email", "write_file"]);
+    expect(JSON.stringify(tools)).not.toContain("internal_admin"); // not in the catalog
+    expect(JSON.stringify(tools)).not.toContain("delete_file"); // denied by the policy
+    expect(tools.find((t) => t.name === "delete_email")?.description).toContain("Requires the owner's approval");
+    // The grant's narrowed schema is what the agent sees.
+    expect(JSON.stringify(tools.find((t) => t.name === "read_file")?.inputSchema)).toContain("^/workspace/");
+  });
+
+  it("forwards an allowed call to the upstream and passes its result back", async () => {
+    const before = upstream.calls.length;
+    const result = (await client.callTool({ name: "read_file", arguments: WS })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    expect(text(result)).toBe("ran read_file");
+    expect(upstream.calls.slice(before)).toEqual([{ name: "read_file", arguments: WS }]);
+  });
+
+  it("answers a denied call with an isError result; the upstream never sees it", async () => {
+    const before = upstream.calls.length;
+    const result = (await client.callTool({ name: "write_file", arguments: { path: "/etc/passwd", content: "x" } })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    expect(text(result)).toContain("Denied (CONSTRAINT_VIOLATION)");
+    expect(upstream.calls.length).toBe(before);
+  });
+
+  it("answers a tool the grant does not hold with JSON-RPC -32602; the upstream never sees it", async () => {
+    const before = upstream.calls.length;
+    for (const name of ["delete_file", "internal_admin", "no_such_tool"]) {
+      const err = await client.callTool({ name, arguments: WS }).catch((e: unknown) => e);
+      expect(err instanceof McpError && err.code === -32602, name).toBe(true);
+    }
+    expect(upstream.calls.length).toBe(before);
+  });
+
+  it("holds a call that needs approval: an isError result naming the requirement, never forwarded", async () => {
+    const before = upstream.calls.length;
+    const result = (await client.callTool({ name: "send_email", arguments: { to: "bob@partner.org", subject: "Offer", body: "Hi" } })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    expect(text(result)).toContain('needs the owner\'s approval (requirement "owner")');
+    expect(upstream.calls.length).toBe(before);
+  });
+
+  // MERGE(approvals): runs once issue 8 lands (a require_approval verdict carries approvalId, Authorize accepts one).
+  it.todo(
+    "approval flow: (1) call send_email to bob@partner.org through the gateway → isError naming `Approval id: apr_…`; " +
+      "(2) DecideApproval(apr_…, APPROVE) on the data dir's application layer; (3) the same call again → forwarded, " +
+      "upstream records it once, result `ran send_email`; (4) the same call a third time → held again (approval consumed)",
+  );
+});
+
+describe("charter mcp-gateway in a dry run", () => {
+  it("never forwards a call and never answers with a made-up success", async () => {
+    const upstream = await startRecordingServer({ tools: SERVED });
+    const { client } = await connect("owner-assistant-dryrun", upstream);
+    try {
+      const result = (await client.callTool({ name: "read_file", arguments: WS })) as CallToolResult;
+      expect(result.isError).toBe(true);
+      expect(text(result)).toContain("Not run (SHADOW_MODE)");
+      expect(upstream.calls).toEqual([]);
+    } finally {
+      await client.close();
+      await upstream.stop();
+    }
+  });
+});
+
+describe("charter mcp-gateway tool pinning", () => {
+  it("hides an upstream tool whose description changed, refuses its calls and says so on stderr", async () => {
+    const upstream = await startRecordingServer({ tools: SERVED, rugPull: "write_file" });
+    const { client, stderr } = await connect("owner-assistant", upstream);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).not.toContain("write_file");
+      expect(tools.map((t) => t.name)).toContain("read_file");
+      const result = (await client.callTool({ name: "write_file", arguments: { path: "/workspace/a.txt", content: "x" } })) as CallToolResult;
+      expect(result.isError).toBe(true);
+      expect(text(result)).toContain('the upstream tool "write_file" differs from the catalog');
+      expect(upstream.calls).toEqual([]);
+      expect(stderr()).toContain('tool pinning: the upstream tool "write_file" differs');
+    } finally {
+      await client.close();
+      await upstream.stop();
+    }
+  });
+});
+
+describe("charter mcp-gateway on the raw wire", () => {
+  let upstream: RecordingServer;
+  let child: ChildProcessWithoutNullStreams;
+  const replies: unknown[] = [];
+  let waiters: (() => void)[] = [];
+
+  async function next(): Promise<unknown> {
+    while (replies.length === 0) await new Promise<void>((resolve) => waiters.push(resolve));
+    return replies.shift();
+  }
+  const send = (value: unknown) => child.stdin.write(`${typeof value === "string" ? value : JSON.stringify(value)}\n`);
+
+  beforeAll(async () => {
+    upstream = await startRecordingServer({ tools: SERVED });
+    child = spawn(process.execPath, gatewayArgs("owner-assistant", upstream));
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      replies.push(JSON.parse(line));
+      const w = waiters;
+      waiters = [];
+      w.forEach((resolve) => resolve());
+    });
+    send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+    expect(await next()).toMatchObject({ id: 0, result: { serverInfo: { name: "charter-mcp-gateway" } } });
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  });
+  afterAll(async () => {
+    child.stdin.end();
+    await new Promise((resolve) => child.once("exit", resolve));
+    await upstream.stop();
+  });
+
+  it("keeps each JSON-RPC id's type: a string id stays a string, a number a number", async () => {
+    send({ jsonrpc: "2.0", id: "42", method: "tools/call", params: { name: "read_file", arguments: WS } });
+    expect(await next()).toMatchObject({ id: "42", result: { content: [{ text: "ran read_file" }] } });
+    send({ jsonrpc: "2.0", id: 42, method: "tools/call", params: { name: "write_file", arguments: { path: "/tmp/x", content: "" } } });
+    expect(await next()).toMatchObject({ id: 42, result: { isError: true } });
+  });
+
+  it("answers a JSON-RPC batch element by element with errors and forwards none of it", async () => {
+    const before = upstream.calls.length;
+    send([
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "read_file", arguments: WS } },
+      { jsonrpc: "2.0", id: "two", method: "tools/call", params: { name: "delete_file", arguments: WS } },
+      { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: 1, progress: 1 } },
+    ]);
+    const reply = (await next()) as { id: unknown; error: { code: number } }[];
+    expect(reply.map((r) => [r.id, r.error.code])).toEqual([
+      [1, -32600],
+      ["two", -32600],
+    ]);
+    expect(upstream.calls.length).toBe(before);
+  });
+
+  it("answers a line that is not JSON with a parse error, and one that is not JSON-RPC with Invalid Request", async () => {
+    send("{not json");
+    expect(await next()).toMatchObject({ id: null, error: { code: -32700 } });
+    send({ id: 9, method: "tools/call" });
+    expect(await next()).toMatchObject({ id: 9, error: { code: -32600 } });
+  });
+});
