@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { AuthorityContext, PolicySet } from "../authority/index.js";
+import { createAuditCheckpointer, createNotifier, type AuthorityContext, type PolicySet } from "../authority/index.js";
 import type { CharterConfig } from "../config/config.js";
 import { loadCatalogFile, loadPolicyFile } from "../load/documents.js";
 import { openStore, type Store } from "../store/index.js";
@@ -44,13 +44,17 @@ export async function createAppContext(config: CharterConfig, options: AppContex
       audience: config.audience,
       maxEntries: options.tokenCacheSize ?? config.tokenCacheSize,
     });
+    const tokens = { issuer: config.issuer, audience: config.audience, receiptTtlSeconds: config.receiptTtlSeconds };
     return {
       policySet: () => policySet,
       store,
       ring,
       verifier,
-      tokens: { issuer: config.issuer, audience: config.audience, receiptTtlSeconds: config.receiptTtlSeconds },
+      tokens,
       maxBatch: config.maxBatch,
+      approvalTtlSeconds: config.approvalTtlSeconds,
+      approvalFeed: createNotifier(),
+      audit: createAuditCheckpointer({ store, ring, tokens, now }, config.auditCheckpointRecords),
       now,
       newId: (prefix) => `${prefix}_${randomUUID()}`,
       async reload() {

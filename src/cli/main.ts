@@ -1,5 +1,7 @@
 import { isLoadError } from "../authority/index.js";
 import { isConfigError } from "../config/config.js";
+import { APPROVALS_USAGE, approvalsCommand } from "./commands/approvals.js";
+import { AUDIT_USAGE, auditCommand } from "./commands/audit.js";
 import { catalogCommand } from "./commands/catalog.js";
 import { checkCommand } from "./commands/check.js";
 import { issueCommand } from "./commands/issue.js";
@@ -17,12 +19,19 @@ commands:
   check      decide one call offline: --token T | --profile P, --tool NAME | --action ID, --args JSON
              exit code: 0 allow, 1 deny, 2 requires approval, 3 effect suppressed
   validate   load catalog and policy and report every problem
+  approvals  list|show|approve|reject|watch an owner's approvals
+  audit      verify|export|tail the audit log (offline, on the data dir)
 
 configuration flags (all commands): --config FILE --listen HOST:PORT --data-dir DIR
   --catalog FILE --policy FILE --issuer S --audience S --log-level LEVEL
   (environment: CHARTER_CONFIG, CHARTER_LISTEN, CHARTER_DATA_DIR, CHARTER_CATALOG, CHARTER_POLICY, ...)
 
-exit codes besides check's: 64 usage error, 78 configuration error, 70 internal error`;
+exit codes besides check's: 64 usage error, 69 request refused, 78 configuration error, 70 internal error;
+audit verify exits 1 when the chain is broken
+
+${APPROVALS_USAGE}
+
+${AUDIT_USAGE}`;
 
 const COMMANDS: Readonly<Record<string, (args: readonly string[], io: CliIo) => Promise<number>>> = {
   serve: serveCommand,
@@ -30,6 +39,8 @@ const COMMANDS: Readonly<Record<string, (args: readonly string[], io: CliIo) => 
   catalog: catalogCommand,
   check: checkCommand,
   validate: validateCommand,
+  approvals: approvalsCommand,
+  audit: auditCommand,
 };
 
 /** Runs the CLI and answers its exit code; never calls process.exit. */

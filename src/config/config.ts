@@ -25,6 +25,12 @@ export interface CharterConfig {
   /** Verified grant tokens remembered so that a hot Authorize path skips signature checks; 0 turns it off. */
   readonly tokenCacheSize: number;
   readonly logLevel: LogLevel;
+  /** How long an approval waits for its decision and then for its use, in seconds (never past its grant's expiry). */
+  readonly approvalTtlSeconds: number;
+  /** A signed checkpoint of the audit chain head after this many records (besides the timer and shutdown). */
+  readonly auditCheckpointRecords: number;
+  /** Seconds between timed checkpoints of the audit chain head (only when records were added). */
+  readonly auditCheckpointSeconds: number;
 }
 
 export const DEFAULTS: Omit<CharterConfig, "catalog" | "policy"> = {
@@ -37,6 +43,9 @@ export const DEFAULTS: Omit<CharterConfig, "catalog" | "policy"> = {
   maxBatch: 256,
   tokenCacheSize: 10_000,
   logLevel: "info",
+  approvalTtlSeconds: 300,
+  auditCheckpointRecords: 1000,
+  auditCheckpointSeconds: 10,
 };
 
 /** Environment variables that override the config file, by config key. */
@@ -52,9 +61,20 @@ export const ENV_KEYS: Readonly<Record<keyof CharterConfig, string>> = {
   maxBatch: "CHARTER_MAX_BATCH",
   tokenCacheSize: "CHARTER_TOKEN_CACHE_SIZE",
   logLevel: "CHARTER_LOG_LEVEL",
+  approvalTtlSeconds: "CHARTER_APPROVAL_TTL_SECONDS",
+  auditCheckpointRecords: "CHARTER_AUDIT_CHECKPOINT_RECORDS",
+  auditCheckpointSeconds: "CHARTER_AUDIT_CHECKPOINT_SECONDS",
 };
 
-const NUMERIC = new Set<keyof CharterConfig>(["receiptTtlSeconds", "maxMessageBytes", "maxBatch", "tokenCacheSize"]);
+const NUMERIC = new Set<keyof CharterConfig>([
+  "receiptTtlSeconds",
+  "maxMessageBytes",
+  "maxBatch",
+  "tokenCacheSize",
+  "approvalTtlSeconds",
+  "auditCheckpointRecords",
+  "auditCheckpointSeconds",
+]);
 
 /** A configuration that cannot be used; the message lists every problem. */
 export class ConfigError extends Error {

@@ -8,10 +8,14 @@ import type { AuthorityContext } from "../authority/index.js";
 import { bindService, type BindOptions, type ServiceBinding } from "./router.js";
 import { authorize } from "./rpc/authorize.js";
 import { batchAuthorize } from "./rpc/batch-authorize.js";
+import { decideApproval } from "./rpc/decide-approval.js";
+import { getApproval } from "./rpc/get-approval.js";
 import { getCatalog } from "./rpc/get-catalog.js";
 import { getGrant } from "./rpc/get-grant.js";
 import { getJwks } from "./rpc/get-jwks.js";
 import { issueGrant } from "./rpc/issue-grant.js";
+import { listApprovals } from "./rpc/list-approvals.js";
+import { watchApprovals } from "./rpc/watch-approvals.js";
 
 /** The generated files of the public contract, for server reflection. */
 export const CONTRACT_FILES = [file_charter_v1_catalog, file_charter_v1_authority, file_charter_v1_grant, file_charter_v1_approval, file_charter_v1_key];
@@ -26,7 +30,11 @@ export function charterServices(ctx: AuthorityContext, options: BindOptions | Lo
     bindService(CatalogService, { getCatalog: getCatalog(ctx) }, options),
     bindService(AuthorityService, { authorize: authorize(ctx), batchAuthorize: batchAuthorize(ctx) }, options),
     bindService(GrantService, { issueGrant: issueGrant(ctx), getGrant: getGrant(ctx) }, options),
-    bindService(ApprovalService, {}, options),
+    bindService(
+      ApprovalService,
+      { listApprovals: listApprovals(ctx), getApproval: getApproval(ctx), decideApproval: decideApproval(ctx), watchApprovals: watchApprovals(ctx) },
+      options,
+    ),
     bindService(KeyService, { getJwks: getJwks(ctx) }, options),
   ];
 }

@@ -26,6 +26,19 @@ export const STORE_DOING: Describers<StoreOperations> = {
   retireKey: (kid) => `retire key ${kid}`,
   commitDecision: (record) => `commit decision ${record.decisionId}`,
   getDecision: (id) => `read decision ${id}`,
+  getBudgetUsage: (id) => `read the budget of grant ${id}`,
+  createApprovalOnce: (draft) => `create an approval for grant ${draft.approval.grantId}`,
+  getApproval: (id) => `read approval ${id}`,
+  listApprovals: () => "list approvals",
+  decideApproval: (vote) => `decide approval ${vote.approvalId}`,
+  expireApprovals: () => "expire approvals",
+  supersedeApprovalsOf: () => "supersede approvals",
+  approvalEvents: () => "read approval events",
+  lastApprovalSequence: () => "read the approval feed",
+  readAudit: () => "read the audit log",
+  auditHead: () => "read the audit head",
+  putCheckpoint: (cp) => `record audit checkpoint ${cp.seq}`,
+  listCheckpoints: () => "list audit checkpoints",
 };
 
 /** How an adapter's raw operations are guarded. */

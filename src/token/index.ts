@@ -6,3 +6,4 @@ export * from "./receipt.js";
 export type { Jwks, PublicJwk } from "./signing-key.js";
 export * from "./verifier.js";
 export { MAX_TOKEN_LENGTH } from "./verify-jws.js";
+export * from "./checkpoint.js";

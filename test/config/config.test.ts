@@ -40,6 +40,9 @@ maxMessageBytes: 1024
 maxBatch: 8
 tokenCacheSize: 5
 logLevel: debug
+approvalTtlSeconds: 120
+auditCheckpointRecords: 50
+auditCheckpointSeconds: 3
 `;
 
 describe("resolveConfig()", () => {
@@ -64,6 +67,9 @@ describe("resolveConfig()", () => {
       maxBatch: 8,
       tokenCacheSize: 5,
       logLevel: "debug",
+      approvalTtlSeconds: 120,
+      auditCheckpointRecords: 50,
+      auditCheckpointSeconds: 3,
     });
   });
 

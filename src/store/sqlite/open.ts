@@ -3,9 +3,13 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { guardStore, STORE_DOING, type StoreOperations } from "../guard.js";
 import { isStoreError, StoreError, type Store } from "../port.js";
+import { sqliteApprovals } from "./approvals.js";
+import { sqliteAudit } from "./audit.js";
+import { sqliteBudgets } from "./budgets.js";
 import { sqliteDecisionStore } from "./decisions.js";
 import { toStoreError } from "./errors.js";
 import { sqliteGrantStore } from "./grants.js";
+import { createGroupCommit } from "./group-commit.js";
 import { sqliteKeyStore } from "./keys.js";
 import { applySqliteMigrations } from "./migrate.js";
 import { SQLITE_MIGRATIONS } from "./migrations.js";
@@ -32,7 +36,8 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     if (options.file !== ":memory:") mkdirSync(dirname(options.file), { recursive: true });
     db = new Database(options.file, { timeout: options.busyTimeoutMs ?? 5000 });
     db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
+    // FULL: a commit is on disk (WAL fsync) before it returns; the group commit shares that flush.
+    db.pragma("synchronous = FULL");
     db.pragma("foreign_keys = ON");
     applySqliteMigrations(db, SQLITE_MIGRATIONS, now);
     return guarded(db);
@@ -48,11 +53,23 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
  * with a StoreError; after close() every method fails UNAVAILABLE.
  */
 function guarded(db: Database.Database): Store {
-  const ops: StoreOperations = { ...sqliteGrantStore(db), ...sqliteKeyStore(db), ...sqliteDecisionStore(db) };
+  const group = createGroupCommit(db);
+  const audit = sqliteAudit(db);
+  const approvals = sqliteApprovals(db, group, audit.append);
+  const budgets = sqliteBudgets(db);
+  const ops: StoreOperations = {
+    ...sqliteGrantStore(db, group, audit.append),
+    ...sqliteKeyStore(db),
+    ...sqliteDecisionStore(db, { group, append: audit.append, consume: approvals.consume, expireDue: approvals.expireDue, charge: budgets.charge, usage: budgets.usage }),
+    ...approvals.store,
+    ...audit.store,
+  };
   return guardStore(ops, STORE_DOING, {
     adapter: "sqlite store",
     translate: toStoreError,
     release: () => {
+      // What is queued is committed (or fails) before the connection goes.
+      group.flush();
       db.close();
     },
   });
