@@ -16,7 +16,7 @@ commands:
   serve      serve the gRPC API (loopback only)
   issue      compose a grant for --profile and print its token
   catalog    print the tool catalog of --token (--dialect neutral|openai_chat|openai_responses|anthropic|mcp|gemini)
-  check      decide one call offline: --token T | --profile P, --tool NAME | --action ID, --args JSON
+  check      decide one call offline: --token T | --profile P, --tool NAME | --action ID, --args JSON [--approval-id A]
              exit code: 0 allow, 1 deny, 2 requires approval, 3 effect suppressed
   validate   load catalog and policy and report every problem
   approvals  list|show|approve|reject|watch an owner's approvals
