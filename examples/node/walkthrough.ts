@@ -1,12 +1,14 @@
 /**
  * A gateway's-eye walkthrough of Charter with the TypeScript client: issue a grant, fetch the
  * worker's tool catalog, authorize an allowed, a denied and an approval-requiring call, verify the
- * allow's receipt offline against the JWKS, and watch streaming answer UNIMPLEMENTED for now.
+ * allow's receipt offline against the JWKS, then have two managers approve the held refund (a
+ * 2-of-N requirement) and retry it with its approval id.
  *
  *   npm start                                   # in one terminal
  *   npm run example:node -- 127.0.0.1:50051      # in another
  */
 import { createCharterClients } from "../../src/client/index.js";
+import { ApprovalOutcome } from "../../src/gen/charter/v1/approval_pb.js";
 import { Decision, Dialect } from "../../src/gen/charter/v1/common_pb.js";
 import { verifyReceipt, type Jwks } from "../../src/token/index.js";
 
@@ -15,6 +17,8 @@ export interface WalkthroughResult {
   readonly tools: string[];
   readonly verdicts: { readonly call: string; readonly decision: string; readonly reason: string; readonly requirement: string }[];
   readonly receiptVerified: boolean;
+  /** The decision for the held call retried with its approval id, once approved. */
+  readonly afterApproval: string;
 }
 
 const refund = (amount: number) => JSON.stringify({ order_id: "ord_A1B2C3", amount, currency: "EUR", reason: "damaged" });
@@ -55,13 +59,18 @@ export async function walkthrough(address: string, options: { issuer: string; au
     const receipt = await verifyReceipt(allowed?.receipt ?? "", jwks, { ...options, now: Math.floor(Date.now() / 1000) });
     log(`receipt for ${String(allowed?.callId)}: ${receipt.ok ? "verified" : `refused (${receipt.code})`}`);
 
-    // Streaming RPCs are async iterables; approvals arrive in a later release.
-    try {
-      for await (const event of charter.approvals.watchApprovals({ owner: "ana@example.com" }, { timeoutMs: 2_000 })) log(String(event.kind));
-    } catch (err) {
-      log(`WatchApprovals: ${(err as Error).message}`);
+    // The held refund waits for two distinct managers (the demo policy's 2-of-N requirement).
+    const held = verdicts.find((v) => v.decision === Decision.REQUIRE_APPROVAL);
+    const { approvals } = await charter.approvals.listApprovals({ owner: "ana@example.com" }, { timeoutMs: 5_000 });
+    log(`pending approvals for ana@example.com: ${approvals.length}`);
+    for (const manager of ["manager:lea", "manager:max"]) {
+      const { approval } = await charter.approvals.decideApproval({ approvalId: held?.approvalId ?? "", outcome: ApprovalOutcome.APPROVE, decidedBy: manager, note: "" });
+      log(`${manager} approved: ${String(approval?.approvedBy.length)} of ${String(approval?.requiredApprovals)}`);
     }
-    return { tools, verdicts: summary, receiptVerified: receipt.ok };
+    const { verdict } = await charter.authority.authorize({ grantToken, call: calls[2], approvalId: held?.approvalId ?? "" }, { timeoutMs: 5_000 });
+    const afterApproval = Decision[verdict?.decision ?? Decision.UNSPECIFIED];
+    log(`call-3 retried with ${String(held?.approvalId)}: ${afterApproval}`);
+    return { tools, verdicts: summary, receiptVerified: receipt.ok, afterApproval };
   } finally {
     charter.close();
   }

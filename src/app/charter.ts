@@ -75,6 +75,7 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
     addReflection(server, [...CONTRACT_FILES, HEALTH_FILE]);
 
     const { port, address } = await bindAll(server, plan, security.credentials, log);
+    const housekeeping = startHousekeeping(ctx, config, log);
     const { catalog, policy } = ctx.policySet();
     log.info(
       { address, addresses: plan.addresses, tls: security.tls, mutualTls: security.mutual, catalogVersion: catalog.version, policyVersion: policy.version },
@@ -100,6 +101,7 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
         clearInterval(keyReload);
         shutdown.abort();
         await shutdownServer(server, graceMs);
+        await housekeeping.stop();
         await ctx.close();
         log.info("charter stopped");
       },
@@ -141,6 +143,38 @@ async function bindAll(server: Server, plan: ListenPlan, credentials: ServerCred
     await bind(address, port).catch((err: unknown) => log.warn({ address, err: { message: (err as Error).message } }, "could not bind one of the listen addresses"));
   }
   return { port, address: `${bracket(first)}:${port}` };
+}
+
+/** How often pending approvals past their time are recorded expired (so watchers see it). */
+export const EXPIRY_SWEEP_MS = 1000;
+
+/**
+ * The server's timers: approvals whose time ran out are recorded `expired` every second (and
+ * watchers woken), and the audit chain head is checkpointed every `auditCheckpointSeconds` when
+ * records were added. `stop` ends both and signs a last checkpoint.
+ */
+function startHousekeeping(ctx: AppContext, config: CharterConfig, log: Logger): { stop(): Promise<void> } {
+  const failed = (what: string) => (err: unknown) => log.warn({ err: { message: (err as Error).message } }, `${what} failed; retrying later`);
+  const sweep = setInterval(() => {
+    ctx.store
+      .expireApprovals(ctx.now())
+      .then((n) => {
+        if (n > 0) ctx.approvalFeed.notify();
+      })
+      .catch(failed("expiring approvals"));
+  }, EXPIRY_SWEEP_MS);
+  const checkpoint = setInterval(() => {
+    ctx.audit.checkpoint().catch(failed("audit checkpoint"));
+  }, config.auditCheckpointSeconds * 1000);
+  sweep.unref();
+  checkpoint.unref();
+  return {
+    async stop() {
+      clearInterval(sweep);
+      clearInterval(checkpoint);
+      await ctx.audit.checkpoint().catch(failed("final audit checkpoint"));
+    },
+  };
 }
 
 /** Graceful shutdown: no new calls, in-flight calls finish; past the grace period, cancel them. */

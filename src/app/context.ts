@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { AuthorityContext, PolicySet } from "../authority/index.js";
+import { createAuditCheckpointer, createNotifier, type AuthorityContext, type PolicySet } from "../authority/index.js";
 import { ConfigError, type CharterConfig } from "../config/config.js";
 import { openStore, type Store } from "../store/index.js";
 import { createGrantVerifier, isTokenError, openKeyRing, parseKek, sealStoredKeys, sealedKeyStore, type KeyEncryptionKey } from "../token/index.js";
@@ -64,13 +64,17 @@ export async function createAppContext(config: CharterConfig, options: AppContex
       audience: config.audience,
       maxEntries: options.tokenCacheSize ?? config.tokenCacheSize,
     });
+    const tokens = { issuer: config.issuer, audience: config.audience, receiptTtlSeconds: config.receiptTtlSeconds };
     return {
       policySet: () => loaded.set,
       store,
       ring,
       verifier,
-      tokens: { issuer: config.issuer, audience: config.audience, receiptTtlSeconds: config.receiptTtlSeconds },
+      tokens,
       maxBatch: config.maxBatch,
+      approvalTtlSeconds: config.approvalTtlSeconds,
+      approvalFeed: createNotifier(),
+      audit: createAuditCheckpointer({ store, ring, tokens, now }, config.auditCheckpointRecords),
       now,
       newId: (prefix) => `${prefix}_${randomUUID()}`,
       async reload() {

@@ -16,6 +16,8 @@ export type Role = (typeof ROLES)[number];
 export interface Principal {
   readonly principal: string;
   readonly roles: readonly Role[];
+  /** The local operator of protected mode: anyone on this machine, so no identity of its own (an approval names its approver). */
+  readonly protectedMode?: true;
 }
 
 /** Every API key secret starts with this, so that secret scanners can find leaked ones. */

@@ -1,9 +1,11 @@
 import { decideInForce } from "../core/withdraw.js";
 import type { TaskGrant } from "../core/grant.js";
+import { isJsonObject } from "../core/json.js";
 import { parseCallArguments, type CallRequest } from "../core/call-request.js";
-import type { ToolCall, Verdict } from "../core/verdict.js";
-import type { DecisionRecord } from "../store/port.js";
+import type { ApprovalRecord, ToolCall, Verdict } from "../core/verdict.js";
+import { StoreError, type BudgetLimits, type CommitRefusalCode, type DecisionEffects, type DecisionRecord } from "../store/port.js";
 import { signReceipt } from "../token/index.js";
+import { approvalDraft } from "./approvals.js";
 import type { AuthorityContext, PolicySet } from "./context.js";
 import { invalidRequest } from "./errors.js";
 import { loadGrant, type GrantCheck } from "./load-grant.js";
@@ -61,17 +63,29 @@ interface Loaded {
   readonly now: number;
   readonly policySet: PolicySet;
   readonly check: GrantCheck;
+  /** The limits to charge on allow: the calling grant's, then each ancestor's (only those that set one). */
+  readonly budget: readonly BudgetLimits[];
 }
 
-/** load -> (decide -> commit -> sign) per call. A failure to decide rejects; it never allows. */
+/** One call after the decide step: its verdict and the parsed arguments. */
+interface DecideResult {
+  readonly verdict: Verdict;
+  readonly args?: unknown;
+}
+
+/**
+ * load -> (the call's approval -> decide -> approval -> commit -> sign) per call, in call order
+ * (so a batch consumes budget in call order). A failure to decide rejects; it never allows.
+ */
 async function pipeline(ctx: AuthorityContext, token: string, calls: readonly CallRequest[], signal: AbortSignal | undefined): Promise<Decided[]> {
   const loaded = await load(ctx, token);
   const out: Decided[] = [];
   for (const call of calls) {
     signal?.throwIfAborted();
-    const verdict = decideStep(loaded, call);
+    const approval = await loadApproval(ctx, loaded, call);
+    const decided = await approvalStep(ctx, loaded, decideStep(loaded, call, approval));
     const decisionId = ctx.newId("dec");
-    await commitStep(ctx, loaded, verdict, decisionId);
+    const verdict = await commitStep(ctx, loaded, decided, decisionId);
     signal?.throwIfAborted();
     // Only a verified grant can be allowed, so an allow always has its grant at hand.
     const grant = loaded.check.ok ? loaded.check.grant : undefined;
@@ -80,11 +94,39 @@ async function pipeline(ctx: AuthorityContext, token: string, calls: readonly Ca
   return out;
 }
 
-/** Load: the clock and the catalog/policy pair read once, the token checked once (with revocation). */
+/**
+ * Load: the clock and the catalog/policy pair read once, the token checked once (with
+ * revocation), and the limits of the grant and of every ancestor that sets one (read from the
+ * store: a sub-agent's calls are charged to its ancestors' budgets too).
+ */
 async function load(ctx: AuthorityContext, token: string): Promise<Loaded> {
   const now = ctx.now();
   const policySet = ctx.policySet();
-  return { now, policySet, check: await loadGrant(ctx, token, now) };
+  const check = await loadGrant(ctx, token, now);
+  if (!check.ok) return { now, policySet, check, budget: [] };
+  const ancestors = await Promise.all(
+    check.grant.chain.map(async (id) => {
+      const stored = await ctx.store.getGrant(id);
+      if (!stored) throw new StoreError("CORRUPT", `grant ${check.grant.id} names ancestor ${id}, which the store lacks`);
+      return stored.grant;
+    }),
+  );
+  return { now, policySet, check, budget: [check.grant, ...ancestors.reverse()].flatMap(limitsOf) };
+}
+
+function limitsOf(g: TaskGrant): BudgetLimits[] {
+  const { maxCalls, maxCallsPerAction } = g.limits;
+  if (maxCalls === undefined && maxCallsPerAction === undefined) return [];
+  return [{ grantId: g.id, ...(maxCalls === undefined ? {} : { maxCalls }), ...(maxCallsPerAction === undefined ? {} : { maxCallsPerAction }) }];
+}
+
+/** The approval record a call presents, as the core reads it; an unknown id counts as none (a fresh approval is asked for). */
+async function loadApproval(ctx: AuthorityContext, loaded: Loaded, call: CallRequest): Promise<ApprovalRecord | undefined> {
+  if (!loaded.check.ok || call.approvalId === undefined || call.approvalId === "") return undefined;
+  const stored = await ctx.store.getApproval(call.approvalId);
+  if (!stored) return undefined;
+  const a = stored.approval;
+  return { id: a.id, callDigest: a.callDigest, status: a.status, expiresAt: a.expiresAt };
 }
 
 /**
@@ -92,11 +134,11 @@ async function load(ctx: AuthorityContext, token: string): Promise<Loaded> {
  * digests, under the policy in force (the kill switch: a suspended source or a new deny stops
  * an outstanding grant at once; nothing the policy adds widens it).
  */
-function decideStep(loaded: Loaded, req: CallRequest): Verdict {
+function decideStep(loaded: Loaded, req: CallRequest, approval: ApprovalRecord | undefined): DecideResult {
   const names = { callId: req.callId, actionId: "", toolName: req.toolName, callDigest: "" };
-  if (!loaded.check.ok) return { decision: "deny", reason: { code: loaded.check.code, message: loaded.check.message }, ...names };
+  if (!loaded.check.ok) return { verdict: { decision: "deny", reason: { code: loaded.check.code, message: loaded.check.message }, ...names } };
   const args = parseCallArguments(req.argumentsJson);
-  if (!args.ok) return { decision: "deny", reason: { code: "INVALID_ARGUMENTS", message: args.message }, ...names };
+  if (!args.ok) return { verdict: { decision: "deny", reason: { code: "INVALID_ARGUMENTS", message: args.message }, ...names } };
   const call: ToolCall = {
     callId: req.callId,
     arguments: args.value,
@@ -104,13 +146,55 @@ function decideStep(loaded: Loaded, req: CallRequest): Verdict {
     ...(req.actionId === "" ? {} : { actionId: req.actionId }),
   };
   // The policy read once by the load step: what it has withdrawn since the grant was issued is denied (POLICY_WITHDRAWN).
-  return decideInForce(loaded.check.grant, loaded.policySet.catalog, loaded.policySet.policy, call, { now: loaded.now });
+  const ctx = { now: loaded.now, ...(approval ? { approval } : {}) };
+  return { verdict: decideInForce(loaded.check.grant, loaded.policySet.catalog, loaded.policySet.policy, call, ctx), args: args.value };
 }
 
-/** Commit: the decision's record, durable in the store before the answer leaves. */
-async function commitStep(ctx: AuthorityContext, loaded: Loaded, verdict: Verdict, decisionId: string): Promise<void> {
-  await ctx.store.commitDecision(decisionRecord(loaded, verdict, decisionId));
+/**
+ * Approval: a require_approval verdict gets its pending approval — the live one for this call
+ * digest, or a new one (once per digest, also under concurrency) — and carries its id.
+ */
+async function approvalStep(ctx: AuthorityContext, loaded: Loaded, decided: DecideResult): Promise<Verdict> {
+  const { verdict, args } = decided;
+  if (verdict.decision !== "require_approval" || !loaded.check.ok || !isJsonObject(args)) return verdict;
+  const action = loaded.policySet.catalog.actions.get(verdict.actionId);
+  if (!action) return verdict;
+  const draft = approvalDraft(ctx, loaded.check.grant, action, verdict, args, loaded.policySet.policy, loaded.now);
+  const { approval, created } = await ctx.store.createApprovalOnce(draft, loaded.now);
+  if (created) {
+    ctx.approvalFeed.notify();
+    ctx.audit.appended();
+  }
+  return { ...verdict, approvalId: approval.id };
 }
+
+/**
+ * Commit: one unit of work in the store, durable before the answer — an allow's approval
+ * consumption and budget charges (the calling grant and every ancestor), the decision record and
+ * its audit record. When the store finds the budget spent or the approval used or expired
+ * meanwhile, the allow becomes a deny with that reason, before anything is signed.
+ */
+async function commitStep(ctx: AuthorityContext, loaded: Loaded, verdict: Verdict, decisionId: string): Promise<Verdict> {
+  const effects: DecisionEffects =
+    verdict.decision === "allow"
+      ? {
+          ...(loaded.budget.length > 0 ? { budget: { actionId: verdict.actionId, grants: loaded.budget } } : {}),
+          ...(verdict.approvalId === undefined ? {} : { approval: { approvalId: verdict.approvalId, callDigest: verdict.callDigest } }),
+        }
+      : {};
+  const outcome = await ctx.store.commitDecision(decisionRecord(loaded, verdict, decisionId), effects);
+  ctx.audit.appended(effects.approval ? 2 : 1);
+  if (effects.approval) ctx.approvalFeed.notify();
+  if (outcome.kind === "committed") return verdict;
+  return { ...verdict, decision: "deny", reason: { code: outcome.reasonCode, message: REFUSAL_MESSAGES[outcome.reasonCode](verdict) } };
+}
+
+/** What the model is told when the commit refused an allow. */
+const REFUSAL_MESSAGES: Readonly<Record<CommitRefusalCode, (v: Verdict) => string>> = {
+  LIMIT_EXCEEDED: () => "This task has used all the calls its budget allows for this. Stop making such calls and report back.",
+  APPROVAL_CONSUMED: (v) => `The approval for this call to ${JSON.stringify(v.toolName || v.actionId)} was already used; request a new one.`,
+  APPROVAL_EXPIRED: (v) => `The approval for this call to ${JSON.stringify(v.toolName || v.actionId)} has expired; request a new one.`,
+};
 
 /** What is recorded of a decision: ids, names, digests and codes; never argument values or the token. */
 function decisionRecord(loaded: Loaded, verdict: Verdict, decisionId: string): DecisionRecord {

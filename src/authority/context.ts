@@ -2,6 +2,8 @@ import type { Catalog } from "../core/catalog.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../store/port.js";
 import type { GrantVerifier, KeyRing } from "../token/index.js";
+import type { AuditCheckpointer } from "./audit.js";
+import type { Notifier } from "./notifier.js";
 
 /** The catalog and policy in force, loaded and checked together; replaced as a pair on reload. */
 export interface PolicySet {
@@ -16,8 +18,8 @@ export interface TokenSettings {
   readonly receiptTtlSeconds: number;
 }
 
-/** The prefixes of the ids Charter mints: grants and decisions. */
-export type IdPrefix = "grt" | "dec";
+/** The prefixes of the ids Charter mints: grants, decisions and approvals. */
+export type IdPrefix = "grt" | "dec" | "apr";
 
 /**
  * Everything the application layer works with, built once from configuration (see
@@ -32,6 +34,12 @@ export interface AuthorityContext {
   readonly tokens: TokenSettings;
   /** The most calls one batch may carry. */
   readonly maxBatch: number;
+  /** How long a new approval waits for its decision and then for its use (never past its grant's expiry). */
+  readonly approvalTtlSeconds: number;
+  /** Woken whenever this process changes an approval, so that watchers answer at once. */
+  readonly approvalFeed: Notifier;
+  /** Signs checkpoints of the audit chain head. */
+  readonly audit: AuditCheckpointer;
   /** Unix seconds. */
   now(): number;
   /** A fresh unique id such as `dec_<uuid>`. */

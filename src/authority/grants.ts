@@ -84,10 +84,18 @@ export async function delegateGrant(
   return record(ctx, result.grant);
 }
 
-/** RevokeGrant: the grant and every grant delegated from it; answers the ids revoked (an unknown id is NOT_FOUND). */
+/**
+ * RevokeGrant: the grant and every grant delegated from it (each revocation audited); their live
+ * approvals end superseded (GRANT_REVOKED). Answers the ids revoked (an unknown id is NOT_FOUND).
+ */
 export async function revokeGrant(ctx: AuthorityContext, req: { readonly grantId: string; readonly reason: string }): Promise<{ readonly revoked: readonly string[] }> {
   if (req.grantId === "") throw invalidRequest("grant_id", "is required");
-  return { revoked: await ctx.store.revokeGrant(req.grantId, req.reason, ctx.now()) };
+  const now = ctx.now();
+  const revoked = await ctx.store.revokeGrant(req.grantId, req.reason, now);
+  ctx.audit.appended(revoked.length);
+  const reason = { code: "GRANT_REVOKED", message: "The grant this call was made under has been revoked." } as const;
+  if ((await ctx.store.supersedeApprovalsOf(revoked, reason, now)) > 0) ctx.approvalFeed.notify();
+  return { revoked };
 }
 
 /** GetGrant: a recorded grant and its revocation state. */
@@ -101,5 +109,6 @@ export async function getGrant(ctx: AuthorityContext, grantId: string): Promise<
 /** The grant is recorded before it is signed: a token never exists for a grant the store lacks. */
 async function record(ctx: AuthorityContext, grant: TaskGrant): Promise<IssuedGrant> {
   await ctx.store.putGrant(grant);
+  ctx.audit.appended();
   return { grant, token: await signGrantToken(grant, ctx.ring, { issuer: ctx.tokens.issuer, audience: ctx.tokens.audience }) };
 }

@@ -7,6 +7,10 @@ export { authorize, authorizeBatch } from "./authorize.js";
 export type { AuthorizeBatchRequest, AuthorizeRequest, Decided, RequestOptions } from "./authorize.js";
 export { authorizeTurn } from "./authorize-turn.js";
 export type { AuthorizeTurnRequest, TurnAnswer, TurnCallAnswer } from "./authorize-turn.js";
+export { DEFAULT_APPROVAL_PAGE_SIZE, MAX_APPROVAL_PAGE_SIZE, decideApproval, getApproval, listApprovals, watchApprovals } from "./approvals.js";
+export type { Actor, DecideApprovalRequest } from "./approvals.js";
+export { auditHeadSeq, createAuditCheckpointer, followAudit, readAuditRecords, verifyAudit } from "./audit.js";
+export type { AuditCheckpointer, AuditVerification, ExportedRecord } from "./audit.js";
 export { catalogFor } from "./catalog.js";
 export type { CatalogAnswer } from "./catalog.js";
 export type { AuthorityContext, IdPrefix, PolicySet, TokenSettings } from "./context.js";
@@ -16,6 +20,8 @@ export { MAX_TTL_SECONDS, delegateGrant, getGrant, issueGrant, revokeGrant } fro
 export type { IssuedGrant } from "./grants.js";
 export { publishedKeys, rotateSigningKey } from "./keys.js";
 export { loadGrant } from "./load-grant.js";
+export { createNotifier } from "./notifier.js";
+export type { Notifier } from "./notifier.js";
 export type { GrantCheck } from "./load-grant.js";
 
 // Domain types the callers of this layer speak in.
@@ -25,8 +31,12 @@ export type { CatalogView, ViewEntry } from "../core/project.js";
 export type { DelegationSpec, RefusalCode } from "../core/delegate.js";
 export type { TaskGrant } from "../core/grant.js";
 export type { GrantMode } from "../core/policy.js";
-export type { Decision, ReasonCode, Verdict } from "../core/verdict.js";
-export type { StoredApiKey, StoredGrant } from "../store/port.js";
+export type { Decision, ReasonCode, Verdict, ApprovalStatus, Reason } from "../core/verdict.js";
+export { APPROVAL_STATUSES } from "../core/verdict.js";
+export type { Approval } from "../core/approval.js";
+export type { ArgumentSummary } from "../core/approval-summary.js";
+export type { ApprovalEvent, ApprovalEventKind } from "../core/approval.js";
+export type { AuditEntry, AuditKind, StoredApiKey, StoredGrant } from "../store/port.js";
 export type { Jwks } from "../token/index.js";
 
 // The errors this layer lets through unchanged, for the one place that turns errors into statuses.

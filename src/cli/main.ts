@@ -1,5 +1,7 @@
 import { isLoadError } from "../authority/index.js";
 import { isConfigError } from "../config/config.js";
+import { APPROVALS_USAGE, approvalsCommand } from "./commands/approvals.js";
+import { AUDIT_USAGE, auditCommand } from "./commands/audit.js";
 import { catalogCommand } from "./commands/catalog.js";
 import { checkCommand } from "./commands/check.js";
 import { issueCommand } from "./commands/issue.js";
@@ -16,20 +18,27 @@ commands:
   serve      serve the gRPC API (loopback only until an API key or mutual TLS is configured)
   issue      compose a grant for --profile and print its token
   catalog    print the tool catalog of --token (--dialect neutral|openai_chat|openai_responses|anthropic|mcp|gemini|langchain|pydantic_ai)
-  check      decide one call offline: --token T | --profile P, --tool NAME | --action ID, --args JSON
+  check      decide one call offline: --token T | --profile P, --tool NAME | --action ID, --args JSON [--approval-id A]
              exit code: 0 allow, 1 deny, 2 requires approval, 3 effect suppressed
   validate   load catalog and policy and report every problem
+  approvals  list|show|approve|reject|watch an owner's approvals
+  audit      verify|export|tail the audit log (offline, on the data dir)
   keys       manage API keys (create, list, revoke) and signing keys (rotate-signing), on the data dir
   mcp-gateway  a stdio MCP proxy fronting an upstream MCP server with a grant:
              --token T [--server HOST:PORT [--api-key K]] (-- COMMAND ARGS... | --upstream-url URL)
 
 configuration flags (all commands): --config FILE --listen HOST:PORT --data-dir DIR
   --database URL --catalog FILE --policy FILE --issuer S --audience S --log-level LEVEL
-  issue, catalog, check: --server HOST:PORT (CHARTER_SERVER) --api-key KEY (CHARTER_API_KEY)
+  issue, catalog, check, approvals: --server HOST:PORT (CHARTER_SERVER) --api-key KEY (CHARTER_API_KEY)
   (environment: CHARTER_CONFIG, CHARTER_LISTEN, CHARTER_DATA_DIR, CHARTER_DATABASE_URL, CHARTER_CATALOG, CHARTER_POLICY, ...;
    CHARTER_TOKEN)
 
-exit codes besides check's: 64 usage error, 78 configuration error, 70 internal error`;
+exit codes besides check's: 64 usage error, 69 request refused, 78 configuration error, 70 internal error;
+audit verify exits 1 when the chain is broken
+
+${APPROVALS_USAGE}
+
+${AUDIT_USAGE}`;
 
 const COMMANDS: Readonly<Record<string, (args: readonly string[], io: CliIo) => Promise<number>>> = {
   serve: serveCommand,
@@ -39,6 +48,8 @@ const COMMANDS: Readonly<Record<string, (args: readonly string[], io: CliIo) => 
   validate: validateCommand,
   keys: keysCommand,
   "mcp-gateway": mcpGatewayCommand,
+  approvals: approvalsCommand,
+  audit: auditCommand,
 };
 
 /** Runs the CLI and answers its exit code; never calls process.exit. */

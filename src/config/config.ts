@@ -42,6 +42,12 @@ export interface CharterConfig {
   readonly kekFile: string;
   /** The key-encryption key itself (environment only, never the config file). */
   readonly kek: string;
+  /** How long an approval waits for its decision and then for its use, in seconds (never past its grant's expiry). */
+  readonly approvalTtlSeconds: number;
+  /** A signed checkpoint of the audit chain head after this many records (besides the timer and shutdown). */
+  readonly auditCheckpointRecords: number;
+  /** Seconds between timed checkpoints of the audit chain head (only when records were added). */
+  readonly auditCheckpointSeconds: number;
 }
 
 export const DEFAULTS: Omit<CharterConfig, "catalog" | "policy"> = {
@@ -60,6 +66,9 @@ export const DEFAULTS: Omit<CharterConfig, "catalog" | "policy"> = {
   tlsClientRoles: "",
   kekFile: "",
   kek: "",
+  approvalTtlSeconds: 300,
+  auditCheckpointRecords: 1000,
+  auditCheckpointSeconds: 10,
 };
 
 /** Environment variables that override the config file, by config key. */
@@ -82,12 +91,23 @@ export const ENV_KEYS: Readonly<Record<keyof CharterConfig, string>> = {
   tlsClientRoles: "CHARTER_TLS_CLIENT_ROLES",
   kekFile: "CHARTER_KEK_FILE",
   kek: "CHARTER_KEK",
+  approvalTtlSeconds: "CHARTER_APPROVAL_TTL_SECONDS",
+  auditCheckpointRecords: "CHARTER_AUDIT_CHECKPOINT_RECORDS",
+  auditCheckpointSeconds: "CHARTER_AUDIT_CHECKPOINT_SECONDS",
 };
 
 /** Settings that hold a secret: taken from the environment only, never from a config file. */
 const SECRET_SETTINGS = new Set<string>(["kek"]);
 
-const NUMERIC = new Set<keyof CharterConfig>(["receiptTtlSeconds", "maxMessageBytes", "maxBatch", "tokenCacheSize"]);
+const NUMERIC = new Set<keyof CharterConfig>([
+  "receiptTtlSeconds",
+  "maxMessageBytes",
+  "maxBatch",
+  "tokenCacheSize",
+  "approvalTtlSeconds",
+  "auditCheckpointRecords",
+  "auditCheckpointSeconds",
+]);
 
 /** A configuration that cannot be used; the message lists every problem. */
 export class ConfigError extends Error {

@@ -9,6 +9,8 @@ export interface CallRequest {
   readonly actionId: string;
   /** The arguments exactly as sent: JSON text; blank means no arguments (`{}`). */
   readonly argumentsJson: string;
+  /** The approval the caller presents for this call, when retrying a call that required approval. */
+  readonly approvalId?: string;
 }
 
 /** The parsed arguments, or why the text is not usable (a message for the model). */

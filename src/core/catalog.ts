@@ -2,6 +2,7 @@ import { ProblemList } from "./errors.js";
 import { cloneJson, isJsonObject, type JsonObject, type JsonSchema } from "./json.js";
 import { parseResourceTemplate, type ResourceTemplate } from "./resource.js";
 import { createSchemaCompiler, type CompiledSchema, type SchemaCompiler } from "./schema.js";
+import { readSummaryPaths, type SummaryPaths } from "./summary-paths.js";
 
 /** What an action does to the world; informational, shown to models and operators. */
 export type Effect = "read" | "write" | "external" | "destructive";
@@ -46,6 +47,8 @@ export interface CatalogAction {
   readonly tool?: ToolDescriptor;
   /** The tool's input schema, compiled once at load time. */
   readonly input?: CompiledSchema;
+  /** Argument paths (JSON Pointers) an owner is shown in an approval request; other arguments appear as digests. */
+  readonly summary?: SummaryPaths;
 }
 
 /** The versioned universe of actions, indexed by id and by tool name. */
@@ -62,7 +65,7 @@ export interface Catalog {
 /** Action ids, and the names of sources, profiles and requirements: letters, digits and _ . : -. */
 export const ACTION_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-const ACTION_KEYS = new Set(["id", "effect", "delegable", "resource", "tool"]);
+const ACTION_KEYS = new Set(["id", "effect", "delegable", "resource", "tool", "summary"]);
 const TOOL_KEYS = new Set(["name", "description", "inputSchema", "outputSchema", "annotations"]);
 
 /**
@@ -135,6 +138,7 @@ function readAction(raw: unknown, index: number, problems: ProblemList, schemas:
   if (template !== undefined) {
     resource = readResource(template, id, tool, problems);
   }
+  const summary = raw["summary"] === undefined ? undefined : readSummaryPaths(raw["summary"], id, tool?.inputSchema, problems);
   if (problems.size > before) return undefined;
   return {
     id,
@@ -143,6 +147,7 @@ function readAction(raw: unknown, index: number, problems: ProblemList, schemas:
     ...(resource ? { resource } : {}),
     ...(tool ? { tool } : {}),
     ...(input ? { input } : {}),
+    ...(summary ? { summary } : {}),
   };
 }
 

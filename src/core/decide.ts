@@ -130,10 +130,12 @@ function approvalVerdict(ctx: DecideContext, base: Base, extra: Pick<Verdict, "r
     });
   }
   if (record.status === "rejected") return out("deny", { code: "APPROVAL_REJECTED", message: `The owner rejected this call to ${shown}. Do not retry it.` });
-  if (ctx.now >= record.expiresAt) return out("deny", { code: "APPROVAL_EXPIRED", message: `The approval for this call to ${shown} has expired; request a new one.` });
+  if (record.status === "expired" || ctx.now >= record.expiresAt) {
+    return out("deny", { code: "APPROVAL_EXPIRED", message: `The approval for this call to ${shown} has expired; request a new one.` });
+  }
   if (record.status === "consumed")
     return out("deny", { code: "APPROVAL_CONSUMED", message: `The approval for this call to ${shown} was already used; request a new one.` });
-  // Only an approved record allows; pending, or any status this version does not know, still waits.
+  // Only an approved record allows; pending, superseded, or any status this version does not know, asks again.
   return record.status === "approved" ? out("allow") : out("require_approval");
 }
 

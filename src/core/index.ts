@@ -15,3 +15,7 @@ export * from "./project.js";
 export * from "./resource.js";
 export * from "./schema.js";
 export * from "./verdict.js";
+export * from "./approval.js";
+export * from "./approval-summary.js";
+export * from "./audit-chain.js";
+export * from "./summary-paths.js";

@@ -63,6 +63,16 @@ export interface Policy {
   readonly profiles: ReadonlyMap<string, Profile>;
   /** Used when no source sets maxRuntimeSeconds. */
   readonly defaultRuntimeSeconds: number;
+  /** Distinct approvers each named requirement needs; a requirement not listed needs one. */
+  readonly requirements: ReadonlyMap<string, number>;
+}
+
+/** The most distinct approvers a requirement may ask for. */
+export const MAX_APPROVERS = 16;
+
+/** How many distinct approvers `requirement` needs under `policy` (one unless the policy says more). */
+export function approversFor(policy: Pick<Policy, "requirements">, requirement: string): number {
+  return policy.requirements.get(requirement) ?? 1;
 }
 
 export const DEFAULT_RUNTIME_SECONDS = 3600;
@@ -82,7 +92,7 @@ export function buildPolicy(document: unknown, catalog: Catalog, file: string): 
   }
   const doc = document as JsonObject;
   for (const key of Object.keys(doc)) {
-    if (!["version", "defaults", "sources", "profiles"].includes(key)) problems.add(undefined, `unknown top-level key "${key}"`);
+    if (!["version", "defaults", "requirements", "sources", "profiles"].includes(key)) problems.add(undefined, `unknown top-level key "${key}"`);
   }
   const version = doc["version"];
   if (typeof version !== "string" || version.trim() === "") problems.add(undefined, "`version` must be a non-empty string");
@@ -96,6 +106,7 @@ export function buildPolicy(document: unknown, catalog: Catalog, file: string): 
     } else defaultRuntimeSeconds = runtime;
   }
 
+  const requirements = readRequirements(doc["requirements"], problems);
   const sources = new Map<string, AuthoritySource>();
   for (const [id, raw] of entries(doc["sources"], "sources", problems)) {
     const source = readSource(id, raw, catalog, problems);
@@ -107,7 +118,20 @@ export function buildPolicy(document: unknown, catalog: Catalog, file: string): 
     if (profile) profiles.set(id, profile);
   }
   problems.throwIfAny();
-  return { version: version as string, catalogVersion: catalog.version, sources, profiles, defaultRuntimeSeconds };
+  return { version: version as string, catalogVersion: catalog.version, sources, profiles, defaultRuntimeSeconds, requirements };
+}
+
+/** `requirements: {name: {approvers: n}}`: how many distinct approvers each named requirement needs. */
+function readRequirements(raw: unknown, problems: ProblemList): Map<string, number> {
+  const out = new Map<string, number>();
+  if (raw === undefined) return out;
+  for (const [name, value] of entries(raw, "requirements", problems)) {
+    const approvers = isJsonObject(value) ? value["approvers"] : undefined;
+    if (!isJsonObject(value) || Object.keys(value).some((k) => k !== "approvers") || !isPositiveInt(approvers) || approvers > MAX_APPROVERS) {
+      problems.add(`requirement ${name}`, `a requirement is {approvers: n}, n between 1 and ${MAX_APPROVERS}`);
+    } else out.set(name, approvers);
+  }
+  return out;
 }
 
 function entries(raw: unknown, what: string, problems: ProblemList): [string, unknown][] {

@@ -41,8 +41,15 @@ export interface ToolCall {
   readonly arguments: unknown;
 }
 
-/** The state of an owner's approval for one call digest. */
-export type ApprovalStatus = "pending" | "approved" | "rejected" | "consumed";
+/**
+ * The state of an owner's approval for one call digest: `pending` until enough distinct approvers
+ * approved (`approved`) or one rejected (`rejected`); `consumed` once an allowed call used it;
+ * `expired` when its time ran out first; `superseded` when the call was no longer approvable
+ * (its grant revoked or expired, or the policy in force no longer allowing or asking for it).
+ */
+export const APPROVAL_STATUSES = ["pending", "approved", "rejected", "expired", "consumed", "superseded"] as const;
+
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 
 /** An approval record as the store holds it; bound to exactly one call digest. */
 export interface ApprovalRecord {

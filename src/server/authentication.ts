@@ -17,7 +17,7 @@ export interface AuthenticationOptions {
 }
 
 /** The principal every local caller acts as in protected mode. */
-export const LOCAL_OPERATOR: Principal = { principal: "local", roles: ["admin"] };
+export const LOCAL_OPERATOR: Principal = { principal: "local", roles: ["admin"], protectedMode: true };
 
 const UNAUTHENTICATED = "a valid API key is required (metadata authorization: Bearer <key>)";
 

@@ -6,6 +6,8 @@ import { RpcError, isRpcError, toGrpcStatus, type GrpcStatus } from "./rpc-error
 export interface Caller {
   readonly principal: string;
   readonly roles: readonly string[];
+  /** Protected mode's local operator (see `Principal.protectedMode`). */
+  readonly protectedMode?: true;
 }
 
 /** What the server knows of a verified client certificate. */

@@ -9,12 +9,16 @@ import { bindService, type BindOptions, type ServiceBinding } from "./router.js"
 import { authorize } from "./rpc/authorize.js";
 import { authorizeTurn } from "./rpc/authorize-turn.js";
 import { batchAuthorize } from "./rpc/batch-authorize.js";
+import { decideApproval } from "./rpc/decide-approval.js";
 import { delegateGrant } from "./rpc/delegate-grant.js";
+import { getApproval } from "./rpc/get-approval.js";
 import { getCatalog } from "./rpc/get-catalog.js";
 import { getGrant } from "./rpc/get-grant.js";
 import { getJwks } from "./rpc/get-jwks.js";
 import { issueGrant } from "./rpc/issue-grant.js";
+import { listApprovals } from "./rpc/list-approvals.js";
 import { revokeGrant } from "./rpc/revoke-grant.js";
+import { watchApprovals } from "./rpc/watch-approvals.js";
 
 /** The generated files of the public contract, for server reflection. */
 export const CONTRACT_FILES = [file_charter_v1_catalog, file_charter_v1_authority, file_charter_v1_grant, file_charter_v1_approval, file_charter_v1_key];
@@ -29,7 +33,11 @@ export function charterServices(ctx: AuthorityContext, options: BindOptions | Lo
     bindService(CatalogService, { getCatalog: getCatalog(ctx) }, options),
     bindService(AuthorityService, { authorize: authorize(ctx), batchAuthorize: batchAuthorize(ctx), authorizeTurn: authorizeTurn(ctx) }, options),
     bindService(GrantService, { issueGrant: issueGrant(ctx), delegateGrant: delegateGrant(ctx), revokeGrant: revokeGrant(ctx), getGrant: getGrant(ctx) }, options),
-    bindService(ApprovalService, {}, options),
+    bindService(
+      ApprovalService,
+      { listApprovals: listApprovals(ctx), getApproval: getApproval(ctx), decideApproval: decideApproval(ctx), watchApprovals: watchApprovals(ctx) },
+      options,
+    ),
     bindService(KeyService, { getJwks: getJwks(ctx) }, options),
   ];
 }

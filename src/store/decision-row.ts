@@ -1,5 +1,5 @@
 import { REASON_CODES, type Decision, type ReasonCode } from "../core/verdict.js";
-import { StoreError, type DecisionRecord } from "./port.js";
+import { StoreError, type CommitOutcome, type CommitRefusalCode, type DecisionRecord } from "./port.js";
 
 /** A row of the `decisions` table, as every adapter names its columns; absent optional fields are NULL. */
 export interface DecisionRow {
@@ -90,5 +90,41 @@ export function decisionRecord(row: DecisionRow): DecisionRecord {
     ...record,
     ...(row.reason_code === null ? {} : { reasonCode: row.reason_code as ReasonCode }),
     ...(row.approval_id === null ? {} : { approvalId: row.approval_id }),
+  };
+}
+
+const REFUSALS: ReadonlySet<string> = new Set<CommitRefusalCode>(["LIMIT_EXCEEDED", "APPROVAL_CONSUMED", "APPROVAL_EXPIRED"]);
+
+/**
+ * The same decision committed again (a retry): the first outcome — also when the first commit
+ * refused the allow and stored it as that deny; other content under its id is a CONFLICT.
+ */
+export function recommitOutcome(stored: DecisionRow, row: DecisionRow): CommitOutcome {
+  if (sameDecisionRow(stored, row)) return { kind: "committed" };
+  const refused = row.decision === "allow" && stored.decision === "deny" && stored.reason_code !== null && REFUSALS.has(stored.reason_code);
+  if (refused && DECISION_COLUMNS.every((c) => c === "decision" || c === "reason_code" || stored[c] === row[c])) {
+    return { kind: "refused", reasonCode: stored.reason_code as CommitRefusalCode, detail: "refused when first committed" };
+  }
+  throw new StoreError("CONFLICT", `decision ${row.decision_id} is recorded already with other content`);
+}
+
+/** A decision's audit record: the same fields, never argument values or tokens. */
+export function decisionAudit(r: DecisionRecord) {
+  return {
+    at: r.decidedAt,
+    kind: "decision" as const,
+    decisionId: r.decisionId,
+    grantId: r.grantId,
+    rootId: r.rootId,
+    subject: r.subject,
+    actionId: r.actionId,
+    toolName: r.toolName,
+    callId: r.callId,
+    callDigest: r.callDigest,
+    decision: r.decision,
+    ...(r.reasonCode === undefined ? {} : { reasonCode: r.reasonCode }),
+    ...(r.approvalId === undefined ? {} : { approvalId: r.approvalId }),
+    catalogVersion: r.catalogVersion,
+    policyVersion: r.policyVersion,
   };
 }

@@ -34,6 +34,19 @@ export const STORE_DOING: Describers<StoreOperations> = {
   findApiKeyByHash: () => "look up an api key",
   hasActiveApiKey: () => "check for api keys",
   checkIntact: () => "check the store is intact",
+  getBudgetUsage: (id) => `read the budget of grant ${id}`,
+  createApprovalOnce: (draft) => `create an approval for grant ${draft.approval.grantId}`,
+  getApproval: (id) => `read approval ${id}`,
+  listApprovals: () => "list approvals",
+  decideApproval: (vote) => `decide approval ${vote.approvalId}`,
+  expireApprovals: () => "expire approvals",
+  supersedeApprovalsOf: () => "supersede approvals",
+  approvalEvents: () => "read approval events",
+  lastApprovalSequence: () => "read the approval feed",
+  readAudit: () => "read the audit log",
+  auditHead: () => "read the audit head",
+  putCheckpoint: (cp) => `record audit checkpoint ${cp.seq}`,
+  listCheckpoints: () => "list audit checkpoints",
 };
 
 /** How an adapter's raw operations are guarded. */

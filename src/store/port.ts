@@ -1,5 +1,9 @@
+import type { Approval, ApprovalEvent } from "../core/approval.js";
+import type { AuditRow } from "../core/audit-chain.js";
+
+export { APPROVAL_EVENT_KINDS, type ApprovalEvent, type ApprovalEventKind } from "../core/approval.js";
 import type { TaskGrant } from "../core/grant.js";
-import type { Decision, ReasonCode } from "../core/verdict.js";
+import type { ApprovalStatus, Decision, Reason, ReasonCode } from "../core/verdict.js";
 
 /** Why a store operation failed. UNAVAILABLE means "could not answer" and fails the RPC closed. */
 export type StoreErrorCode = "UNAVAILABLE" | "CONFLICT" | "NOT_FOUND" | "CORRUPT";
@@ -29,12 +33,16 @@ export interface StoredGrant {
 
 /** Issued grants and their revocations. */
 export interface GrantStore {
-  /** Records an issued grant. Inserting the same id twice with different content is a CONFLICT. */
+  /**
+   * Records an issued (or delegated) grant and its audit record. Inserting the same id twice
+   * with different content is a CONFLICT; the same content again is a no-op.
+   */
   putGrant(grant: TaskGrant): Promise<void>;
   getGrant(id: string): Promise<StoredGrant | undefined>;
   /**
    * Revokes a grant and every grant delegated from it; answers the ids newly or already revoked
-   * (an earlier revocation keeps its time and reason). An unknown id is NOT_FOUND.
+   * (an earlier revocation keeps its time and reason), with one audit record per newly revoked
+   * grant. An unknown id is NOT_FOUND.
    */
   revokeGrant(id: string, reason: string, at: number): Promise<string[]>;
   /** True when any of these grant ids (a grant and its ancestors) is revoked. */
@@ -103,16 +111,188 @@ export interface DecisionRecord {
   readonly policyVersion: string;
 }
 
+/** One grant's limits, as a budget charge needs them. A grant without either limit has nothing to count. */
+export interface BudgetLimits {
+  readonly grantId: string;
+  readonly maxCalls?: number;
+  readonly maxCallsPerAction?: number;
+}
+
+/**
+ * What one allowed call costs: one call, and one call of `actionId`, on the calling grant and on
+ * every ancestor (a task and its sub-agents together never exceed the root's budget).
+ */
+export interface BudgetCharge {
+  readonly actionId: string;
+  /** The calling grant and every ancestor, each with its own limits. */
+  readonly grants: readonly BudgetLimits[];
+}
+
+/** The effects an allow has, committed in the same unit of work as its record or not at all. */
+export interface DecisionEffects {
+  /** Charged only when the record is an allow; every counter must have room. */
+  readonly budget?: BudgetCharge;
+  /** Consumed only when the record is an allow: approved, unexpired at `decidedAt`, unused, same digest. */
+  readonly approval?: { readonly approvalId: string; readonly callDigest: string };
+}
+
+/** Reason codes the store may turn an allow into when its effects cannot be had. */
+export type CommitRefusalCode = "LIMIT_EXCEEDED" | "APPROVAL_CONSUMED" | "APPROVAL_EXPIRED";
+
+/**
+ * The outcome of a commit: the record as given, or — for an allow whose budget is spent or whose
+ * approval was used or expired meanwhile — the same record as a deny with `reasonCode`, and no
+ * effect at all. Either way the record is durable and in the audit chain when this resolves.
+ */
+export type CommitOutcome = { readonly kind: "committed" } | { readonly kind: "refused"; readonly reasonCode: CommitRefusalCode; readonly detail: string };
+
 /** The decisions Charter made, recorded before it answers. */
 export interface DecisionStore {
   /**
-   * The commit step of one decision, atomically (one transaction) — issue 8 will add budget
-   * consumption and approval consumption to this same unit of work. Idempotent by decisionId:
-   * the same record again is a no-op, other content under the same id is a CONFLICT.
+   * The commit step of one decision, one unit of work: the approval consumption and the budget
+   * charges of an allow (conditional: no over-spend under concurrency, across processes), the
+   * decision record and its audit record — all or nothing, durable before it resolves.
+   * Idempotent by decisionId: the same record again answers the first outcome and does nothing
+   * more; other content under the id is a CONFLICT.
    */
-  commitDecision(record: DecisionRecord): Promise<void>;
-  /** The recorded decision, for tests and `charter` tooling. */
+  commitDecision(record: DecisionRecord, effects?: DecisionEffects): Promise<CommitOutcome>;
+  /** The recorded decision (as committed: a refused allow reads back as its deny), for tests and tooling. */
   getDecision(decisionId: string): Promise<DecisionRecord | undefined>;
+  /** Calls counted so far against a grant: in total and per action id. */
+  getBudgetUsage(grantId: string): Promise<{ readonly calls: number; readonly perAction: Readonly<Record<string, number>> }>;
+}
+
+/** A pending approval to record, with the call's canonical arguments (kept to re-check the call; never shown, never audited). */
+export interface ApprovalDraft {
+  readonly approval: Approval;
+  readonly argumentsJson: string;
+}
+
+/** An approval as stored: the record and the call's canonical arguments. */
+export interface StoredApproval {
+  readonly approval: Approval;
+  readonly argumentsJson: string;
+}
+
+/** Where a page of approvals starts: after this (createdAt, id), newest first. */
+export interface ApprovalCursor {
+  readonly createdAt: number;
+  readonly id: string;
+}
+
+export interface ApprovalQuery {
+  /** Only this owner's; undefined means every owner's. */
+  readonly owner?: string;
+  readonly status?: ApprovalStatus;
+  readonly limit: number;
+  readonly after?: ApprovalCursor;
+}
+
+/** One answer of one approver. */
+export interface ApprovalVote {
+  readonly approvalId: string;
+  readonly approver: string;
+  readonly outcome: "approve" | "reject";
+  readonly note?: string;
+  /** Unix seconds. */
+  readonly at: number;
+  /** On approve: the re-check found the call no longer approvable; the approval ends superseded with this reason. */
+  readonly supersede?: Reason;
+}
+
+/** A vote counted (the approval after it), or refused because the approval is not pending or this approver answered already. */
+export type VoteOutcome =
+  { readonly ok: true; readonly approval: Approval } | { readonly ok: false; readonly problem: "not_pending" | "already_answered"; readonly approval: Approval };
+
+/**
+ * Owners' approvals. Every change appends an approval event (the WatchApprovals feed) and an
+ * audit record in the same unit of work.
+ */
+export interface ApprovalStore {
+  /**
+   * The live (pending or approved) approval of this call digest, or a new pending one: once per
+   * digest, also under concurrency. Approvals past their expiry are marked expired first.
+   */
+  createApprovalOnce(draft: ApprovalDraft, now: number): Promise<{ readonly approval: Approval; readonly created: boolean }>;
+  getApproval(id: string): Promise<StoredApproval | undefined>;
+  /** Newest first (createdAt, then id, descending). */
+  listApprovals(query: ApprovalQuery): Promise<Approval[]>;
+  /** Counts a vote: distinct approvers, one rejection rejects. An unknown id is NOT_FOUND. */
+  decideApproval(vote: ApprovalVote): Promise<VoteOutcome>;
+  /** Marks every pending or approved approval whose time ran out at `now` expired; answers how many. */
+  expireApprovals(now: number): Promise<number>;
+  /** Ends the live approvals of these grants superseded (their grant was revoked); answers how many. */
+  supersedeApprovalsOf(grantIds: readonly string[], reason: Reason, at: number): Promise<number>;
+  /** Events after `afterSequence`, oldest first, at most `limit`; only `owner`'s when given. */
+  approvalEvents(owner: string | undefined, afterSequence: number, limit: number): Promise<ApprovalEvent[]>;
+  /** The sequence of the newest event (0 when none). */
+  lastApprovalSequence(): Promise<number>;
+}
+
+export const AUDIT_KINDS = [
+  "decision",
+  "grant.issued",
+  "grant.delegated",
+  "grant.revoked",
+  "approval.created",
+  "approval.approver_added",
+  "approval.approved",
+  "approval.rejected",
+  "approval.expired",
+  "approval.consumed",
+  "approval.superseded",
+] as const;
+
+export type AuditKind = (typeof AUDIT_KINDS)[number];
+
+/**
+ * One audit record: what happened, with ids, names, digests and codes — never argument values or
+ * tokens. `seq` is its place in the one chain the store keeps.
+ */
+export interface AuditEntry {
+  readonly seq: number;
+  /** Unix seconds. */
+  readonly at: number;
+  readonly kind: AuditKind;
+  readonly decisionId?: string;
+  readonly grantId?: string;
+  readonly rootId?: string;
+  readonly subject?: string;
+  readonly actionId?: string;
+  readonly toolName?: string;
+  readonly callId?: string;
+  readonly callDigest?: string;
+  readonly decision?: Decision;
+  readonly reasonCode?: ReasonCode;
+  readonly approvalId?: string;
+  readonly catalogVersion?: string;
+  readonly policyVersion?: string;
+  /** Who acted besides the grant's subject: an approver, or (with caller authentication) the caller. */
+  readonly actor?: string;
+}
+
+/** A signed statement of the chain head: record `seq` has hash `hash`. */
+export interface AuditCheckpoint {
+  readonly seq: number;
+  readonly hash: string;
+  readonly at: number;
+  /** A compact JWS over {seq, hash} by the key ring. */
+  readonly signature: string;
+}
+
+/**
+ * The tamper-evident log: one chain, ordered by the store (each record's hash covers the previous
+ * record's hash), appended by the units of work above; signed checkpoints of the head.
+ */
+export interface AuditStore {
+  /** Records after `afterSeq`, oldest first, at most `limit`, exactly as stored (verification reads the text itself). */
+  readAudit(afterSeq: number, limit: number): Promise<AuditRow[]>;
+  /** The newest record's seq and hash, or undefined for an empty log. */
+  auditHead(): Promise<{ readonly seq: number; readonly hash: string } | undefined>;
+  /** Records a checkpoint; the same seq again is a no-op. */
+  putCheckpoint(checkpoint: AuditCheckpoint): Promise<void>;
+  /** Every checkpoint, oldest first. */
+  listCheckpoints(): Promise<AuditCheckpoint[]>;
 }
 
 /** A caller's API key as stored: never the secret, only its hash. */
@@ -146,7 +326,7 @@ export interface ApiKeyStore {
 }
 
 /** Everything Charter persists, behind one port with one adapter per database. */
-export interface Store extends GrantStore, KeyStore, DecisionStore, ApiKeyStore {
+export interface Store extends GrantStore, KeyStore, DecisionStore, ApprovalStore, AuditStore, ApiKeyStore {
   /**
    * Resolves when the store is still the one opened and can answer; fails UNAVAILABLE once it
    * cannot (closed, or a SQLite file deleted, replaced or truncated under the process). The server

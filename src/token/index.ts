@@ -7,3 +7,4 @@ export * from "./sealed-keys.js";
 export type { Jwks, PublicJwk } from "./signing-key.js";
 export * from "./verifier.js";
 export { MAX_TOKEN_LENGTH } from "./verify-jws.js";
+export * from "./checkpoint.js";

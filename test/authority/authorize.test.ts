@@ -30,10 +30,11 @@ async function tokenFor(ctx: AuthorityContext): Promise<string> {
 function watched(store: Store, afterCommit: (record: DecisionRecord) => void = () => undefined) {
   const committed: DecisionRecord[] = [];
   const spy: Store = Object.create(store) as Store;
-  spy.commitDecision = async (record) => {
-    await store.commitDecision(record);
+  spy.commitDecision = async (record, effects) => {
+    const outcome = await store.commitDecision(record, effects);
     committed.push(record);
     afterCommit(record);
+    return outcome;
   };
   return { store: spy, committed };
 }

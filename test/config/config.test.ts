@@ -45,6 +45,9 @@ tlsKey: server-key.pem
 tlsClientCa: clients-ca.pem
 tlsClientRoles: { gateway-1: [gateway], ops: [admin, auditor] }
 kekFile: /etc/charter/kek
+approvalTtlSeconds: 120
+auditCheckpointRecords: 50
+auditCheckpointSeconds: 3
 `;
 
 describe("resolveConfig()", () => {
@@ -75,6 +78,9 @@ describe("resolveConfig()", () => {
       tlsClientRoles: "gateway-1=gateway;ops=admin,auditor",
       kekFile: "/etc/charter/kek",
       kek: "",
+      approvalTtlSeconds: 120,
+      auditCheckpointRecords: 50,
+      auditCheckpointSeconds: 3,
     });
   });
 

@@ -22,6 +22,7 @@ describe("examples/node walkthrough", () => {
       { call: "call-3 issue_refund", decision: "REQUIRE_APPROVAL", reason: "", requirement: "manager" },
     ]);
     expect(result.receiptVerified).toBe(true);
-    expect(lines.at(-1)).toMatch(/^WatchApprovals: 12 UNIMPLEMENTED/);
+    expect(result.afterApproval).toBe("ALLOW");
+    expect(lines).toContain("manager:lea approved: 1 of 2");
   });
 });

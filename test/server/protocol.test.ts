@@ -157,22 +157,19 @@ describe("bad requests", () => {
   });
 });
 
-describe("RPCs of later issues", () => {
-  it.each([["DecideApproval", () => charter.clients.approvals.decideApproval({})]])("%s answers UNIMPLEMENTED", async (name, call) => {
-    await expect(call()).rejects.toMatchObject({ code: status.UNIMPLEMENTED, details: `${name} is not implemented yet` });
-  });
-
+describe("RPCs built by later issues", () => {
   it.each([
     ["DelegateGrant", () => charter.clients.grants.delegateGrant({}), "parent_token: is required"],
     ["RevokeGrant", () => charter.clients.grants.revokeGrant({}), "grant_id: is required"],
+    ["DecideApproval", () => charter.clients.approvals.decideApproval({}), "outcome: must be APPROVAL_OUTCOME_APPROVE or APPROVAL_OUTCOME_REJECT"],
   ])("%s, built now, names its missing required field", async (_name, call, details) => {
     await expect(call()).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, details });
   });
 
-  it("WatchApprovals (server streaming) answers UNIMPLEMENTED", async () => {
+  it("a server stream that refuses its request ends with that status (WatchApprovals with a negative sequence)", async () => {
     const consume = async () => {
-      for await (const _event of charter.clients.approvals.watchApprovals({})) break;
+      for await (const _event of charter.clients.approvals.watchApprovals({ owner: "o", afterSequence: -1n })) break;
     };
-    await expect(consume()).rejects.toMatchObject({ code: status.UNIMPLEMENTED });
+    await expect(consume()).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, details: "after_sequence: must be a non-negative integer" });
   });
 });

@@ -1,8 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TaskGrant } from "../../src/core/grant.js";
 import type { StoreOperations } from "../../src/store/guard.js";
-import { StoreError, type DecisionRecord, type Store, type StoreErrorCode } from "../../src/store/port.js";
-import { makeApiKey, makeDecision, makeGrant, makeKey } from "./fixtures.js";
+import type { DecisionRecord, Store } from "../../src/store/port.js";
+import { describeApprovalContract } from "./contract-approvals.js";
+import { expectStoreError } from "./contract-assert.js";
+import { describeAuditContract } from "./contract-audit.js";
+import { describeEffectsContract } from "./contract-effects.js";
+import { makeApiKey, makeApproval, makeDecision, makeGrant, makeKey } from "./fixtures.js";
 
 /** An adapter under test: `open` answers a fresh, empty store each time it is called. */
 export interface StoreUnderTest {
@@ -12,21 +16,7 @@ export interface StoreUnderTest {
   cleanup?(): Promise<void> | void;
 }
 
-/** What a promise rejected with; fails the test when it resolves. */
-export async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    (value) => expect.unreachable(`expected a rejection, got ${JSON.stringify(value)}`),
-    (err: unknown) => err,
-  );
-}
-
-/** Asserts that `promise` rejects with a StoreError of `code`; answers the error. */
-export async function expectStoreError(promise: Promise<unknown>, code: StoreErrorCode): Promise<StoreError> {
-  const err = await rejection(promise);
-  expect(err).toBeInstanceOf(StoreError);
-  expect(err).toMatchObject({ name: "StoreError", code });
-  return err as StoreError;
-}
+export { expectStoreError, rejection } from "./contract-assert.js";
 
 /** The behaviour every Store adapter must show, run against `adapter`. */
 export function describeStoreContract(adapter: StoreUnderTest): void {
@@ -297,6 +287,9 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         await expectStoreError(store.rewrapKey("nope", "a", "b"), "NOT_FOUND");
       });
     });
+    describeApprovalContract(() => store);
+    describeEffectsContract(() => store);
+    describeAuditContract(() => store);
 
     describe("after close()", () => {
       // Typed over the port's operations, so a new operation without a case here fails compilation.
@@ -318,6 +311,19 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         findApiKeyByHash: (s) => s.findApiKeyByHash("00"),
         hasActiveApiKey: (s) => s.hasActiveApiKey(),
         checkIntact: (s) => s.checkIntact(),
+        getBudgetUsage: (s) => s.getBudgetUsage("g"),
+        createApprovalOnce: (s) => s.createApprovalOnce(makeApproval("apr_late"), 1),
+        getApproval: (s) => s.getApproval("apr_1"),
+        listApprovals: (s) => s.listApprovals({ limit: 1 }),
+        decideApproval: (s) => s.decideApproval({ approvalId: "apr_1", approver: "a", outcome: "approve", at: 1 }),
+        expireApprovals: (s) => s.expireApprovals(1),
+        supersedeApprovalsOf: (s) => s.supersedeApprovalsOf(["g"], { code: "GRANT_REVOKED", message: "x" }, 1),
+        approvalEvents: (s) => s.approvalEvents(undefined, 0, 1),
+        lastApprovalSequence: (s) => s.lastApprovalSequence(),
+        readAudit: (s) => s.readAudit(0, 1),
+        auditHead: (s) => s.auditHead(),
+        putCheckpoint: (s) => s.putCheckpoint({ seq: 1, hash: "h", at: 1, signature: "s" }),
+        listCheckpoints: (s) => s.listCheckpoints(),
       };
 
       it.each(Object.entries(calls))("%s rejects with UNAVAILABLE", async (_method, call) => {

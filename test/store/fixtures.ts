@@ -1,7 +1,8 @@
+import type { Approval } from "../../src/core/approval.js";
 import type { TaskGrant } from "../../src/core/grant.js";
-import type { DecisionRecord, StoredApiKey, StoredKey } from "../../src/store/port.js";
+import type { ApprovalDraft, DecisionRecord, StoredApiKey, StoredKey } from "../../src/store/port.js";
 
-const ISSUED_AT = 1_750_000_000;
+export const ISSUED_AT = 1_750_000_000;
 
 /**
  * A realistic grant for store tests: caveats with constraints, binds and rules, optional limits,
@@ -72,4 +73,33 @@ export function makeDecision(decisionId: string, overrides: Partial<DecisionReco
 export function makeApiKey(id: string, overrides: Partial<StoredApiKey> = {}): StoredApiKey {
   const hash = Buffer.from(id).toString("hex").padEnd(64, "0").slice(0, 64);
   return { id, principal: "orchestrator", roles: ["issuer"], secretHash: hash, createdAt: 10, ...overrides };
+}
+
+/** A pending approval of one call, as the application layer drafts it. */
+export function makeApproval(id: string, overrides: Partial<Approval> = {}): ApprovalDraft {
+  return {
+    approval: {
+      id,
+      grantId: "g-root",
+      rootId: "g-root",
+      subject: "agent:g-root",
+      owner: "owner:zoë",
+      actionId: "payments.refund",
+      toolName: "refund",
+      requirement: "owner",
+      requiredApprovals: 1,
+      callDigest: `digest-${id}`,
+      summary: [
+        { path: "/amount", shown: "value", valueJson: "120", truncated: false },
+        { path: "/note", shown: "digest", digest: "sha256:ab" },
+        { path: "/secret", shown: "hidden" },
+      ],
+      status: "pending",
+      createdAt: ISSUED_AT + 10,
+      expiresAt: ISSUED_AT + 310,
+      approvedBy: [],
+      ...overrides,
+    },
+    argumentsJson: JSON.stringify({ amount: 120, note: "n", secret: "s3cr3t-value" }),
+  };
 }

@@ -25,6 +25,7 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
     tool: { type: "string" },
     action: { type: "string" },
     args: { type: "string" },
+    "approval-id": { type: "string" },
     ...SERVER_FLAGS,
   });
   if (values.token !== undefined && values.profile !== undefined) throw new UsageError("give --token or --profile, not both");
@@ -40,7 +41,14 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
     throw new UsageError('--args must be JSON text, e.g. \'{"to":"a@example.com"}\'');
   }
   // The text is sent as typed: what is decided is exactly what the user wrote.
-  const call: CallRequest = { callId: "cli", toolName: values.tool ?? "", actionId: values.action ?? "", argumentsJson };
+  const approvalId = values["approval-id"];
+  const call: CallRequest = {
+    callId: "cli",
+    toolName: values.tool ?? "",
+    actionId: values.action ?? "",
+    argumentsJson,
+    ...(approvalId === undefined ? {} : { approvalId }),
+  };
   return withTarget(
     serverAddress(values.server, io, values["api-key"]),
     () => configFrom(values, io.env),
@@ -58,7 +66,11 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
 
 async function authorizeOn(target: Target, grantToken: string, call: CallRequest): Promise<Verdict> {
   if (target.kind === "server") {
-    const { verdict } = await target.clients.authority.authorize({ grantToken, call: callToProto(call) });
+    const { verdict } = await target.clients.authority.authorize({
+      grantToken,
+      call: callToProto(call),
+      ...(call.approvalId === undefined ? {} : { approvalId: call.approvalId }),
+    });
     if (!verdict) throw new Error("the server answered no verdict");
     return verdict;
   }

@@ -8,7 +8,12 @@ import type { ServiceHandlers } from "../router.js";
 /** Authorize: one tool call, one verdict. A bad token is a deny verdict, not an error. */
 export function authorize(ctx: AuthorityContext): ServiceHandlers<typeof AuthorityService>["authorize"] {
   return async (req, call) => {
-    const decided = await authorizeCall(ctx, { grantToken: req.grantToken, call: callFromProto(req.call, "call") }, { signal: callerGoneSignal(call) });
+    const tool = callFromProto(req.call, "call");
+    const decided = await authorizeCall(
+      ctx,
+      { grantToken: req.grantToken, call: req.approvalId === undefined ? tool : { ...tool, approvalId: req.approvalId } },
+      { signal: callerGoneSignal(call) },
+    );
     return { verdict: verdictToProto(decided.verdict, decided) };
   };
 }

@@ -8,7 +8,10 @@ import type { ServiceHandlers } from "../router.js";
 /** BatchAuthorize: many calls under one grant token; verdicts in request order. */
 export function batchAuthorize(ctx: AuthorityContext): ServiceHandlers<typeof AuthorityService>["batchAuthorize"] {
   return async (req, call) => {
-    const calls = req.items.map((item, i) => callFromProto(item.call, `items[${i}].call`));
+    const calls = req.items.map((item, i) => {
+      const tool = callFromProto(item.call, `items[${i}].call`);
+      return item.approvalId === undefined ? tool : { ...tool, approvalId: item.approvalId };
+    });
     const decided = await authorizeBatch(ctx, { grantToken: req.grantToken, calls }, { signal: callerGoneSignal(call) });
     return { verdicts: decided.map((d) => verdictToProto(d.verdict, d)) };
   };

@@ -1,43 +1,74 @@
 import type pg from "pg";
-import { DECISION_COLUMNS, decisionRecord, decisionRow, sameDecisionRow, type DecisionRow } from "../decision-row.js";
-import { StoreError, type DecisionStore } from "../port.js";
-import { inTransaction } from "./transaction.js";
+import { DECISION_COLUMNS, decisionAudit, decisionRecord, decisionRow, recommitOutcome, type DecisionRow } from "../decision-row.js";
+import type { CommitOutcome, CommitRefusalCode, DecisionEffects, DecisionRecord, DecisionStore } from "../port.js";
+import { consumeApproval, expireDue } from "./approvals.js";
+import { budgetUsage, chargeBudget } from "./budgets.js";
+import { inChainUnit, type ChainUnit } from "./chain.js";
 
 const INSERT = `
   INSERT INTO decisions (${DECISION_COLUMNS.join(", ")})
-  VALUES (${DECISION_COLUMNS.map((_, i) => `$${i + 1}`).join(", ")})
-  ON CONFLICT (decision_id) DO NOTHING`;
+  VALUES (${DECISION_COLUMNS.map((_, i) => `$${i + 1}`).join(", ")})`;
 const SELECT = `SELECT ${DECISION_COLUMNS.join(", ")} FROM decisions WHERE decision_id = $1`;
+
+type Refusal = { readonly reasonCode: CommitRefusalCode; readonly detail: string };
+
+/** An allow's effects, in order: the approval, then every budget counter; the first that cannot be had refuses. */
+async function effectsOf(unit: ChainUnit, record: DecisionRecord, effects: DecisionEffects): Promise<Refusal | undefined> {
+  if (effects.approval) {
+    const { approvalId, callDigest } = effects.approval;
+    const problem = await consumeApproval(unit, approvalId, callDigest, record.decidedAt);
+    if (problem === "expired") return { reasonCode: "APPROVAL_EXPIRED", detail: `approval ${approvalId} expired` };
+    if (problem !== undefined) return { reasonCode: "APPROVAL_CONSUMED", detail: `approval ${approvalId} is ${problem}` };
+  }
+  if (effects.budget) {
+    const spent = await chargeBudget(unit.tx, effects.budget);
+    if (spent !== undefined) return { reasonCode: "LIMIT_EXCEEDED", detail: spent };
+  }
+  return undefined;
+}
 
 /**
  * The decision part of the PostgreSQL store; errors are left raw for openPostgresStore to
- * translate. The commit is one SERIALIZABLE transaction, retried on a serialization failure —
- * safe because it is idempotent by decision id — so budget and approval consumption can join it
- * without weakening its atomicity.
+ * translate. A commit is one transaction under the chain lock (`inChainUnit`): the allow's
+ * effects in a savepoint (approval consumption, then every budget counter; a refusal rolls them
+ * all back and the record is written as a deny with the refusal's code), the decision row and its
+ * audit record. COMMIT returns once PostgreSQL has made it durable, so no verdict leaves before
+ * its record. A rerun after a deadlock or a lost connection is safe: it is idempotent by decision id.
  */
 export function postgresDecisionStore(pool: pg.Pool): DecisionStore {
   return {
-    async commitDecision(record) {
-      const row = decisionRow(record);
-      await inTransaction(
-        pool,
-        async (tx) => {
-          const inserted = await tx.query(
-            INSERT,
-            DECISION_COLUMNS.map((c) => row[c]),
-          );
-          if (inserted.rowCount === 1) return;
-          const stored = (await tx.query<DecisionRow>(SELECT, [row.decision_id])).rows[0];
-          if (stored !== undefined && sameDecisionRow(stored, row)) return;
-          throw new StoreError("CONFLICT", `decision ${row.decision_id} is recorded already with other content`);
-        },
-        { isolation: "serializable" },
-      );
-    },
+    commitDecision: (record, effects = {}) =>
+      inChainUnit(pool, async (unit): Promise<CommitOutcome> => {
+        const row = decisionRow(record);
+        const stored = (await unit.tx.query<DecisionRow>(SELECT, [row.decision_id])).rows[0];
+        if (stored !== undefined) return recommitOutcome(stored, row);
+        let outcome: CommitOutcome = { kind: "committed" };
+        let written = row;
+        if (record.decision === "allow" && (effects.approval || effects.budget)) {
+          await unit.tx.query("SAVEPOINT effects");
+          const refusal = await effectsOf(unit, record, effects);
+          if (refusal === undefined) {
+            await unit.tx.query("RELEASE SAVEPOINT effects");
+          } else {
+            await unit.tx.query("ROLLBACK TO SAVEPOINT effects");
+            outcome = { kind: "refused", ...refusal };
+            if (refusal.reasonCode === "APPROVAL_EXPIRED") await expireDue(unit, record.decidedAt);
+            written = { ...row, decision: "deny", reason_code: refusal.reasonCode };
+          }
+        }
+        await unit.tx.query(
+          INSERT,
+          DECISION_COLUMNS.map((c) => written[c]),
+        );
+        await unit.append(decisionAudit(decisionRecord(written)));
+        return outcome;
+      }),
 
     async getDecision(decisionId) {
       const row = (await pool.query<DecisionRow>(SELECT, [decisionId])).rows[0];
       return row === undefined ? undefined : decisionRecord(row);
     },
+
+    getBudgetUsage: (grantId) => budgetUsage(pool, grantId),
   };
 }

@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { TaskGrant } from "../../core/grant.js";
 import { grantFromJson, grantToJson } from "../grant-json.js";
 import { StoreError, type GrantStore, type StoredGrant } from "../port.js";
-import { inTransaction } from "./transaction.js";
+import { inChainUnit } from "./chain.js";
 
 interface GrantRow {
   readonly grant_json: string;
@@ -20,25 +20,35 @@ const SUBTREE = `
 
 /**
  * The grant part of the PostgreSQL store; errors are left raw for openPostgresStore to translate.
- * putGrant needs no transaction: a grant row's content never changes, so "insert, or else compare
- * with the row that won" is atomic enough. A revocation reads the subtree and updates it in one
- * SERIALIZABLE transaction (retried on a serialization failure), the unit of work that issue 8's
- * "revoking a grant cancels its pending approvals" joins.
+ * putGrant and revokeGrant are units of work under the chain lock (`inChainUnit`): the grant row
+ * (or the revocation of the subtree) and its audit records commit together. A grant row's content
+ * never changes, so a put again compares with the row that won.
  */
 export function postgresGrantStore(pool: pg.Pool): GrantStore {
   return {
-    async putGrant(grant) {
-      const json = grantToJson(grant);
-      const inserted = await pool.query(
-        `INSERT INTO grants (id, root_id, parent_id, subject, owner, profile, issued_at, expires_at, grant_json)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
-        grantParams(grant, json),
-      );
-      if (inserted.rowCount === 1) return;
-      const stored = await pool.query<{ grant_json: string }>("SELECT grant_json FROM grants WHERE id = $1", [grant.id]);
-      if (stored.rows[0]?.grant_json === json) return;
-      throw new StoreError("CONFLICT", `grant ${grant.id} exists already with other content`);
-    },
+    putGrant: (grant) =>
+      inChainUnit(pool, async (unit) => {
+        const json = grantToJson(grant);
+        const inserted = await unit.tx.query(
+          `INSERT INTO grants (id, root_id, parent_id, subject, owner, profile, issued_at, expires_at, grant_json)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
+          grantParams(grant, json),
+        );
+        if (inserted.rowCount === 1) {
+          await unit.append({
+            at: grant.issuedAt,
+            kind: grant.parentId === null ? "grant.issued" : "grant.delegated",
+            grantId: grant.id,
+            rootId: grant.rootId,
+            subject: grant.subject,
+            catalogVersion: grant.catalogVersion,
+          });
+          return;
+        }
+        const stored = await unit.tx.query<{ grant_json: string }>("SELECT grant_json FROM grants WHERE id = $1", [grant.id]);
+        if (stored.rows[0]?.grant_json === json) return;
+        throw new StoreError("CONFLICT", `grant ${grant.id} exists already with other content`);
+      }),
 
     async getGrant(id) {
       const { rows } = await pool.query<GrantRow>("SELECT grant_json, revoked_at, revoked_reason FROM grants WHERE id = $1", [id]);
@@ -46,19 +56,20 @@ export function postgresGrantStore(pool: pg.Pool): GrantStore {
       return row === undefined ? undefined : storedGrant(row, id);
     },
 
-    async revokeGrant(id, reason, at) {
-      return inTransaction(
-        pool,
-        async (tx) => {
-          const subtree = await tx.query<{ id: string }>(`${SUBTREE} SELECT id FROM subtree ORDER BY id <> $1, id COLLATE "C"`, [id]);
-          const ids = subtree.rows.map((r) => r.id);
-          if (ids.length === 0) throw new StoreError("NOT_FOUND", `grant ${id} is not known`);
-          await tx.query("UPDATE grants SET revoked_at = $2, revoked_reason = $3 WHERE revoked_at IS NULL AND id = ANY($1::text[])", [ids, at, reason]);
-          return ids;
-        },
-        { isolation: "serializable" },
-      );
-    },
+    revokeGrant: (id, reason, at) =>
+      inChainUnit(pool, async (unit) => {
+        const tx = unit.tx;
+        const subtree = await tx.query<{ id: string }>(`${SUBTREE} SELECT id FROM subtree ORDER BY id <> $1, id COLLATE "C"`, [id]);
+        const ids = subtree.rows.map((r) => r.id);
+        if (ids.length === 0) throw new StoreError("NOT_FOUND", `grant ${id} is not known`);
+        const fresh = await tx.query<{ id: string; root_id: string; subject: string }>(
+          `UPDATE grants SET revoked_at = $2, revoked_reason = $3 WHERE revoked_at IS NULL AND id = ANY($1::text[]) RETURNING id, root_id, subject`,
+          [ids, at, reason],
+        );
+        const revoked = [...fresh.rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        for (const g of revoked) await unit.append({ at, kind: "grant.revoked", grantId: g.id, rootId: g.root_id, subject: g.subject });
+        return ids;
+      }),
 
     async anyRevoked(ids) {
       if (ids.length === 0) return false;

@@ -1,6 +1,8 @@
 import { guardStore, STORE_DOING, type StoreOperations } from "../guard.js";
 import { isStoreError, StoreError, type Store } from "../port.js";
 import { postgresApiKeyStore } from "./api-keys.js";
+import { postgresApprovalStore } from "./approvals.js";
+import { postgresAuditStore } from "./audit.js";
 import { postgresDecisionStore } from "./decisions.js";
 import { toStoreError } from "./errors.js";
 import { postgresGrantStore } from "./grants.js";
@@ -42,6 +44,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresKeyStore(pool),
     ...postgresDecisionStore(pool),
     ...postgresApiKeyStore(pool),
+    ...postgresApprovalStore(pool),
+    ...postgresAuditStore(pool),
     // No file can vanish under a database server: an outage shows on the next query as UNAVAILABLE.
     checkIntact: async () => undefined,
   };

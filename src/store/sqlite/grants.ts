@@ -2,6 +2,8 @@ import type { Database } from "better-sqlite3";
 import type { TaskGrant } from "../../core/grant.js";
 import { StoreError, type GrantStore, type StoredGrant } from "../port.js";
 import { grantFromJson, grantToJson } from "../grant-json.js";
+import type { AuditAppend } from "./audit.js";
+import type { GroupCommit } from "./group-commit.js";
 
 interface GrantRow {
   readonly grant_json: string;
@@ -36,7 +38,7 @@ const SUBTREE = `
  * the write lock (waiting up to the busy timeout) before they read, so a read-then-write never
  * fails half way with SQLITE_BUSY_SNAPSHOT when another process wrote in between.
  */
-export function sqliteGrantStore(db: Database): GrantStore {
+export function sqliteGrantStore(db: Database, group: GroupCommit, append: AuditAppend): GrantStore {
   const insert = db.prepare<[GrantParams], never>(`
     INSERT INTO grants (id, root_id, parent_id, subject, owner, profile, issued_at, expires_at, grant_json)
     VALUES (@id, @rootId, @parentId, @subject, @owner, @profile, @issuedAt, @expiresAt, @json)
@@ -46,6 +48,10 @@ export function sqliteGrantStore(db: Database): GrantStore {
   const revoke = db.prepare<[{ id: string; at: number; reason: string }], never>(`${SUBTREE}
     UPDATE grants SET revoked_at = @at, revoked_reason = @reason
     WHERE revoked_at IS NULL AND id IN subtree`);
+  const unrevoked = db.prepare<[{ id: string }], { id: string; root_id: string; subject: string }>(
+    `${SUBTREE}
+    SELECT id, root_id, subject FROM grants WHERE revoked_at IS NULL AND id IN subtree ORDER BY id`,
+  );
   const subtree = db
     .prepare<[{ id: string }], string>(
       `${SUBTREE}
@@ -61,31 +67,40 @@ export function sqliteGrantStore(db: Database): GrantStore {
     )
     .pluck();
 
-  const put = db.transaction((grant: TaskGrant) => {
+  const put = (grant: TaskGrant) => {
     const json = grantToJson(grant);
     const { changes } = insert.run(grantParams(grant, json));
-    if (changes === 1 || jsonOf.get(grant.id) === json) return;
+    if (changes === 1) {
+      append({
+        at: grant.issuedAt,
+        kind: grant.parentId === null ? "grant.issued" : "grant.delegated",
+        grantId: grant.id,
+        rootId: grant.rootId,
+        subject: grant.subject,
+        catalogVersion: grant.catalogVersion,
+      });
+      return;
+    }
+    if (jsonOf.get(grant.id) === json) return;
     throw new StoreError("CONFLICT", `grant ${grant.id} exists already with other content`);
-  });
+  };
 
-  const revokeTree = db.transaction((id: string, reason: string, at: number): string[] => {
+  const revokeTree = (id: string, reason: string, at: number): string[] => {
     const ids = subtree.all({ id });
     if (ids.length === 0) throw new StoreError("NOT_FOUND", `grant ${id} is not known`);
+    const fresh = unrevoked.all({ id });
     revoke.run({ id, at, reason });
+    for (const g of fresh) append({ at, kind: "grant.revoked", grantId: g.id, rootId: g.root_id, subject: g.subject });
     return ids;
-  });
+  };
 
   return {
-    async putGrant(grant) {
-      put.immediate(grant);
-    },
+    putGrant: (grant) => group.run(() => put(grant)),
     async getGrant(id) {
       const row = select.get(id);
       return row === undefined ? undefined : storedGrant(row, id);
     },
-    async revokeGrant(id, reason, at) {
-      return revokeTree.immediate(id, reason, at);
-    },
+    revokeGrant: (id, reason, at) => group.run(() => revokeTree(id, reason, at)),
     async anyRevoked(ids) {
       return ids.length > 0 && anyRevoked.get(JSON.stringify(ids)) === 1;
     },

@@ -58,12 +58,77 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX decisions_grant_id ON decisions (grant_id);
     `,
   },
-  // Placeholder for version 3 of the approvals branch (issue 8), so that this branch's list runs
-  // without a gap. At the merge, keep the approvals branch's version 3 and drop this entry.
   {
     version: 3,
-    name: "placeholder-approvals",
-    sql: "",
+    name: "approvals-budgets-audit",
+    sql: `
+      CREATE TABLE approvals (
+        id                 TEXT PRIMARY KEY NOT NULL,
+        grant_id           TEXT NOT NULL,
+        root_id            TEXT NOT NULL,
+        subject            TEXT NOT NULL,
+        owner              TEXT NOT NULL,
+        action_id          TEXT NOT NULL,
+        tool_name          TEXT NOT NULL,
+        requirement        TEXT NOT NULL,
+        required_approvals INTEGER NOT NULL,
+        call_digest        TEXT NOT NULL,
+        summary_json       TEXT NOT NULL,
+        arguments_json     TEXT NOT NULL,
+        status             TEXT NOT NULL,
+        created_at         INTEGER NOT NULL,
+        expires_at         INTEGER NOT NULL,
+        approved_by_json   TEXT NOT NULL,
+        decided_at         INTEGER,
+        decided_by         TEXT,
+        note               TEXT,
+        status_reason_json TEXT
+      );
+      CREATE INDEX approvals_owner_created ON approvals (owner, created_at DESC, id DESC);
+      CREATE INDEX approvals_created ON approvals (created_at DESC, id DESC);
+      CREATE INDEX approvals_grant_id ON approvals (grant_id);
+      CREATE INDEX approvals_live_expiry ON approvals (expires_at) WHERE status IN ('pending', 'approved');
+      -- Once per call digest: at most one live approval, whatever the concurrency.
+      CREATE UNIQUE INDEX approvals_live_digest ON approvals (call_digest) WHERE status IN ('pending', 'approved');
+
+      CREATE TABLE approval_votes (
+        approval_id TEXT NOT NULL REFERENCES approvals (id),
+        approver    TEXT NOT NULL,
+        outcome     TEXT NOT NULL,
+        at          INTEGER NOT NULL,
+        PRIMARY KEY (approval_id, approver)
+      );
+
+      CREATE TABLE approval_events (
+        seq           INTEGER PRIMARY KEY NOT NULL,
+        owner         TEXT NOT NULL,
+        approval_id   TEXT NOT NULL,
+        kind          TEXT NOT NULL,
+        at            INTEGER NOT NULL,
+        approval_json TEXT NOT NULL
+      );
+      CREATE INDEX approval_events_owner ON approval_events (owner, seq);
+
+      CREATE TABLE budget_counters (
+        grant_id  TEXT NOT NULL,
+        action_id TEXT NOT NULL, -- '' counts every call of the grant
+        used      INTEGER NOT NULL,
+        PRIMARY KEY (grant_id, action_id)
+      );
+
+      CREATE TABLE audit_log (
+        seq   INTEGER PRIMARY KEY NOT NULL,
+        entry TEXT NOT NULL,
+        hash  TEXT NOT NULL
+      );
+
+      CREATE TABLE audit_checkpoints (
+        seq       INTEGER PRIMARY KEY NOT NULL,
+        hash      TEXT NOT NULL,
+        at        INTEGER NOT NULL,
+        signature TEXT NOT NULL
+      );
+    `,
   },
   {
     version: 4,

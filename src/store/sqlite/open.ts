@@ -4,10 +4,14 @@ import Database from "better-sqlite3";
 import { guardStore, STORE_DOING, type StoreOperations } from "../guard.js";
 import { isStoreError, StoreError, type Store } from "../port.js";
 import { sqliteApiKeyStore } from "./api-keys.js";
+import { sqliteApprovals } from "./approvals.js";
+import { sqliteAudit } from "./audit.js";
+import { sqliteBudgets } from "./budgets.js";
 import { sqliteDecisionStore } from "./decisions.js";
 import { toStoreError } from "./errors.js";
 import { watchFileIdentity, type FileIdentity } from "./file-identity.js";
 import { sqliteGrantStore } from "./grants.js";
+import { createGroupCommit } from "./group-commit.js";
 import { sqliteKeyStore } from "./keys.js";
 import { applySqliteMigrations } from "./migrate.js";
 import { SQLITE_MIGRATIONS } from "./migrations.js";
@@ -42,7 +46,8 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     if (onDisk) createPrivately(options.file);
     db = new Database(options.file, { timeout: options.busyTimeoutMs ?? 5000 });
     db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
+    // FULL: a commit is on disk (WAL fsync) before it returns; the group commit shares that flush.
+    db.pragma("synchronous = FULL");
     db.pragma("foreign_keys = ON");
     db.pragma("secure_delete = ON");
     applySqliteMigrations(db, SQLITE_MIGRATIONS, now);
@@ -60,10 +65,16 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
  * with a StoreError; after close() every method fails UNAVAILABLE.
  */
 function guarded(db: Database.Database, identity: FileIdentity | undefined): Store {
+  const group = createGroupCommit(db);
+  const audit = sqliteAudit(db);
+  const approvals = sqliteApprovals(db, group, audit.append);
+  const budgets = sqliteBudgets(db);
   const ops: StoreOperations = {
-    ...sqliteGrantStore(db),
+    ...sqliteGrantStore(db, group, audit.append),
     ...sqliteKeyStore(db),
-    ...sqliteDecisionStore(db),
+    ...sqliteDecisionStore(db, { group, append: audit.append, consume: approvals.consume, expireDue: approvals.expireDue, charge: budgets.charge, usage: budgets.usage }),
+    ...approvals.store,
+    ...audit.store,
     ...sqliteApiKeyStore(db),
     // The guard's `before` hook (the file identity check) is the whole of it.
     checkIntact: async () => undefined,
@@ -72,6 +83,8 @@ function guarded(db: Database.Database, identity: FileIdentity | undefined): Sto
     adapter: "sqlite store",
     translate: toStoreError,
     release: () => {
+      // What is queued is committed (or fails) before the connection goes.
+      group.flush();
       db.close();
     },
     ...(identity ? { before: () => identity.check() } : {}),

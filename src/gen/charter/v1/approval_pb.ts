@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file charter/v1/approval.proto.
  */
 export const file_charter_v1_approval: GenFile = /*@__PURE__*/
-  fileDesc("ChljaGFydGVyL3YxL2FwcHJvdmFsLnByb3RvEgpjaGFydGVyLnYxIngKFExpc3RBcHByb3ZhbHNSZXF1ZXN0Eg0KBW93bmVyGAEgASgJEioKBnN0YXR1cxgCIAEoDjIaLmNoYXJ0ZXIudjEuQXBwcm92YWxTdGF0dXMSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiWQoVTGlzdEFwcHJvdmFsc1Jlc3BvbnNlEicKCWFwcHJvdmFscxgBIAMoCzIULmNoYXJ0ZXIudjEuQXBwcm92YWwSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIikKEkdldEFwcHJvdmFsUmVxdWVzdBITCgthcHByb3ZhbF9pZBgBIAEoCSI9ChNHZXRBcHByb3ZhbFJlc3BvbnNlEiYKCGFwcHJvdmFsGAEgASgLMhQuY2hhcnRlci52MS5BcHByb3ZhbCJ8ChVEZWNpZGVBcHByb3ZhbFJlcXVlc3QSEwoLYXBwcm92YWxfaWQYASABKAkSLAoHb3V0Y29tZRgCIAEoDjIbLmNoYXJ0ZXIudjEuQXBwcm92YWxPdXRjb21lEhIKCmRlY2lkZWRfYnkYAyABKAkSDAoEbm90ZRgEIAEoCSJAChZEZWNpZGVBcHByb3ZhbFJlc3BvbnNlEiYKCGFwcHJvdmFsGAEgASgLMhQuY2hhcnRlci52MS5BcHByb3ZhbCImChVXYXRjaEFwcHJvdmFsc1JlcXVlc3QSDQoFb3duZXIYASABKAkibQoWV2F0Y2hBcHByb3ZhbHNSZXNwb25zZRIrCgRraW5kGAEgASgOMh0uY2hhcnRlci52MS5BcHByb3ZhbEV2ZW50S2luZBImCghhcHByb3ZhbBgCIAEoCzIULmNoYXJ0ZXIudjEuQXBwcm92YWwqbgoPQXBwcm92YWxPdXRjb21lEiAKHEFQUFJPVkFMX09VVENPTUVfVU5TUEVDSUZJRUQQABIcChhBUFBST1ZBTF9PVVRDT01FX0FQUFJPVkUQARIbChdBUFBST1ZBTF9PVVRDT01FX1JFSkVDVBACKr0BChFBcHByb3ZhbEV2ZW50S2luZBIjCh9BUFBST1ZBTF9FVkVOVF9LSU5EX1VOU1BFQ0lGSUVEEAASHwobQVBQUk9WQUxfRVZFTlRfS0lORF9DUkVBVEVEEAESHwobQVBQUk9WQUxfRVZFTlRfS0lORF9ERUNJREVEEAISHwobQVBQUk9WQUxfRVZFTlRfS0lORF9FWFBJUkVEEAMSIAocQVBQUk9WQUxfRVZFTlRfS0lORF9DT05TVU1FRBAEMusCCg9BcHByb3ZhbFNlcnZpY2USVAoNTGlzdEFwcHJvdmFscxIgLmNoYXJ0ZXIudjEuTGlzdEFwcHJvdmFsc1JlcXVlc3QaIS5jaGFydGVyLnYxLkxpc3RBcHByb3ZhbHNSZXNwb25zZRJOCgtHZXRBcHByb3ZhbBIeLmNoYXJ0ZXIudjEuR2V0QXBwcm92YWxSZXF1ZXN0Gh8uY2hhcnRlci52MS5HZXRBcHByb3ZhbFJlc3BvbnNlElcKDkRlY2lkZUFwcHJvdmFsEiEuY2hhcnRlci52MS5EZWNpZGVBcHByb3ZhbFJlcXVlc3QaIi5jaGFydGVyLnYxLkRlY2lkZUFwcHJvdmFsUmVzcG9uc2USWQoOV2F0Y2hBcHByb3ZhbHMSIS5jaGFydGVyLnYxLldhdGNoQXBwcm92YWxzUmVxdWVzdBoiLmNoYXJ0ZXIudjEuV2F0Y2hBcHByb3ZhbHNSZXNwb25zZTABYgZwcm90bzM", [file_charter_v1_common]);
+  fileDesc("ChljaGFydGVyL3YxL2FwcHJvdmFsLnByb3RvEgpjaGFydGVyLnYxIngKFExpc3RBcHByb3ZhbHNSZXF1ZXN0Eg0KBW93bmVyGAEgASgJEioKBnN0YXR1cxgCIAEoDjIaLmNoYXJ0ZXIudjEuQXBwcm92YWxTdGF0dXMSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiWQoVTGlzdEFwcHJvdmFsc1Jlc3BvbnNlEicKCWFwcHJvdmFscxgBIAMoCzIULmNoYXJ0ZXIudjEuQXBwcm92YWwSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIikKEkdldEFwcHJvdmFsUmVxdWVzdBITCgthcHByb3ZhbF9pZBgBIAEoCSI9ChNHZXRBcHByb3ZhbFJlc3BvbnNlEiYKCGFwcHJvdmFsGAEgASgLMhQuY2hhcnRlci52MS5BcHByb3ZhbCJ8ChVEZWNpZGVBcHByb3ZhbFJlcXVlc3QSEwoLYXBwcm92YWxfaWQYASABKAkSLAoHb3V0Y29tZRgCIAEoDjIbLmNoYXJ0ZXIudjEuQXBwcm92YWxPdXRjb21lEhIKCmRlY2lkZWRfYnkYAyABKAkSDAoEbm90ZRgEIAEoCSJAChZEZWNpZGVBcHByb3ZhbFJlc3BvbnNlEiYKCGFwcHJvdmFsGAEgASgLMhQuY2hhcnRlci52MS5BcHByb3ZhbCJWChVXYXRjaEFwcHJvdmFsc1JlcXVlc3QSDQoFb3duZXIYASABKAkSGwoOYWZ0ZXJfc2VxdWVuY2UYAiABKANIAIgBAUIRCg9fYWZ0ZXJfc2VxdWVuY2UiiwEKFldhdGNoQXBwcm92YWxzUmVzcG9uc2USKwoEa2luZBgBIAEoDjIdLmNoYXJ0ZXIudjEuQXBwcm92YWxFdmVudEtpbmQSJgoIYXBwcm92YWwYAiABKAsyFC5jaGFydGVyLnYxLkFwcHJvdmFsEhAKCHNlcXVlbmNlGAMgASgDEgoKAmF0GAQgASgDKm4KD0FwcHJvdmFsT3V0Y29tZRIgChxBUFBST1ZBTF9PVVRDT01FX1VOU1BFQ0lGSUVEEAASHAoYQVBQUk9WQUxfT1VUQ09NRV9BUFBST1ZFEAESGwoXQVBQUk9WQUxfT1VUQ09NRV9SRUpFQ1QQAiqJAgoRQXBwcm92YWxFdmVudEtpbmQSIwofQVBQUk9WQUxfRVZFTlRfS0lORF9VTlNQRUNJRklFRBAAEh8KG0FQUFJPVkFMX0VWRU5UX0tJTkRfQ1JFQVRFRBABEh8KG0FQUFJPVkFMX0VWRU5UX0tJTkRfREVDSURFRBACEh8KG0FQUFJPVkFMX0VWRU5UX0tJTkRfRVhQSVJFRBADEiAKHEFQUFJPVkFMX0VWRU5UX0tJTkRfQ09OU1VNRUQQBBIiCh5BUFBST1ZBTF9FVkVOVF9LSU5EX1NVUEVSU0VERUQQBRImCiJBUFBST1ZBTF9FVkVOVF9LSU5EX0FQUFJPVkVSX0FEREVEEAYy6wIKD0FwcHJvdmFsU2VydmljZRJUCg1MaXN0QXBwcm92YWxzEiAuY2hhcnRlci52MS5MaXN0QXBwcm92YWxzUmVxdWVzdBohLmNoYXJ0ZXIudjEuTGlzdEFwcHJvdmFsc1Jlc3BvbnNlEk4KC0dldEFwcHJvdmFsEh4uY2hhcnRlci52MS5HZXRBcHByb3ZhbFJlcXVlc3QaHy5jaGFydGVyLnYxLkdldEFwcHJvdmFsUmVzcG9uc2USVwoORGVjaWRlQXBwcm92YWwSIS5jaGFydGVyLnYxLkRlY2lkZUFwcHJvdmFsUmVxdWVzdBoiLmNoYXJ0ZXIudjEuRGVjaWRlQXBwcm92YWxSZXNwb25zZRJZCg5XYXRjaEFwcHJvdmFscxIhLmNoYXJ0ZXIudjEuV2F0Y2hBcHByb3ZhbHNSZXF1ZXN0GiIuY2hhcnRlci52MS5XYXRjaEFwcHJvdmFsc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_charter_v1_common]);
 
 /**
  * Request of ApprovalService.ListApprovals.
@@ -201,6 +201,14 @@ export type WatchApprovalsRequest = Message<"charter.v1.WatchApprovalsRequest"> 
    * @generated from field: string owner = 1;
    */
   owner: string;
+
+  /**
+   * Resume after this event sequence (the `sequence` of the last event received), so a
+   * reconnecting client misses nothing and sees nothing twice. Absent: from now on.
+   *
+   * @generated from field: optional int64 after_sequence = 2;
+   */
+  afterSequence?: bigint | undefined;
 };
 
 /**
@@ -229,6 +237,20 @@ export type WatchApprovalsResponse = Message<"charter.v1.WatchApprovalsResponse"
    * @generated from field: charter.v1.Approval approval = 2;
    */
   approval?: Approval | undefined;
+
+  /**
+   * The event's place in the feed: increasing; pass it as after_sequence to resume.
+   *
+   * @generated from field: int64 sequence = 3;
+   */
+  sequence: bigint;
+
+  /**
+   * When it happened, unix seconds.
+   *
+   * @generated from field: int64 at = 4;
+   */
+  at: bigint;
 };
 
 /**
@@ -312,6 +334,21 @@ export enum ApprovalEventKind {
    * @generated from enum value: APPROVAL_EVENT_KIND_CONSUMED = 4;
    */
   CONSUMED = 4,
+
+  /**
+   * It can no longer be approved (its grant was revoked, or the re-check at decision
+   * time found the call no longer approvable); see the approval's status_reason.
+   *
+   * @generated from enum value: APPROVAL_EVENT_KIND_SUPERSEDED = 5;
+   */
+  SUPERSEDED = 5,
+
+  /**
+   * One more distinct approver approved; it still waits for more (see approved_by).
+   *
+   * @generated from enum value: APPROVAL_EVENT_KIND_APPROVER_ADDED = 6;
+   */
+  APPROVER_ADDED = 6,
 }
 
 /**
@@ -358,7 +395,8 @@ export const ApprovalService: GenService<{
     output: typeof DecideApprovalResponseSchema;
   },
   /**
-   * Streams events about an owner's approvals as they happen, until the caller cancels.
+   * Streams events about an owner's approvals as they happen, until the caller cancels
+   * (or the server shuts down); resumable with after_sequence.
    *
    * @generated from rpc charter.v1.ApprovalService.WatchApprovals
    */

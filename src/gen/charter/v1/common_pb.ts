@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file charter/v1/common.proto.
  */
 export const file_charter_v1_common: GenFile = /*@__PURE__*/
-  fileDesc("ChdjaGFydGVyL3YxL2NvbW1vbi5wcm90bxIKY2hhcnRlci52MSLaAwoFR3JhbnQSCgoCaWQYASABKAkSDwoHcm9vdF9pZBgCIAEoCRIRCglwYXJlbnRfaWQYAyABKAkSDQoFY2hhaW4YBCADKAkSDwoHc3ViamVjdBgFIAEoCRINCgVvd25lchgGIAEoCRIPCgdwdXJwb3NlGAcgASgJEg8KB3Byb2ZpbGUYCCABKAkSEQoJaXNzdWVkX2F0GAkgASgDEhIKCmV4cGlyZXNfYXQYCiABKAMSFwoPY2F0YWxvZ192ZXJzaW9uGAsgASgJEg8KB2FsbG93ZWQYDCADKAkSGQoRYXBwcm92YWxfcmVxdWlyZWQYDSADKAkSDgoGZGVuaWVkGA4gAygJEi8KB2NhdmVhdHMYDyADKAsyHi5jaGFydGVyLnYxLkdyYW50LkNhdmVhdHNFbnRyeRIiCgZsaW1pdHMYECABKAsyEi5jaGFydGVyLnYxLkxpbWl0cxIjCgRtb2RlGBEgASgOMhUuY2hhcnRlci52MS5HcmFudE1vZGUSDwoHc291cmNlcxgSIAMoCRpJCgxDYXZlYXRzRW50cnkSCwoDa2V5GAEgASgJEigKBXZhbHVlGAIgASgLMhkuY2hhcnRlci52MS5BY3Rpb25DYXZlYXRzOgI4ASJeCg1BY3Rpb25DYXZlYXRzEhgKEGNvbnN0cmFpbnRzX2pzb24YASADKAkSEgoKYmluZHNfanNvbhgCIAEoCRIfCgVydWxlcxgDIAMoCzIQLmNoYXJ0ZXIudjEuUnVsZSJdCgRSdWxlEhEKCXdoZW5fanNvbhgBIAEoCRIaChByZXF1aXJlX2FwcHJvdmFsGAIgASgJSAASDgoEZGVueRgDIAEoCUgAEg4KBnNvdXJjZRgEIAEoCUIGCgR0aGVuIogBCgZMaW1pdHMSFgoJbWF4X2NhbGxzGAEgASgFSACIAQESIQoUbWF4X2NhbGxzX3Blcl9hY3Rpb24YAiABKAVIAYgBARIcChRtYXhfZGVsZWdhdGlvbl9kZXB0aBgDIAEoBUIMCgpfbWF4X2NhbGxzQhcKFV9tYXhfY2FsbHNfcGVyX2FjdGlvbiKDAQoLQ2F0YWxvZ1ZpZXcSEAoIZ3JhbnRfaWQYASABKAkSFwoPY2F0YWxvZ192ZXJzaW9uGAIgASgJEiMKBG1vZGUYAyABKA4yFS5jaGFydGVyLnYxLkdyYW50TW9kZRIkCgV0b29scxgEIAMoCzIVLmNoYXJ0ZXIudjEuVG9vbEVudHJ5IrECCglUb29sRW50cnkSEQoJYWN0aW9uX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSGQoRaW5wdXRfc2NoZW1hX2pzb24YBCABKAkSHwoSb3V0cHV0X3NjaGVtYV9qc29uGAUgASgJSACIAQESJgoGc3RhdHVzGAYgASgOMhYuY2hhcnRlci52MS5Ub29sU3RhdHVzEiIKBmVmZmVjdBgHIAEoDjISLmNoYXJ0ZXIudjEuRWZmZWN0Eh4KEXJlc291cmNlX3RlbXBsYXRlGAggASgJSAGIAQESGQoRZGVzY3JpcHRvcl9kaWdlc3QYCSABKAlCFQoTX291dHB1dF9zY2hlbWFfanNvbkIUChJfcmVzb3VyY2VfdGVtcGxhdGUiWQoIVG9vbENhbGwSDwoHY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSEQoJYWN0aW9uX2lkGAMgASgJEhYKDmFyZ3VtZW50c19qc29uGAQgASgJIicKBlJlYXNvbhIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkigwIKB1ZlcmRpY3QSJgoIZGVjaXNpb24YASABKA4yFC5jaGFydGVyLnYxLkRlY2lzaW9uEiIKBnJlYXNvbhgCIAEoCzISLmNoYXJ0ZXIudjEuUmVhc29uEhEKCWFjdGlvbl9pZBgDIAEoCRIRCgl0b29sX25hbWUYBCABKAkSEAoIcmVzb3VyY2UYBSABKAkSEwoLcmVxdWlyZW1lbnQYBiABKAkSEwoLYXBwcm92YWxfaWQYByABKAkSEwoLY2FsbF9kaWdlc3QYCCABKAkSEwoLZGVjaXNpb25faWQYCSABKAkSDwoHcmVjZWlwdBgKIAEoCRIPCgdjYWxsX2lkGAsgASgJIqICCghBcHByb3ZhbBIKCgJpZBgBIAEoCRIQCghncmFudF9pZBgCIAEoCRITCgtjYWxsX2RpZ2VzdBgDIAEoCRIRCglhY3Rpb25faWQYBCABKAkSEQoJdG9vbF9uYW1lGAUgASgJEhMKC3JlcXVpcmVtZW50GAYgASgJEg8KB3N1YmplY3QYByABKAkSDQoFb3duZXIYCCABKAkSKgoGc3RhdHVzGAkgASgOMhouY2hhcnRlci52MS5BcHByb3ZhbFN0YXR1cxISCgpjcmVhdGVkX2F0GAogASgDEhIKCmV4cGlyZXNfYXQYCyABKAMSEgoKZGVjaWRlZF9hdBgMIAEoAxISCgpkZWNpZGVkX2J5GA0gASgJEgwKBG5vdGUYDiABKAkqUwoJR3JhbnRNb2RlEhoKFkdSQU5UX01PREVfVU5TUEVDSUZJRUQQABITCg9HUkFOVF9NT0RFX0xJVkUQARIVChFHUkFOVF9NT0RFX1NIQURPVxACKtoBCgdEaWFsZWN0EhcKE0RJQUxFQ1RfVU5TUEVDSUZJRUQQABITCg9ESUFMRUNUX05FVVRSQUwQARIXChNESUFMRUNUX09QRU5BSV9DSEFUEAISHAoYRElBTEVDVF9PUEVOQUlfUkVTUE9OU0VTEAMSFQoRRElBTEVDVF9BTlRIUk9QSUMQBBIPCgtESUFMRUNUX01DUBAFEhIKDkRJQUxFQ1RfR0VNSU5JEAYSFQoRRElBTEVDVF9MQU5HQ0hBSU4QBxIXChNESUFMRUNUX1BZREFOVElDX0FJEAgqcAoGRWZmZWN0EhYKEkVGRkVDVF9VTlNQRUNJRklFRBAAEg8KC0VGRkVDVF9SRUFEEAESEAoMRUZGRUNUX1dSSVRFEAISEwoPRUZGRUNUX0VYVEVSTkFMEAMSFgoSRUZGRUNUX0RFU1RSVUNUSVZFEAQqZgoKVG9vbFN0YXR1cxIbChdUT09MX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFFRPT0xfU1RBVFVTX0NBTExBQkxFEAESIQodVE9PTF9TVEFUVVNfUkVRVUlSRVNfQVBQUk9WQUwQAiqKAQoIRGVjaXNpb24SGAoUREVDSVNJT05fVU5TUEVDSUZJRUQQABISCg5ERUNJU0lPTl9BTExPVxABEhEKDURFQ0lTSU9OX0RFTlkQAhIdChlERUNJU0lPTl9SRVFVSVJFX0FQUFJPVkFMEAMSHgoaREVDSVNJT05fRUZGRUNUX1NVUFBSRVNTRUQQBCrFAQoOQXBwcm92YWxTdGF0dXMSHwobQVBQUk9WQUxfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXQVBQUk9WQUxfU1RBVFVTX1BFTkRJTkcQARIcChhBUFBST1ZBTF9TVEFUVVNfQVBQUk9WRUQQAhIcChhBUFBST1ZBTF9TVEFUVVNfUkVKRUNURUQQAxIbChdBUFBST1ZBTF9TVEFUVVNfRVhQSVJFRBAEEhwKGEFQUFJPVkFMX1NUQVRVU19DT05TVU1FRBAFYgZwcm90bzM");
+  fileDesc("ChdjaGFydGVyL3YxL2NvbW1vbi5wcm90bxIKY2hhcnRlci52MSLaAwoFR3JhbnQSCgoCaWQYASABKAkSDwoHcm9vdF9pZBgCIAEoCRIRCglwYXJlbnRfaWQYAyABKAkSDQoFY2hhaW4YBCADKAkSDwoHc3ViamVjdBgFIAEoCRINCgVvd25lchgGIAEoCRIPCgdwdXJwb3NlGAcgASgJEg8KB3Byb2ZpbGUYCCABKAkSEQoJaXNzdWVkX2F0GAkgASgDEhIKCmV4cGlyZXNfYXQYCiABKAMSFwoPY2F0YWxvZ192ZXJzaW9uGAsgASgJEg8KB2FsbG93ZWQYDCADKAkSGQoRYXBwcm92YWxfcmVxdWlyZWQYDSADKAkSDgoGZGVuaWVkGA4gAygJEi8KB2NhdmVhdHMYDyADKAsyHi5jaGFydGVyLnYxLkdyYW50LkNhdmVhdHNFbnRyeRIiCgZsaW1pdHMYECABKAsyEi5jaGFydGVyLnYxLkxpbWl0cxIjCgRtb2RlGBEgASgOMhUuY2hhcnRlci52MS5HcmFudE1vZGUSDwoHc291cmNlcxgSIAMoCRpJCgxDYXZlYXRzRW50cnkSCwoDa2V5GAEgASgJEigKBXZhbHVlGAIgASgLMhkuY2hhcnRlci52MS5BY3Rpb25DYXZlYXRzOgI4ASJeCg1BY3Rpb25DYXZlYXRzEhgKEGNvbnN0cmFpbnRzX2pzb24YASADKAkSEgoKYmluZHNfanNvbhgCIAEoCRIfCgVydWxlcxgDIAMoCzIQLmNoYXJ0ZXIudjEuUnVsZSJdCgRSdWxlEhEKCXdoZW5fanNvbhgBIAEoCRIaChByZXF1aXJlX2FwcHJvdmFsGAIgASgJSAASDgoEZGVueRgDIAEoCUgAEg4KBnNvdXJjZRgEIAEoCUIGCgR0aGVuIogBCgZMaW1pdHMSFgoJbWF4X2NhbGxzGAEgASgFSACIAQESIQoUbWF4X2NhbGxzX3Blcl9hY3Rpb24YAiABKAVIAYgBARIcChRtYXhfZGVsZWdhdGlvbl9kZXB0aBgDIAEoBUIMCgpfbWF4X2NhbGxzQhcKFV9tYXhfY2FsbHNfcGVyX2FjdGlvbiKDAQoLQ2F0YWxvZ1ZpZXcSEAoIZ3JhbnRfaWQYASABKAkSFwoPY2F0YWxvZ192ZXJzaW9uGAIgASgJEiMKBG1vZGUYAyABKA4yFS5jaGFydGVyLnYxLkdyYW50TW9kZRIkCgV0b29scxgEIAMoCzIVLmNoYXJ0ZXIudjEuVG9vbEVudHJ5IrECCglUb29sRW50cnkSEQoJYWN0aW9uX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSGQoRaW5wdXRfc2NoZW1hX2pzb24YBCABKAkSHwoSb3V0cHV0X3NjaGVtYV9qc29uGAUgASgJSACIAQESJgoGc3RhdHVzGAYgASgOMhYuY2hhcnRlci52MS5Ub29sU3RhdHVzEiIKBmVmZmVjdBgHIAEoDjISLmNoYXJ0ZXIudjEuRWZmZWN0Eh4KEXJlc291cmNlX3RlbXBsYXRlGAggASgJSAGIAQESGQoRZGVzY3JpcHRvcl9kaWdlc3QYCSABKAlCFQoTX291dHB1dF9zY2hlbWFfanNvbkIUChJfcmVzb3VyY2VfdGVtcGxhdGUiWQoIVG9vbENhbGwSDwoHY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSEQoJYWN0aW9uX2lkGAMgASgJEhYKDmFyZ3VtZW50c19qc29uGAQgASgJIicKBlJlYXNvbhIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkigwIKB1ZlcmRpY3QSJgoIZGVjaXNpb24YASABKA4yFC5jaGFydGVyLnYxLkRlY2lzaW9uEiIKBnJlYXNvbhgCIAEoCzISLmNoYXJ0ZXIudjEuUmVhc29uEhEKCWFjdGlvbl9pZBgDIAEoCRIRCgl0b29sX25hbWUYBCABKAkSEAoIcmVzb3VyY2UYBSABKAkSEwoLcmVxdWlyZW1lbnQYBiABKAkSEwoLYXBwcm92YWxfaWQYByABKAkSEwoLY2FsbF9kaWdlc3QYCCABKAkSEwoLZGVjaXNpb25faWQYCSABKAkSDwoHcmVjZWlwdBgKIAEoCRIPCgdjYWxsX2lkGAsgASgJIr0DCghBcHByb3ZhbBIKCgJpZBgBIAEoCRIQCghncmFudF9pZBgCIAEoCRITCgtjYWxsX2RpZ2VzdBgDIAEoCRIRCglhY3Rpb25faWQYBCABKAkSEQoJdG9vbF9uYW1lGAUgASgJEhMKC3JlcXVpcmVtZW50GAYgASgJEg8KB3N1YmplY3QYByABKAkSDQoFb3duZXIYCCABKAkSKgoGc3RhdHVzGAkgASgOMhouY2hhcnRlci52MS5BcHByb3ZhbFN0YXR1cxISCgpjcmVhdGVkX2F0GAogASgDEhIKCmV4cGlyZXNfYXQYCyABKAMSEgoKZGVjaWRlZF9hdBgMIAEoAxISCgpkZWNpZGVkX2J5GA0gASgJEgwKBG5vdGUYDiABKAkSDwoHcm9vdF9pZBgPIAEoCRIaChJyZXF1aXJlZF9hcHByb3ZhbHMYECABKAUSEwoLYXBwcm92ZWRfYnkYESADKAkSLAoHc3VtbWFyeRgSIAMoCzIbLmNoYXJ0ZXIudjEuQXJndW1lbnRTdW1tYXJ5EikKDXN0YXR1c19yZWFzb24YEyABKAsyEi5jaGFydGVyLnYxLlJlYXNvbiKEAQoPQXJndW1lbnRTdW1tYXJ5EgwKBHBhdGgYASABKAkSLAoHZGlzcGxheRgCIAEoDjIbLmNoYXJ0ZXIudjEuQXJndW1lbnREaXNwbGF5EhIKCnZhbHVlX2pzb24YAyABKAkSEQoJdHJ1bmNhdGVkGAQgASgIEg4KBmRpZ2VzdBgFIAEoCSpTCglHcmFudE1vZGUSGgoWR1JBTlRfTU9ERV9VTlNQRUNJRklFRBAAEhMKD0dSQU5UX01PREVfTElWRRABEhUKEUdSQU5UX01PREVfU0hBRE9XEAIq2gEKB0RpYWxlY3QSFwoTRElBTEVDVF9VTlNQRUNJRklFRBAAEhMKD0RJQUxFQ1RfTkVVVFJBTBABEhcKE0RJQUxFQ1RfT1BFTkFJX0NIQVQQAhIcChhESUFMRUNUX09QRU5BSV9SRVNQT05TRVMQAxIVChFESUFMRUNUX0FOVEhST1BJQxAEEg8KC0RJQUxFQ1RfTUNQEAUSEgoORElBTEVDVF9HRU1JTkkQBhIVChFESUFMRUNUX0xBTkdDSEFJThAHEhcKE0RJQUxFQ1RfUFlEQU5USUNfQUkQCCpwCgZFZmZlY3QSFgoSRUZGRUNUX1VOU1BFQ0lGSUVEEAASDwoLRUZGRUNUX1JFQUQQARIQCgxFRkZFQ1RfV1JJVEUQAhITCg9FRkZFQ1RfRVhURVJOQUwQAxIWChJFRkZFQ1RfREVTVFJVQ1RJVkUQBCpmCgpUb29sU3RhdHVzEhsKF1RPT0xfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGAoUVE9PTF9TVEFUVVNfQ0FMTEFCTEUQARIhCh1UT09MX1NUQVRVU19SRVFVSVJFU19BUFBST1ZBTBACKooBCghEZWNpc2lvbhIYChRERUNJU0lPTl9VTlNQRUNJRklFRBAAEhIKDkRFQ0lTSU9OX0FMTE9XEAESEQoNREVDSVNJT05fREVOWRACEh0KGURFQ0lTSU9OX1JFUVVJUkVfQVBQUk9WQUwQAxIeChpERUNJU0lPTl9FRkZFQ1RfU1VQUFJFU1NFRBAEKuUBCg5BcHByb3ZhbFN0YXR1cxIfChtBUFBST1ZBTF9TVEFUVVNfVU5TUEVDSUZJRUQQABIbChdBUFBST1ZBTF9TVEFUVVNfUEVORElORxABEhwKGEFQUFJPVkFMX1NUQVRVU19BUFBST1ZFRBACEhwKGEFQUFJPVkFMX1NUQVRVU19SRUpFQ1RFRBADEhsKF0FQUFJPVkFMX1NUQVRVU19FWFBJUkVEEAQSHAoYQVBQUk9WQUxfU1RBVFVTX0NPTlNVTUVEEAUSHgoaQVBQUk9WQUxfU1RBVFVTX1NVUEVSU0VERUQQBiqJAQoPQXJndW1lbnREaXNwbGF5EiAKHEFSR1VNRU5UX0RJU1BMQVlfVU5TUEVDSUZJRUQQABIaChZBUkdVTUVOVF9ESVNQTEFZX1ZBTFVFEAESGwoXQVJHVU1FTlRfRElTUExBWV9ESUdFU1QQAhIbChdBUkdVTUVOVF9ESVNQTEFZX0hJRERFThADYgZwcm90bzM");
 
 /**
  * A task grant: what one agent run may do. Issued by GrantService, carried by the
@@ -672,6 +672,42 @@ export type Approval = Message<"charter.v1.Approval"> & {
    * @generated from field: string note = 14;
    */
   note: string;
+
+  /**
+   * Id of the root grant of the delegation chain the call was made under.
+   *
+   * @generated from field: string root_id = 15;
+   */
+  rootId: string;
+
+  /**
+   * Distinct approvers the requirement needs (1 unless the policy says more).
+   *
+   * @generated from field: int32 required_approvals = 16;
+   */
+  requiredApprovals: number;
+
+  /**
+   * Distinct approvers who approved so far, in order.
+   *
+   * @generated from field: repeated string approved_by = 17;
+   */
+  approvedBy: string[];
+
+  /**
+   * What the owner may see of the call's arguments: shown paths as values, other
+   * arguments as digests, write-only arguments not at all. Never a secret value.
+   *
+   * @generated from field: repeated charter.v1.ArgumentSummary summary = 18;
+   */
+  summary: ArgumentSummary[];
+
+  /**
+   * Why Charter ended the approval as it did (set when superseded).
+   *
+   * @generated from field: charter.v1.Reason status_reason = 19;
+   */
+  statusReason?: Reason | undefined;
 };
 
 /**
@@ -680,6 +716,55 @@ export type Approval = Message<"charter.v1.Approval"> & {
  */
 export const ApprovalSchema: GenMessage<Approval> = /*@__PURE__*/
   messageDesc(file_charter_v1_common, 9);
+
+/**
+ * One argument of a call, as an approval's owner sees it.
+ *
+ * @generated from message charter.v1.ArgumentSummary
+ */
+export type ArgumentSummary = Message<"charter.v1.ArgumentSummary"> & {
+  /**
+   * JSON Pointer (RFC 6901) of the argument, e.g. "/to".
+   *
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * How it is shown.
+   *
+   * @generated from field: charter.v1.ArgumentDisplay display = 2;
+   */
+  display: ArgumentDisplay;
+
+  /**
+   * The value as JSON text, when shown.
+   *
+   * @generated from field: string value_json = 3;
+   */
+  valueJson: string;
+
+  /**
+   * True when a shown string was cut short.
+   *
+   * @generated from field: bool truncated = 4;
+   */
+  truncated: boolean;
+
+  /**
+   * "sha256:<hex>" of the value's canonical JSON, when only a digest is shown.
+   *
+   * @generated from field: string digest = 5;
+   */
+  digest: string;
+};
+
+/**
+ * Describes the message charter.v1.ArgumentSummary.
+ * Use `create(ArgumentSummarySchema)` to create a new message.
+ */
+export const ArgumentSummarySchema: GenMessage<ArgumentSummary> = /*@__PURE__*/
+  messageDesc(file_charter_v1_common, 10);
 
 /**
  * Whether a grant's decisions take effect.
@@ -972,6 +1057,14 @@ export enum ApprovalStatus {
    * @generated from enum value: APPROVAL_STATUS_CONSUMED = 5;
    */
   CONSUMED = 5,
+
+  /**
+   * No longer approvable: its grant was revoked or expired, or the policy in force no
+   * longer allows or asks for the call (see Approval.status_reason).
+   *
+   * @generated from enum value: APPROVAL_STATUS_SUPERSEDED = 6;
+   */
+  SUPERSEDED = 6,
 }
 
 /**
@@ -979,4 +1072,45 @@ export enum ApprovalStatus {
  */
 export const ApprovalStatusSchema: GenEnum<ApprovalStatus> = /*@__PURE__*/
   enumDesc(file_charter_v1_common, 5);
+
+/**
+ * How one argument of a call appears in an approval's summary.
+ *
+ * @generated from enum charter.v1.ArgumentDisplay
+ */
+export enum ArgumentDisplay {
+  /**
+   * Not set; never produced by Charter.
+   *
+   * @generated from enum value: ARGUMENT_DISPLAY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The value is shown (`value_json`; strings may be truncated).
+   *
+   * @generated from enum value: ARGUMENT_DISPLAY_VALUE = 1;
+   */
+  VALUE = 1,
+
+  /**
+   * Only a digest of the value is shown (`digest`).
+   *
+   * @generated from enum value: ARGUMENT_DISPLAY_DIGEST = 2;
+   */
+  DIGEST = 2,
+
+  /**
+   * The schema marks it write-only: nothing of it is shown.
+   *
+   * @generated from enum value: ARGUMENT_DISPLAY_HIDDEN = 3;
+   */
+  HIDDEN = 3,
+}
+
+/**
+ * Describes the enum charter.v1.ArgumentDisplay.
+ */
+export const ArgumentDisplaySchema: GenEnum<ArgumentDisplay> = /*@__PURE__*/
+  enumDesc(file_charter_v1_common, 6);
 
