@@ -1,89 +1,156 @@
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CliIo } from "../../src/cli/io.js";
 import { runCli } from "../../src/cli/main.js";
-import { createCharterClients } from "../../src/client/index.js";
+import { createCharterClients, type CharterClients } from "../../src/client/index.js";
+import { startTestCharter } from "../support/charter-server.js";
+import { describePostgres, testSchema } from "../support/postgres.js";
 
-// Crash safety on SQLite: `charter serve` killed with SIGKILL under load loses no audit record of
-// any verdict a client received, and the chain still verifies.
+// Crash safety: `charter serve` killed with SIGKILL under load loses no audit record of any
+// verdict a client received, and the chain still verifies — on SQLite, and on PostgreSQL with a
+// second replica appending to the same chain while the first one dies.
 const ROOT = new URL("../../", import.meta.url).pathname;
 const BIN = join(ROOT, "dist", "cli", "bin.js");
-const dataDir = mkdtempSync(join(tmpdir(), "charter-crash-"));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+/** How a store is named on the command line and in the environment. */
+interface StoreArgs {
+  readonly dataDir: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+}
+
+async function cli(store: StoreArgs, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
-  const io: CliIo = { env: {}, out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) };
-  const code = await runCli([...args, "--config", join(ROOT, "fixtures", "charter.yaml"), "--data-dir", dataDir], io);
+  const io: CliIo = { env: { ...store.env }, out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) };
+  const code = await runCli([...args, "--config", join(ROOT, "fixtures", "charter.yaml"), "--data-dir", store.dataDir, ...store.args], io);
   return { code, out, err };
 }
 
-describe("crash safety (SQLite)", () => {
-  it("every decision id a client received is in the audit log after SIGKILL, and audit verify passes", async () => {
-    expect(existsSync(BIN), "dist/ is missing: `npm test` builds it first").toBe(true);
-    const child = spawn(
-      process.execPath,
-      [BIN, "serve", "--config", "fixtures/charter.yaml", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "silent"],
-      {
-        cwd: ROOT,
-        stdio: ["ignore", "ignore", "pipe"],
-      },
-    );
-    const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
-    const address = await new Promise<string>((resolve, reject) => {
-      let err = "";
-      child.stderr.on("data", (d: Buffer) => {
-        err += d.toString();
-        const m = /charter listening on (\S+)/.exec(err);
-        if (m) resolve(m[1] as string);
-      });
-      child.on("exit", (code) => reject(new Error(`charter serve exited with ${String(code)}: ${err}`)));
+/** Starts `charter serve` as a child process; answers its address and a promise of its exit. */
+async function serve(store: StoreArgs): Promise<{ address: string; kill: () => Promise<void> }> {
+  expect(existsSync(BIN), "dist/ is missing: `npm test` builds it first").toBe(true);
+  const child = spawn(
+    process.execPath,
+    [BIN, "serve", "--config", "fixtures/charter.yaml", "--listen", "127.0.0.1:0", "--data-dir", store.dataDir, "--log-level", "silent", ...store.args],
+    { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...store.env } },
+  );
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  const address = await new Promise<string>((resolve, reject) => {
+    let err = "";
+    child.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
+      const m = /charter listening on (\S+)/.exec(err);
+      if (m) resolve(m[1] as string);
     });
-    const clients = createCharterClients({ address });
+    child.on("exit", (code) => reject(new Error(`charter serve exited with ${String(code)}: ${err}`)));
+  });
+  return {
+    address,
+    kill: async () => {
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+/** 16 workers authorizing (allows and denies) until `stopped()`; every decision id received goes to `received`. */
+function load(clients: CharterClients, grantToken: string, tag: string, received: string[], stopped: () => boolean): Promise<void> {
+  const worker = async (w: number) => {
+    for (let i = 0; !stopped(); i++) {
+      try {
+        const { verdict } = await clients.authority.authorize({
+          grantToken,
+          call: { callId: `${tag}${w}-${i}`, toolName: i % 5 === 0 ? "run_shell" : "web_search", argumentsJson: JSON.stringify({ query: `q${i}`, command: "ls" }) },
+        });
+        if (verdict) received.push(verdict.decisionId);
+      } catch {
+        return; // the server is gone
+      }
+    }
+  };
+  return Promise.all(Array.from({ length: 16 }, (_, w) => worker(w))).then(() => undefined);
+}
+
+/** The chain verifies, and every decision id a client received is one of its records. */
+async function expectAllLogged(store: StoreArgs, received: readonly string[]): Promise<void> {
+  const verify = await cli(store, "audit", "verify");
+  expect(verify.out).toMatch(/^audit log ok: /);
+  expect(verify.code).toBe(0);
+  const file = join(store.dataDir, "export.jsonl");
+  expect((await cli(store, "audit", "export", "--out", file)).code).toBe(0);
+  const logged = new Set(
+    readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => (JSON.parse(l) as { entry: { decisionId?: string } }).entry.decisionId),
+  );
+  expect(received.filter((id) => !logged.has(id))).toEqual([]);
+}
+
+describe("crash safety (SQLite)", () => {
+  const store: StoreArgs = { dataDir: mkdtempSync(join(tmpdir(), "charter-crash-")), args: [], env: {} };
+  afterAll(() => rmSync(store.dataDir, { recursive: true, force: true }));
+
+  it("every decision id a client received is in the audit log after SIGKILL, and audit verify passes", async () => {
+    const server = await serve(store);
+    const clients = createCharterClients({ address: server.address });
     const received: string[] = [];
     try {
       const { grantToken } = await clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:load", owner: "ana@example.com", purpose: "crash" });
       let killed = false;
-      const worker = async (w: number) => {
-        for (let i = 0; !killed; i++) {
-          try {
-            const { verdict } = await clients.authority.authorize({
-              grantToken,
-              call: { callId: `w${w}-${i}`, toolName: i % 5 === 0 ? "run_shell" : "web_search", argumentsJson: JSON.stringify({ query: `q${i}`, command: "ls" }) },
-            });
-            if (verdict) received.push(verdict.decisionId);
-          } catch {
-            return; // the server is gone
-          }
-        }
-      };
-      const load = Promise.all(Array.from({ length: 16 }, (_, w) => worker(w)));
+      const running = load(clients, grantToken, "w", received, () => killed);
       while (received.length < 400) await new Promise((r) => setTimeout(r, 20));
-      child.kill("SIGKILL");
+      await server.kill();
       killed = true;
-      await exited;
-      await load;
+      await running;
     } finally {
       clients.close();
     }
     expect(received.length).toBeGreaterThanOrEqual(400);
+    await expectAllLogged(store, received);
+  });
+});
 
-    const verify = await cli("audit", "verify");
-    expect(verify.out).toMatch(/^audit log ok: /);
-    expect(verify.code).toBe(0);
-    const file = join(dataDir, "export.jsonl");
-    expect((await cli("audit", "export", "--out", file)).code).toBe(0);
-    const logged = new Set(
-      readFileSync(file, "utf8")
-        .trim()
-        .split("\n")
-        .map((l) => (JSON.parse(l) as { entry: { decisionId?: string } }).entry.decisionId),
-    );
-    const lost = received.filter((id) => !logged.has(id));
-    expect(lost).toEqual([]);
+describePostgres("crash safety (PostgreSQL, two replicas on one chain)", () => {
+  const schema = testSchema("crash");
+  const kek = randomBytes(32).toString("base64");
+  const store: StoreArgs = { dataDir: mkdtempSync(join(tmpdir(), "charter-crash-pg-")), args: ["--database", schema.url], env: { CHARTER_KEK: kek } };
+  beforeAll(() => schema.create());
+  afterAll(async () => {
+    await schema.drop();
+    rmSync(store.dataDir, { recursive: true, force: true });
+  });
+
+  it("a replica killed under load loses no record of a verdict it returned; the other keeps appending; audit verify passes", async () => {
+    const killedReplica = await serve(store);
+    const clients = createCharterClients({ address: killedReplica.address });
+    // The second replica, in this process, on the same schema and KEK, under load the whole time.
+    const survivor = await startTestCharter({ config: { database: schema.url, kek, issuer: "charter-demo", audience: "charter-demo" } });
+    const received: string[] = [];
+    try {
+      const { grantToken } = await clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:load", owner: "ana@example.com", purpose: "crash" });
+      let killed = false;
+      let done = false;
+      const dying = load(clients, grantToken, "a", received, () => killed);
+      const surviving = load(survivor.clients, grantToken, "b", received, () => done);
+      while (received.length < 400) await new Promise((r) => setTimeout(r, 20));
+      await killedReplica.kill();
+      killed = true;
+      await dying;
+      const atKill = received.length;
+      while (received.length < atKill + 100) await new Promise((r) => setTimeout(r, 20));
+      done = true;
+      await surviving;
+    } finally {
+      clients.close();
+      await survivor.stop();
+    }
+    expect(received.length).toBeGreaterThanOrEqual(500);
+    await expectAllLogged(store, received);
   });
 });
