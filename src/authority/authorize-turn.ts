@@ -44,8 +44,8 @@ export async function authorizeTurn(ctx: AuthorityContext, req: AuthorizeTurnReq
   for (const id of req.approvalIds?.keys() ?? []) if (!ids.has(id)) throw invalidRequest(`approval_ids[${JSON.stringify(id)}]`, "names no tool call of the turn");
   if (calls.length === 0) return { calls: [], messages: [] };
   if (calls.length > ctx.maxBatch) throw invalidRequest("turn_json", `at most ${ctx.maxBatch} tool calls per turn (it holds ${calls.length})`);
-  // MERGE(approvals): pass `req.approvalIds.get(c.callId)` with each call once authorizeBatch takes approval ids.
-  const decided = await authorizeBatch(ctx, { grantToken: req.grantToken, calls: calls.map(callRequest) }, options);
+  // A call retried after its approval names the approval (keyed by the turn's call id).
+  const decided = await authorizeBatch(ctx, { grantToken: req.grantToken, calls: calls.map((c) => callRequest(c, req.approvalIds?.get(c.callId))) }, options);
   const answers = calls.map((call, i): TurnCallAnswer => {
     const d = decided[i] as Decided;
     return d.verdict.decision === "allow" ? { call, decided: d } : { call, decided: d, feedback: codec.renderFeedback(call, d.verdict) };
@@ -62,7 +62,13 @@ function parseTurnJson(text: string): unknown {
   }
 }
 
-/** A parsed call as the pipeline's request: by tool name, arguments still JSON text. */
-function callRequest(call: TurnCall): CallRequest {
-  return { callId: call.callId, toolName: call.toolName, actionId: "", argumentsJson: call.argumentsJson };
+/** A parsed call as the pipeline's request: by tool name, arguments still JSON text, with the approval it presents. */
+function callRequest(call: TurnCall, approvalId: string | undefined): CallRequest {
+  return {
+    callId: call.callId,
+    toolName: call.toolName,
+    actionId: "",
+    argumentsJson: call.argumentsJson,
+    ...(approvalId === undefined || approvalId === "" ? {} : { approvalId }),
+  };
 }

@@ -32,12 +32,14 @@ export interface AuthorizeBatchRequest {
 /** Aborted when the caller has gone (cancelled, past its deadline) or the server is stopping. */
 export interface RequestOptions {
   readonly signal?: AbortSignal;
+  /** The authenticated caller's principal, recorded with each decision (and its audit record). */
+  readonly caller?: string;
 }
 
 /** Authorize: one call, one verdict. A bad token is a deny verdict, not an error. */
 export async function authorize(ctx: AuthorityContext, req: AuthorizeRequest, options: RequestOptions = {}): Promise<Decided> {
   checkCall(req.call, "call");
-  const [decided] = await pipeline(ctx, req.grantToken, [req.call], options.signal);
+  const [decided] = await pipeline(ctx, req.grantToken, [req.call], options);
   return decided as Decided;
 }
 
@@ -49,7 +51,7 @@ export async function authorizeBatch(ctx: AuthorityContext, req: AuthorizeBatchR
   if (req.calls.length === 0) throw invalidRequest("items", "at least one call is required");
   if (req.calls.length > ctx.maxBatch) throw invalidRequest("items", `at most ${ctx.maxBatch} calls per batch`);
   req.calls.forEach((call, i) => checkCall(call, `items[${i}].call`));
-  return pipeline(ctx, req.grantToken, req.calls, options.signal);
+  return pipeline(ctx, req.grantToken, req.calls, options);
 }
 
 /** Every call needs an id and a name; the message names the field, e.g. `items[2].call.call_id`. */
@@ -65,6 +67,8 @@ interface Loaded {
   readonly check: GrantCheck;
   /** The limits to charge on allow: the calling grant's, then each ancestor's (only those that set one). */
   readonly budget: readonly BudgetLimits[];
+  /** Who asked (the authenticated caller's principal), for the records. */
+  readonly caller: string | undefined;
 }
 
 /** One call after the decide step: its verdict and the parsed arguments. */
@@ -77,8 +81,9 @@ interface DecideResult {
  * load -> (the call's approval -> decide -> approval -> commit -> sign) per call, in call order
  * (so a batch consumes budget in call order). A failure to decide rejects; it never allows.
  */
-async function pipeline(ctx: AuthorityContext, token: string, calls: readonly CallRequest[], signal: AbortSignal | undefined): Promise<Decided[]> {
-  const loaded = await load(ctx, token);
+async function pipeline(ctx: AuthorityContext, token: string, calls: readonly CallRequest[], options: RequestOptions): Promise<Decided[]> {
+  const { signal } = options;
+  const loaded = await load(ctx, token, options.caller);
   const out: Decided[] = [];
   for (const call of calls) {
     signal?.throwIfAborted();
@@ -99,11 +104,11 @@ async function pipeline(ctx: AuthorityContext, token: string, calls: readonly Ca
  * revocation), and the limits of the grant and of every ancestor that sets one (read from the
  * store: a sub-agent's calls are charged to its ancestors' budgets too).
  */
-async function load(ctx: AuthorityContext, token: string): Promise<Loaded> {
+async function load(ctx: AuthorityContext, token: string, caller: string | undefined): Promise<Loaded> {
   const now = ctx.now();
   const policySet = ctx.policySet();
   const check = await loadGrant(ctx, token, now);
-  if (!check.ok) return { now, policySet, check, budget: [] };
+  if (!check.ok) return { now, policySet, check, budget: [], caller };
   const ancestors = await Promise.all(
     check.grant.chain.map(async (id) => {
       const stored = await ctx.store.getGrant(id);
@@ -111,7 +116,7 @@ async function load(ctx: AuthorityContext, token: string): Promise<Loaded> {
       return stored.grant;
     }),
   );
-  return { now, policySet, check, budget: [check.grant, ...ancestors.reverse()].flatMap(limitsOf) };
+  return { now, policySet, check, budget: [check.grant, ...ancestors.reverse()].flatMap(limitsOf), caller };
 }
 
 function limitsOf(g: TaskGrant): BudgetLimits[] {
@@ -214,6 +219,7 @@ function decisionRecord(loaded: Loaded, verdict: Verdict, decisionId: string): D
     ...(verdict.approvalId === undefined ? {} : { approvalId: verdict.approvalId }),
     catalogVersion: loaded.policySet.catalog.version,
     policyVersion: loaded.policySet.policy.version,
+    ...(loaded.caller === undefined ? {} : { caller: loaded.caller }),
   };
 }
 

@@ -18,7 +18,7 @@ export interface IssuedGrant {
 }
 
 /** IssueGrant: compose from the policy in force, record the grant, then sign its token. */
-export async function issueGrant(ctx: AuthorityContext, req: ComposeRequest): Promise<IssuedGrant> {
+export async function issueGrant(ctx: AuthorityContext, req: ComposeRequest, caller?: string): Promise<IssuedGrant> {
   for (const field of ["profile", "subject", "owner"] as const) {
     if (req[field].trim() === "") throw invalidRequest(field, "is required");
   }
@@ -41,7 +41,7 @@ export async function issueGrant(ctx: AuthorityContext, req: ComposeRequest): Pr
       if (result.code === "INVALID_REQUEST") throw invalidRequest("ttl_seconds", result.message, result.code);
       throw new AuthorityError("FAILED_PRECONDITION", `${result.code}: ${result.message}`, { reason: result.code });
     case "granted":
-      return record(ctx, result.grant);
+      return record(ctx, result.grant, caller);
   }
 }
 
@@ -53,6 +53,7 @@ export async function issueGrant(ctx: AuthorityContext, req: ComposeRequest): Pr
 export async function delegateGrant(
   ctx: AuthorityContext,
   req: { readonly parentToken: string; readonly spec: DelegationSpec; readonly allowedTools?: readonly string[]; readonly approvalRequiredTools?: readonly string[] },
+  caller?: string,
 ): Promise<IssuedGrant> {
   if (req.parentToken === "") throw invalidRequest("parent_token", "is required");
   if (req.spec.subject.trim() === "") throw invalidRequest("subject", "is required");
@@ -81,17 +82,21 @@ export async function delegateGrant(
   };
   const result = delegate(parent, spec, catalog, now, ctx.newId("grt"));
   if (result.kind === "refused") throw new AuthorityError("FAILED_PRECONDITION", `${result.code}: ${result.message}`, { reason: result.code });
-  return record(ctx, result.grant);
+  return record(ctx, result.grant, caller);
 }
 
 /**
  * RevokeGrant: the grant and every grant delegated from it (each revocation audited); their live
  * approvals end superseded (GRANT_REVOKED). Answers the ids revoked (an unknown id is NOT_FOUND).
  */
-export async function revokeGrant(ctx: AuthorityContext, req: { readonly grantId: string; readonly reason: string }): Promise<{ readonly revoked: readonly string[] }> {
+export async function revokeGrant(
+  ctx: AuthorityContext,
+  req: { readonly grantId: string; readonly reason: string },
+  caller?: string,
+): Promise<{ readonly revoked: readonly string[] }> {
   if (req.grantId === "") throw invalidRequest("grant_id", "is required");
   const now = ctx.now();
-  const revoked = await ctx.store.revokeGrant(req.grantId, req.reason, now);
+  const revoked = await ctx.store.revokeGrant(req.grantId, req.reason, now, caller);
   ctx.audit.appended(revoked.length);
   const reason = { code: "GRANT_REVOKED", message: "The grant this call was made under has been revoked." } as const;
   if ((await ctx.store.supersedeApprovalsOf(revoked, reason, now)) > 0) ctx.approvalFeed.notify();
@@ -107,8 +112,8 @@ export async function getGrant(ctx: AuthorityContext, grantId: string): Promise<
 }
 
 /** The grant is recorded before it is signed: a token never exists for a grant the store lacks. */
-async function record(ctx: AuthorityContext, grant: TaskGrant): Promise<IssuedGrant> {
-  await ctx.store.putGrant(grant);
+async function record(ctx: AuthorityContext, grant: TaskGrant, caller: string | undefined): Promise<IssuedGrant> {
+  await ctx.store.putGrant(grant, caller);
   ctx.audit.appended();
   return { grant, token: await signGrantToken(grant, ctx.ring, { issuer: ctx.tokens.issuer, audience: ctx.tokens.audience }) };
 }

@@ -9,6 +9,8 @@ export { authorizeTurn } from "./authorize-turn.js";
 export type { AuthorizeTurnRequest, TurnAnswer, TurnCallAnswer } from "./authorize-turn.js";
 export { DEFAULT_APPROVAL_PAGE_SIZE, MAX_APPROVAL_PAGE_SIZE, decideApproval, getApproval, listApprovals, watchApprovals } from "./approvals.js";
 export type { Actor, DecideApprovalRequest } from "./approvals.js";
+export { auditGatewayRefusal, auditRefusedCall } from "./audit-events.js";
+export type { RefusedCall } from "./audit-events.js";
 export { auditHeadSeq, createAuditCheckpointer, followAudit, readAuditRecords, verifyAudit } from "./audit.js";
 export type { AuditCheckpointer, AuditVerification, ExportedRecord } from "./audit.js";
 export { catalogFor } from "./catalog.js";

@@ -1,4 +1,4 @@
-import { authenticateApiKey, hasApiKeys, isRole, type AuthorityContext, type Principal, type Role } from "../authority/index.js";
+import { auditRefusedCall, authenticateApiKey, hasApiKeys, isRole, type AuthorityContext, type Principal, type Role } from "../authority/index.js";
 import { accessOf, permits } from "./access.js";
 import type { CallContext } from "./call-context.js";
 import type { Interceptor } from "./interceptor.js";
@@ -28,15 +28,25 @@ const UNAUTHENTICATED = "a valid API key is required (metadata authorization: Be
  * PERMISSION_DENIED. Both are decided before the request is looked at, so neither says whether
  * a grant or an approval exists. RPCs authorized by a grant token, and public ones, skip it.
  */
-export function authenticationInterceptor(ctx: Pick<AuthorityContext, "store">, options: AuthenticationOptions): Interceptor {
+export function authenticationInterceptor(ctx: Pick<AuthorityContext, "store" | "now" | "audit">, options: AuthenticationOptions): Interceptor {
   return (next) => async (request, call) => {
     const access = accessOf(call.service, call.method);
     if (access === undefined) throw new RpcError("PERMISSION_DENIED", `${call.method.name} has no access rule`);
     if (access.kind !== "roles") return next(request, call);
     const caller = await identify(ctx, call, options);
-    if (caller === undefined) throw new RpcError("UNAUTHENTICATED", UNAUTHENTICATED);
+    // Both refusals are on the audit log before they are answered (who, when known; never the credential).
+    if (caller === undefined) {
+      await auditRefusedCall(ctx, {
+        code: "UNAUTHENTICATED",
+        rpc: call.path,
+        detail: call.metadata.get("authorization").length > 0 ? "an unknown, revoked or malformed API key" : "no credentials",
+      });
+      throw new RpcError("UNAUTHENTICATED", UNAUTHENTICATED);
+    }
     if (!permits(access, caller.roles)) {
-      throw new RpcError("PERMISSION_DENIED", `${call.method.name} needs the role ${access.roles.join(" or ")} (or admin)`);
+      const needs = `needs the role ${access.roles.join(" or ")} (or admin)`;
+      await auditRefusedCall(ctx, { code: "PERMISSION_DENIED", rpc: call.path, caller: caller.principal, detail: needs });
+      throw new RpcError("PERMISSION_DENIED", `${call.method.name} ${needs}`);
     }
     return next(request, { ...call, caller });
   };

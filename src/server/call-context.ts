@@ -118,6 +118,11 @@ export function callStatus(ctx: CallContext, err?: unknown): GrpcStatus {
   return err === undefined ? OK : toGrpcStatus(err);
 }
 
+/** The authenticated caller's principal as the application layer records it (none before authentication). */
+export function callerOf(ctx: CallContext): { readonly caller?: string } {
+  return ctx.caller === undefined ? {} : { caller: ctx.caller.principal };
+}
+
 /**
  * A signal that aborts only when the client has gone (cancelled, or past its deadline), not when
  * the server begins a graceful stop: work for a caller that still waits is finished during the

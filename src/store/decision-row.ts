@@ -17,6 +17,7 @@ export interface DecisionRow {
   readonly approval_id: string | null;
   readonly catalog_version: string;
   readonly policy_version: string;
+  readonly caller: string | null;
 }
 
 export const DECISION_COLUMNS = [
@@ -34,6 +35,7 @@ export const DECISION_COLUMNS = [
   "approval_id",
   "catalog_version",
   "policy_version",
+  "caller",
 ] as const satisfies readonly (keyof DecisionRow)[];
 
 /** Every decision this version knows; a new one in the core fails compilation here until it is listed. */
@@ -56,6 +58,7 @@ export function decisionRow(r: DecisionRecord): DecisionRow {
     approval_id: r.approvalId ?? null,
     catalog_version: r.catalogVersion,
     policy_version: r.policyVersion,
+    caller: r.caller ?? null,
   };
 }
 
@@ -90,6 +93,7 @@ export function decisionRecord(row: DecisionRow): DecisionRecord {
     ...record,
     ...(row.reason_code === null ? {} : { reasonCode: row.reason_code as ReasonCode }),
     ...(row.approval_id === null ? {} : { approvalId: row.approval_id }),
+    ...(row.caller === null ? {} : { caller: row.caller }),
   };
 }
 
@@ -126,5 +130,6 @@ export function decisionAudit(r: DecisionRecord) {
     ...(r.approvalId === undefined ? {} : { approvalId: r.approvalId }),
     catalogVersion: r.catalogVersion,
     policyVersion: r.policyVersion,
+    ...(r.caller === undefined ? {} : { caller: r.caller }),
   };
 }

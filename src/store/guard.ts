@@ -47,6 +47,7 @@ export const STORE_DOING: Describers<StoreOperations> = {
   auditHead: () => "read the audit head",
   putCheckpoint: (cp) => `record audit checkpoint ${cp.seq}`,
   listCheckpoints: () => "list audit checkpoints",
+  appendAudit: (draft) => `append a ${draft.kind} audit record`,
 };
 
 /** How an adapter's raw operations are guarded. */

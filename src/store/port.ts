@@ -37,14 +37,15 @@ export interface GrantStore {
    * Records an issued (or delegated) grant and its audit record. Inserting the same id twice
    * with different content is a CONFLICT; the same content again is a no-op.
    */
-  putGrant(grant: TaskGrant): Promise<void>;
+  putGrant(grant: TaskGrant, caller?: string): Promise<void>;
   getGrant(id: string): Promise<StoredGrant | undefined>;
   /**
    * Revokes a grant and every grant delegated from it; answers the ids newly or already revoked
    * (an earlier revocation keeps its time and reason), with one audit record per newly revoked
-   * grant. An unknown id is NOT_FOUND.
+   * grant. An unknown id is NOT_FOUND. `caller` (here and in putGrant): the authenticated
+   * principal that asked, written into the audit records.
    */
-  revokeGrant(id: string, reason: string, at: number): Promise<string[]>;
+  revokeGrant(id: string, reason: string, at: number, caller?: string): Promise<string[]>;
   /** True when any of these grant ids (a grant and its ancestors) is revoked. */
   anyRevoked(ids: readonly string[]): Promise<boolean>;
 }
@@ -109,6 +110,8 @@ export interface DecisionRecord {
   readonly approvalId?: string;
   readonly catalogVersion: string;
   readonly policyVersion: string;
+  /** The authenticated caller (its principal) that asked; absent offline and before authentication. */
+  readonly caller?: string;
 }
 
 /** One grant's limits, as a budget charge needs them. A grant without either limit has nothing to count. */
@@ -241,6 +244,9 @@ export const AUDIT_KINDS = [
   "approval.expired",
   "approval.consumed",
   "approval.superseded",
+  "call.unauthenticated",
+  "call.permission_denied",
+  "gateway.pin_refused",
 ] as const;
 
 export type AuditKind = (typeof AUDIT_KINDS)[number];
@@ -267,8 +273,14 @@ export interface AuditEntry {
   readonly approvalId?: string;
   readonly catalogVersion?: string;
   readonly policyVersion?: string;
-  /** Who acted besides the grant's subject: an approver, or (with caller authentication) the caller. */
+  /** Who acted besides the grant's subject: the approver of an approval change. */
   readonly actor?: string;
+  /** The authenticated caller (its principal) that asked for it: the gateway, the issuer, an approver's UI. */
+  readonly caller?: string;
+  /** The RPC a refused call was made to (`/charter.v1.GrantService/IssueGrant`). */
+  readonly rpc?: string;
+  /** What was refused and why, in words (never a credential or an argument value). */
+  readonly detail?: string;
 }
 
 /** A signed statement of the chain head: record `seq` has hash `hash`. */
@@ -293,6 +305,8 @@ export interface AuditStore {
   putCheckpoint(checkpoint: AuditCheckpoint): Promise<void>;
   /** Every checkpoint, oldest first. */
   listCheckpoints(): Promise<AuditCheckpoint[]>;
+  /** Appends one record of an event that has no row of its own (a refused caller, a gateway refusal); answers its seq. */
+  appendAudit(draft: Omit<AuditEntry, "seq">): Promise<number>;
 }
 
 /** A caller's API key as stored: never the secret, only its hash. */

@@ -8,7 +8,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAppContext } from "../../src/app/context.js";
-import { issueGrant } from "../../src/authority/index.js";
+import { decideApproval, issueGrant, readAuditRecords, type AuditEntry } from "../../src/authority/index.js";
 import { DEFAULTS } from "../../src/config/config.js";
 import { FIXTURES } from "../support/charter-server.js";
 import { startRecordingServer, type RecordingServer } from "../support/recording-mcp-server.js";
@@ -117,12 +117,31 @@ describe("charter mcp-gateway (real client, real gateway process, real upstream)
     expect(upstream.calls.length).toBe(before);
   });
 
-  // MERGE(approvals): runs once issue 8 lands (a require_approval verdict carries approvalId, Authorize accepts one).
-  it.todo(
-    "approval flow: (1) call send_email to bob@partner.org through the gateway → isError naming `Approval id: apr_…`; " +
-      "(2) DecideApproval(apr_…, APPROVE) on the data dir's application layer; (3) the same call again → forwarded, " +
-      "upstream records it once, result `ran send_email`; (4) the same call a third time → held again (approval consumed)",
-  );
+  it("approval flow: held naming the approval id, the owner approves, the same call again reaches the upstream once", async () => {
+    const call = { name: "send_email", arguments: { to: "bob@partner.org", subject: "Contract", body: "Signed copy attached" } };
+    const before = upstream.calls.length;
+    const held = (await client.callTool(call)) as CallToolResult;
+    expect(held.isError).toBe(true);
+    const approvalId = /Approval id: (apr_[0-9a-f-]+)\./.exec(text(held))?.[1];
+    expect(approvalId).toBeDefined();
+    // The owner decides on the data dir the gateway decides on (what `charter approvals approve` does offline).
+    const owner = await createAppContext({ ...DEFAULTS, dataDir, catalog: join(FIXTURES, "catalog.yaml"), policy: join(FIXTURES, "policy.yaml") });
+    try {
+      expect(await decideApproval(owner, { approvalId: approvalId ?? "", outcome: "approve", decidedBy: "ana", note: "ok" })).toMatchObject({ status: "approved" });
+    } finally {
+      await owner.close();
+    }
+    const retried = (await client.callTool(call)) as CallToolResult;
+    expect(retried.isError).toBeFalsy();
+    expect(text(retried)).toBe("ran send_email");
+    expect(upstream.calls.slice(before)).toEqual([call]);
+    // The approval was used: the same call again is held for a new one, and the upstream sees nothing more.
+    const again = (await client.callTool(call)) as CallToolResult;
+    expect(again.isError).toBe(true);
+    expect(text(again)).toContain("Approval id: apr_");
+    expect(text(again)).not.toContain(approvalId ?? "");
+    expect(upstream.calls.slice(before)).toEqual([call]);
+  });
 });
 
 describe("charter mcp-gateway in a dry run", () => {
@@ -157,6 +176,16 @@ describe("charter mcp-gateway tool pinning", () => {
     } finally {
       await client.close();
       await upstream.stop();
+    }
+    // Local mode: the refusal is on the data dir's audit log too.
+    const ctx = await createAppContext({ ...DEFAULTS, dataDir, catalog: join(FIXTURES, "catalog.yaml"), policy: join(FIXTURES, "policy.yaml") });
+    try {
+      const pins: AuditEntry[] = [];
+      for await (const r of readAuditRecords(ctx)) if (r.entry.kind === "gateway.pin_refused") pins.push(r.entry);
+      expect(pins.length).toBeGreaterThan(0);
+      expect(pins[0]).toMatchObject({ toolName: "write_file", detail: expect.stringContaining('the upstream tool "write_file" differs') as unknown });
+    } finally {
+      await ctx.close();
     }
   });
 });

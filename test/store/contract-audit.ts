@@ -15,6 +15,29 @@ export function describeAuditContract(current: () => Store): void {
       return (await store.readAudit(0, 10_000)).map((r) => JSON.parse(r.entry) as AuditEntry);
     }
 
+    it("writes the caller into grant and decision records, and appends records of events without rows", async () => {
+      const root = makeGrant("g-root");
+      await store.putGrant(root, "orchestrator-1");
+      await store.commitDecision(makeDecision("dec_c", { caller: "gateway-1" }));
+      await store.revokeGrant("g-root", "done", ISSUED_AT + 12, "orchestrator-1");
+      expect(
+        await store.appendAudit({
+          at: ISSUED_AT + 13,
+          kind: "call.permission_denied",
+          rpc: "/charter.v1.GrantService/IssueGrant",
+          caller: "gateway-1",
+          detail: "needs the role issuer",
+        }),
+      ).toBe(4);
+      expect((await entries()).map((e) => [e.kind, e.caller])).toEqual([
+        ["grant.issued", "orchestrator-1"],
+        ["decision", "gateway-1"],
+        ["grant.revoked", "orchestrator-1"],
+        ["call.permission_denied", "gateway-1"],
+      ]);
+      expect(await store.getDecision("dec_c")).toMatchObject({ caller: "gateway-1" });
+    });
+
     it("appends one chained record per grant event, decision and approval event", async () => {
       const root = makeGrant("g-root");
       await store.putGrant(root);

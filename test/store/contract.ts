@@ -324,6 +324,7 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         auditHead: (s) => s.auditHead(),
         putCheckpoint: (s) => s.putCheckpoint({ seq: 1, hash: "h", at: 1, signature: "s" }),
         listCheckpoints: (s) => s.listCheckpoints(),
+        appendAudit: (s) => s.appendAudit({ at: 1, kind: "call.unauthenticated" }),
       };
 
       it.each(Object.entries(calls))("%s rejects with UNAVAILABLE", async (_method, call) => {

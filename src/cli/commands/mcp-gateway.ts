@@ -3,6 +3,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { createAppContext } from "../../app/context.js";
+import { auditGatewayRefusal } from "../../authority/index.js";
 import { createGatewayServer } from "../../gateway/proxy.js";
 import { GatewayStdioTransport } from "../../gateway/stdio-transport.js";
 import type { GatewayAuthority } from "../../gateway/authority.js";
@@ -35,6 +36,9 @@ export async function mcpGatewayCommand(args: readonly string[], io: CliIo): Pro
   const server = serverAddress(values.server, io, values["api-key"]);
   const closers: (() => Promise<void> | void)[] = [];
   let authority: GatewayAuthority;
+  // Local mode writes a pinning refusal to the data dir's audit log too; remote mode has no RPC that
+  // appends to a server's log (a gateway key that could write records could write misleading ones).
+  let auditPin: ((tool: string, problem: string) => Promise<void>) | undefined;
   if (server !== undefined) {
     const clients = serverClients(server);
     closers.push(() => clients.close());
@@ -44,6 +48,7 @@ export async function mcpGatewayCommand(args: readonly string[], io: CliIo): Pro
     const ctx = await createAppContext(await configFrom(values, io.env), { tokenCacheSize: 16 });
     closers.push(() => ctx.close());
     authority = localGatewayAuthority(ctx, token);
+    auditPin = (toolName, problem) => auditGatewayRefusal(ctx, { toolName, problem });
   }
   try {
     const upstream = new Client({ name: "charter-mcp-gateway", version: "0.1.0" });
@@ -53,8 +58,12 @@ export async function mcpGatewayCommand(args: readonly string[], io: CliIo): Pro
       authority,
       upstream,
       events: {
-        // MERGE(audit): record the refusal in the audit log once it exists.
-        pinViolation: (tool, problem) => io.err(`charter mcp-gateway: tool pinning: ${problem}; "${tool}" is hidden and its calls are refused`),
+        pinViolation: (tool, problem) => {
+          io.err(`charter mcp-gateway: tool pinning: ${problem}; "${tool}" is hidden and its calls are refused`);
+          auditPin?.(tool, problem).catch((err: unknown) =>
+            io.err(`charter mcp-gateway: could not write the pinning refusal to the audit log: ${(err as Error).message}`),
+          );
+        },
         log: (line) => io.err(line),
       },
     });

@@ -3,7 +3,7 @@ import type { AuthorityService } from "../../gen/charter/v1/authority_pb.js";
 import { DecodeError } from "../../interop/decode-error.js";
 import { dialectFromProto } from "../../interop/enums.js";
 import { turnAnswerToProto } from "../../interop/turn-codec.js";
-import { callerGoneSignal } from "../call-context.js";
+import { callerGoneSignal, callerOf } from "../call-context.js";
 import type { ServiceHandlers } from "../router.js";
 
 /** AuthorizeTurn: every tool call of a model turn in a dialect, with feedback for the model. */
@@ -12,7 +12,11 @@ export function authorizeTurn(ctx: AuthorityContext): ServiceHandlers<typeof Aut
     const dialect = dialectFromProto(req.dialect);
     if (dialect === undefined) throw new DecodeError("dialect", `unknown value ${String(req.dialect)}`);
     const approvalIds = new Map(Object.entries(req.approvalIds));
-    const answer = await authorizeWholeTurn(ctx, { grantToken: req.grantToken, dialect, turnJson: req.turnJson, approvalIds }, { signal: callerGoneSignal(call) });
+    const answer = await authorizeWholeTurn(
+      ctx,
+      { grantToken: req.grantToken, dialect, turnJson: req.turnJson, approvalIds },
+      { signal: callerGoneSignal(call), ...callerOf(call) },
+    );
     return turnAnswerToProto(answer);
   };
 }

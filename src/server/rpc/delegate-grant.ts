@@ -6,8 +6,8 @@ import type { ServiceHandlers } from "../router.js";
 
 /** DelegateGrant: a child grant that only narrows the parent token's grant, recorded and signed. */
 export function delegateGrant(ctx: AuthorityContext): ServiceHandlers<typeof GrantService>["delegateGrant"] {
-  return async (req) => {
-    const { grant, token } = await delegate(ctx, delegateRequestFromProto(req));
+  return async (req, call) => {
+    const { grant, token } = await delegate(ctx, delegateRequestFromProto(req), call.caller?.principal);
     return { grant: grantToProto(grant), grantToken: token };
   };
 }

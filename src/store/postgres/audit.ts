@@ -1,10 +1,11 @@
 import type pg from "pg";
 import type { AuditRow } from "../../core/audit-chain.js";
 import type { AuditCheckpoint, AuditStore } from "../port.js";
+import { inChainUnit } from "./chain.js";
 
 /**
  * The audit part of the PostgreSQL store: reads of the one chain and its signed checkpoints
- * (records are appended by the units of work, `inChainUnit`). Reads need no lock: records commit
+ * (records are appended by the units of work, `inChainUnit`; `appendAudit` is one on its own). Reads need no lock: records commit
  * in seq order, so a reader never sees a gap that a later commit fills.
  */
 export function postgresAuditStore(pool: pg.Pool): AuditStore {
@@ -23,6 +24,7 @@ export function postgresAuditStore(pool: pg.Pool): AuditStore {
         cp.signature,
       ]);
     },
+    appendAudit: (draft) => inChainUnit(pool, (unit) => unit.append(draft)),
     async listCheckpoints() {
       return (await pool.query<AuditCheckpoint>("SELECT seq, hash, at, signature FROM audit_checkpoints ORDER BY seq")).rows;
     },

@@ -26,7 +26,7 @@ const SUBTREE = `
  */
 export function postgresGrantStore(pool: pg.Pool): GrantStore {
   return {
-    putGrant: (grant) =>
+    putGrant: (grant, caller) =>
       inChainUnit(pool, async (unit) => {
         const json = grantToJson(grant);
         const inserted = await unit.tx.query(
@@ -42,6 +42,7 @@ export function postgresGrantStore(pool: pg.Pool): GrantStore {
             rootId: grant.rootId,
             subject: grant.subject,
             catalogVersion: grant.catalogVersion,
+            ...(caller === undefined ? {} : { caller }),
           });
           return;
         }
@@ -56,7 +57,7 @@ export function postgresGrantStore(pool: pg.Pool): GrantStore {
       return row === undefined ? undefined : storedGrant(row, id);
     },
 
-    revokeGrant: (id, reason, at) =>
+    revokeGrant: (id, reason, at, caller) =>
       inChainUnit(pool, async (unit) => {
         const tx = unit.tx;
         const subtree = await tx.query<{ id: string }>(`${SUBTREE} SELECT id FROM subtree ORDER BY id <> $1, id COLLATE "C"`, [id]);
@@ -67,7 +68,8 @@ export function postgresGrantStore(pool: pg.Pool): GrantStore {
           [ids, at, reason],
         );
         const revoked = [...fresh.rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-        for (const g of revoked) await unit.append({ at, kind: "grant.revoked", grantId: g.id, rootId: g.root_id, subject: g.subject });
+        for (const g of revoked)
+          await unit.append({ at, kind: "grant.revoked", grantId: g.id, rootId: g.root_id, subject: g.subject, ...(caller === undefined ? {} : { caller }) });
         return ids;
       }),
 

@@ -150,4 +150,12 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: "decisions-caller",
+    sql: `
+      -- The authenticated caller of a decision (NULL offline and for decisions made before).
+      ALTER TABLE decisions ADD COLUMN caller TEXT;
+    `,
+  },
 ];

@@ -11,7 +11,7 @@ export type AuditAppend = (draft: AuditDraft) => number;
  * the head (the write lock is held, so no other process appends in between), and writes the next
  * record with seq = head + 1 and hash = sha256(head hash, record text). One chain per database.
  */
-export function sqliteAudit(db: Database): { readonly append: AuditAppend; readonly store: AuditStore } {
+export function sqliteAudit(db: Database): { readonly append: AuditAppend; readonly store: Omit<AuditStore, "appendAudit"> } {
   const head = db.prepare<[], { seq: number; hash: string }>("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1");
   const insert = db.prepare<[number, string, string], never>("INSERT INTO audit_log (seq, entry, hash) VALUES (?, ?, ?)");
   const read = db.prepare<[number, number], AuditRow>("SELECT seq, entry, hash FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?");

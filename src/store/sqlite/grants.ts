@@ -67,7 +67,7 @@ export function sqliteGrantStore(db: Database, group: GroupCommit, append: Audit
     )
     .pluck();
 
-  const put = (grant: TaskGrant) => {
+  const put = (grant: TaskGrant, caller: string | undefined) => {
     const json = grantToJson(grant);
     const { changes } = insert.run(grantParams(grant, json));
     if (changes === 1) {
@@ -78,6 +78,7 @@ export function sqliteGrantStore(db: Database, group: GroupCommit, append: Audit
         rootId: grant.rootId,
         subject: grant.subject,
         catalogVersion: grant.catalogVersion,
+        ...(caller === undefined ? {} : { caller }),
       });
       return;
     }
@@ -85,22 +86,22 @@ export function sqliteGrantStore(db: Database, group: GroupCommit, append: Audit
     throw new StoreError("CONFLICT", `grant ${grant.id} exists already with other content`);
   };
 
-  const revokeTree = (id: string, reason: string, at: number): string[] => {
+  const revokeTree = (id: string, reason: string, at: number, caller: string | undefined): string[] => {
     const ids = subtree.all({ id });
     if (ids.length === 0) throw new StoreError("NOT_FOUND", `grant ${id} is not known`);
     const fresh = unrevoked.all({ id });
     revoke.run({ id, at, reason });
-    for (const g of fresh) append({ at, kind: "grant.revoked", grantId: g.id, rootId: g.root_id, subject: g.subject });
+    for (const g of fresh) append({ at, kind: "grant.revoked", grantId: g.id, rootId: g.root_id, subject: g.subject, ...(caller === undefined ? {} : { caller }) });
     return ids;
   };
 
   return {
-    putGrant: (grant) => group.run(() => put(grant)),
+    putGrant: (grant, caller) => group.run(() => put(grant, caller)),
     async getGrant(id) {
       const row = select.get(id);
       return row === undefined ? undefined : storedGrant(row, id);
     },
-    revokeGrant: (id, reason, at) => group.run(() => revokeTree(id, reason, at)),
+    revokeGrant: (id, reason, at, caller) => group.run(() => revokeTree(id, reason, at, caller)),
     async anyRevoked(ids) {
       return ids.length > 0 && anyRevoked.get(JSON.stringify(ids)) === 1;
     },

@@ -144,4 +144,12 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: "decisions-caller",
+    sql: `
+      -- The authenticated caller of a decision (NULL offline and for decisions made before).
+      ALTER TABLE decisions ADD COLUMN caller TEXT;
+    `,
+  },
 ];

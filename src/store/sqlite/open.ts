@@ -75,6 +75,7 @@ function guarded(db: Database.Database, identity: FileIdentity | undefined): Sto
     ...sqliteDecisionStore(db, { group, append: audit.append, consume: approvals.consume, expireDue: approvals.expireDue, charge: budgets.charge, usage: budgets.usage }),
     ...approvals.store,
     ...audit.store,
+    appendAudit: (draft) => group.run(() => audit.append(draft)),
     ...sqliteApiKeyStore(db),
     // The guard's `before` hook (the file identity check) is the whole of it.
     checkIntact: async () => undefined,
