@@ -11,6 +11,8 @@ export type { AuthorityErrorCode, AuthorityErrorOptions, AuthorityReason } from 
 export { MAX_TTL_SECONDS, delegateGrant, getGrant, issueGrant, revokeGrant } from "./grants.js";
 export type { IssuedGrant } from "./grants.js";
 export { publishedKeys } from "./keys.js";
+export { DEFAULT_AUTHORITY_LIMITS } from "./limits.js";
+export type { AuthorityLimits } from "./limits.js";
 export { loadGrant } from "./load-grant.js";
 export type { GrantCheck } from "./load-grant.js";
 

@@ -27,3 +27,11 @@ export function sha256Hex(text: string): string {
 export function callDigest(grantId: string, actionId: string, args: unknown): string {
   return sha256Hex(canonicalJson({ grantId, actionId, arguments: args }));
 }
+
+/**
+ * The digest of the arguments alone: sha256 over their RFC 8785 canonical text. A receipt carries
+ * it (`arguments_digest`) so a tool service can check that the arguments it got are the ones decided.
+ */
+export function argumentsDigest(args: unknown): string {
+  return sha256Hex(canonicalJson(args));
+}

@@ -12,6 +12,7 @@ import type { Logger } from "pino";
 import { untilAborted } from "./abortable.js";
 import { callStatus, clientGone, openCallContext, type CallContext } from "./call-context.js";
 import { applyInterceptors, type CallHandler, type Interceptor } from "./interceptor.js";
+import { configureExactUtf8 } from "./exact-utf8.js";
 import { logRpc, loggingInterceptor } from "./logging.js";
 import { RpcError, toGrpcStatus, type GrpcStatus } from "./rpc-error.js";
 import { STATUS_DETAILS_KEY, statusDetailsBin } from "./status-details.js";
@@ -59,6 +60,7 @@ export function bindService<S extends GenService<GenServiceMethods>>(
   handlers: Partial<ServiceHandlers<S>>,
   options: BindOptions | Logger = {},
 ): ServiceBinding {
+  configureExactUtf8();
   const { interceptors = [], shutdown, log } = isLogger(options) ? { interceptors: [loggingInterceptor(options)], log: options } : options;
   const definition: Record<string, ServiceDefinition[string]> = {};
   const implementation: UntypedServiceImplementation = {};
