@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { isLoopback, parseListen, ConfigError, type CharterConfig } from "../config/config.js";
 import { HEALTH_FILE, createHealth } from "../server/health.js";
 import { loggingInterceptor } from "../server/logging.js";
+import { requestLimits } from "./limits.js";
 import { addReflection } from "../server/reflection.js";
 import { CONTRACT_FILES, charterServices } from "../server/services.js";
 import { createAppContext, type AppContext } from "./context.js";
@@ -49,7 +50,16 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
   try {
     // Aborted at the start of stop(): health turns NOT_SERVING, every call's signal aborts, streams end.
     const health = createHealth(["", ...CONTRACT_FILES.flatMap((f) => f.services.map((s) => s.typeName))], { shutdown: shutdown.signal });
-    for (const binding of [...charterServices(ctx, { interceptors: [loggingInterceptor(log)], shutdown: shutdown.signal, log }), health.binding]) {
+    for (const binding of [
+      ...charterServices(ctx, {
+        interceptors: [loggingInterceptor(log)],
+        shutdown: shutdown.signal,
+        log,
+        limits: requestLimits(config),
+        maxResponseBytes: config.maxMessageBytes,
+      }),
+      health.binding,
+    ]) {
       server.addService(binding.definition, binding.implementation);
     }
     addReflection(server, [...CONTRACT_FILES, HEALTH_FILE]);
