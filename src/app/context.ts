@@ -22,8 +22,8 @@ export interface AppContextOptions {
 }
 
 /** Loads the pair: the policy is checked against the catalog it will be used with. */
-export async function loadPolicySet(config: Pick<CharterConfig, "catalog" | "policy">): Promise<PolicySet> {
-  const catalog = await loadCatalogFile(config.catalog);
+export async function loadPolicySet(config: Pick<CharterConfig, "catalog" | "policy"> & Partial<Pick<CharterConfig, "schemaCacheSize">>): Promise<PolicySet> {
+  const catalog = await loadCatalogFile(config.catalog, config.schemaCacheSize === undefined ? {} : { schemasPerGeneration: config.schemaCacheSize });
   const policy = await loadPolicyFile(config.policy, catalog);
   return { catalog, policy };
 }
@@ -43,6 +43,7 @@ export async function createAppContext(config: CharterConfig, options: AppContex
       issuer: config.issuer,
       audience: config.audience,
       maxEntries: options.tokenCacheSize ?? config.tokenCacheSize,
+      maxBytes: config.tokenCacheBytes,
     });
     return {
       policySet: () => policySet,
