@@ -3,7 +3,8 @@ import type { Logger } from "pino";
 import { isLoopback, parseListen, ConfigError, type CharterConfig } from "../config/config.js";
 import { HEALTH_FILE, createHealth } from "../server/health.js";
 import { loggingInterceptor } from "../server/logging.js";
-import { requestLimits } from "./limits.js";
+import { requestLimits, serverOptions } from "./limits.js";
+import { listenCapped } from "./listener.js";
 import { addReflection } from "../server/reflection.js";
 import { CONTRACT_FILES, charterServices } from "../server/services.js";
 import { createAppContext, type AppContext } from "./context.js";
@@ -43,10 +44,7 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
   }
   const ctx = await createAppContext(config, options.now ? { now: options.now } : {});
   const shutdown = new AbortController();
-  const server = new Server({
-    "grpc.max_receive_message_length": config.maxMessageBytes,
-    "grpc.max_send_message_length": config.maxMessageBytes,
-  });
+  const server = new Server(serverOptions(config));
   try {
     // Aborted at the start of stop(): health turns NOT_SERVING, every call's signal aborts, streams end.
     const health = createHealth(["", ...CONTRACT_FILES.flatMap((f) => f.services.map((s) => s.typeName))], { shutdown: shutdown.signal });
@@ -65,9 +63,9 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
     addReflection(server, [...CONTRACT_FILES, HEALTH_FILE]);
 
     const host = listen.host.includes(":") ? `[${listen.host}]` : listen.host;
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(`${host}:${listen.port}`, ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
-    );
+    // Charter owns the listening socket (to cap connections) and hands each connection to grpc-js.
+    const listener = await listenCapped(server.createConnectionInjector(ServerCredentials.createInsecure()), listen.host, listen.port, config.maxConnections);
+    const port = listener.port;
     const address = `${host}:${port}`;
     const { catalog, policy } = ctx.policySet();
     log.info({ address, catalogVersion: catalog.version, policyVersion: policy.version }, "charter serving");
@@ -87,7 +85,9 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
       },
       async stop(graceMs = 10_000) {
         shutdown.abort();
+        const closed = listener.close();
         await shutdownServer(server, graceMs);
+        await closed;
         await ctx.close();
         log.info("charter stopped");
       },

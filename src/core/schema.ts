@@ -2,6 +2,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.
 import addFormatsModule from "ajv-formats";
 import { canonicalJson } from "./digest.js";
 import { isJsonObject, type JsonSchema, type JsonValue } from "./json.js";
+import { canonicalPathProblem, PATH_WITHIN, pathProblem } from "./path-within.js";
 
 // ajv-formats ships CommonJS with an ES-style declaration; at run time the default import is the plugin.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -106,7 +107,34 @@ function newAjv(): Ajv2020 {
     logger: false,
   });
   addFormats(ajv);
+  addPathWithin(ajv);
   return ajv;
+}
+
+/**
+ * Registers `pathWithin: "<root>"` (see `path-within.ts`): the root must itself be a canonical
+ * absolute path, or the schema does not compile (a policy load error). Every other unknown keyword
+ * stays a compile error.
+ */
+function addPathWithin(ajv: Ajv2020): void {
+  ajv.addKeyword({
+    keyword: PATH_WITHIN,
+    type: "string",
+    schemaType: "string",
+    errors: true,
+    compile(root: string) {
+      const bad = canonicalPathProblem(root);
+      if (bad !== undefined) throw new Error(`${PATH_WITHIN} root ${JSON.stringify(root)} ${bad}`);
+      const check = (data: string): boolean => {
+        const problem = pathProblem(data, root);
+        if (problem === undefined) return true;
+        check.errors = [{ keyword: PATH_WITHIN, instancePath: "", schemaPath: "", params: { root, problem }, message: problem }];
+        return false;
+      };
+      check.errors = [] as ErrorObject[];
+      return check;
+    },
+  });
 }
 
 function wrap(schema: JsonSchema, validate: ValidateFunction): CompiledSchema {
@@ -146,6 +174,8 @@ function describe(error: ErrorObject): string {
     case "exclusiveMinimum":
     case "exclusiveMaximum":
       return `must be ${String(p["comparison"])} ${String(p["limit"])}`;
+    case PATH_WITHIN:
+      return `must be a canonical path within ${quote(p["root"])}: it ${String(p["problem"])}`;
     case "minLength":
     case "maxLength":
     case "minItems":
