@@ -1,5 +1,6 @@
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import type { Logger } from "pino";
+import { pruneExpiredGrants } from "../authority/index.js";
 import { isLoopback, parseListen, ConfigError, type CharterConfig } from "../config/config.js";
 import { HEALTH_FILE, createHealth } from "../server/health.js";
 import { loggingInterceptor } from "../server/logging.js";
@@ -67,6 +68,16 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
     const listener = await listenCapped(server.createConnectionInjector(ServerCredentials.createInsecure()), listen.host, listen.port, config.maxConnections);
     const port = listener.port;
     const address = `${host}:${port}`;
+    // Retention: expired grants are pruned periodically; a failure is logged and tried again next time.
+    const pruning = setInterval(() => {
+      pruneExpiredGrants(ctx, config.grantRetentionSeconds).then(
+        (pruned) => {
+          if (pruned > 0) log.info({ pruned }, "expired grants pruned");
+        },
+        (err: unknown) => log.warn({ err: { message: (err as Error).message } }, "pruning expired grants failed"),
+      );
+    }, config.pruneIntervalSeconds * 1000);
+    pruning.unref();
     const { catalog, policy } = ctx.policySet();
     log.info({ address, catalogVersion: catalog.version, policyVersion: policy.version }, "charter serving");
 
@@ -84,6 +95,7 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
         }
       },
       async stop(graceMs = 10_000) {
+        clearInterval(pruning);
         shutdown.abort();
         const closed = listener.close();
         await shutdownServer(server, graceMs);

@@ -14,6 +14,7 @@ export { publishedKeys } from "./keys.js";
 export { DEFAULT_AUTHORITY_LIMITS } from "./limits.js";
 export type { AuthorityLimits } from "./limits.js";
 export { loadGrant } from "./load-grant.js";
+export { pruneExpiredGrants } from "./retention.js";
 export type { GrantCheck } from "./load-grant.js";
 
 // Domain types the callers of this layer speak in.
