@@ -17,6 +17,8 @@ export interface RunningCharter {
   readonly address: string;
   /** The application context the server answers from (tests use it to act as an operator would). */
   readonly context: AppContext;
+  /** Client connections open now (at most `maxConnections`). */
+  connections(): number;
   /** Reloads catalog and policy; a bad reload keeps the old pair and rejects with the reason. */
   reload(): Promise<void>;
   /** Stops accepting calls, lets in-flight calls finish (up to `graceMs`), then closes the store. */
@@ -85,6 +87,7 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
       port,
       address,
       context: ctx,
+      connections: () => listener.connections(),
       async reload() {
         try {
           const reloaded = await ctx.reload();

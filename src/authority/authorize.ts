@@ -58,6 +58,13 @@ function checkCall(call: CallRequest, field: string): void {
   if (call.toolName === "" && call.actionId === "") throw invalidRequest(`${field}.tool_name`, "tool_name or action_id is required");
 }
 
+/** Calls of a batch decided between two turns of the event loop. */
+const YIELD_EVERY = 16;
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** What the load step read once for a whole request. */
 interface Loaded {
   readonly now: number;
@@ -71,7 +78,9 @@ async function pipeline(ctx: AuthorityContext, token: string, calls: readonly Ca
   const loaded = await load(ctx, token);
   const limits = ctx.limits ?? DEFAULT_AUTHORITY_LIMITS;
   const out: Decided[] = [];
-  for (const call of calls) {
+  for (const [i, call] of calls.entries()) {
+    // A long batch lets other requests run between slices, so one caller cannot hold the event loop.
+    if (i > 0 && i % YIELD_EVERY === 0) await yieldToEventLoop();
     signal?.throwIfAborted();
     const { verdict, argumentsDigest } = decideStep(loaded, call, limits);
     const decisionId = ctx.newId("dec");

@@ -3,10 +3,13 @@ import { describe, expect, it } from "vitest";
 import { createSchemaCompiler } from "../../src/core/schema.js";
 
 const DIST = new URL("../../dist/core/schema.js", import.meta.url);
-const SCRIPT = new URL("../support/schema-heap.mjs", import.meta.url).pathname;
+import { SCHEMA_HEAP_SCRIPT } from "../support/schema-heap.js";
 
 function heapGrowth(count: number, perGeneration: number): { growthBytes: number; wrong: number } {
-  const out = execFileSync(process.execPath, ["--expose-gc", SCRIPT, DIST.href, String(count), String(perGeneration)], { encoding: "utf8" });
+  const out = execFileSync(process.execPath, ["--expose-gc", "--input-type=module", "-e", SCHEMA_HEAP_SCRIPT], {
+    encoding: "utf8",
+    env: { ...process.env, HEAP_MODULE: DIST.href, HEAP_COUNT: String(count), HEAP_PER_GENERATION: String(perGeneration) },
+  });
   return JSON.parse(out) as { growthBytes: number; wrong: number };
 }
 

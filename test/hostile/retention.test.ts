@@ -25,7 +25,7 @@ describe("grant retention", () => {
         () =>
           charter.clients.grants.getGrant({ grantId: id }).then(
             () => "kept",
-            (e: { code: number }) => e.code,
+            (e: unknown) => (e as { code: number }).code,
           ),
         { timeout: 3000 },
       )
