@@ -100,7 +100,10 @@ describe(`fuzzing the server (seed ${SEED}, ${RUNS} cases per target)`, () => {
   it("allows no call under random or mutated tokens", async () => {
     const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=";
     const mutated = fc
-      .tuple(fc.nat({ max: grantToken.length - 1 }), fc.constantFrom(...alphabet))
+      .tuple(
+        fc.nat({ max: grantToken.length - 1 }),
+        fc.nat({ max: alphabet.length - 1 }).map((i) => alphabet.charAt(i)),
+      )
       .map(([at, c]) => grantToken.slice(0, at) + c + grantToken.slice(at + 1));
     const tokens = fc.sample(fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: "binary" }), mutated), { numRuns: RUNS, seed: SEED });
     const verdicts = await inParallel(tokens, 64, (token) =>
