@@ -27,7 +27,8 @@ beforeAll(async () => {
       },
     }),
   );
-  charter = await startTestCharter({ log, config: { maxTokenBytes: 6000 } });
+  // Messages up to 8 MiB reach Charter, so its own field limits are what refuses them (the 1 MiB default would refuse them in grpc-js).
+  charter = await startTestCharter({ log, config: { maxTokenBytes: 6000, maxMessageBytes: 8 * 1024 * 1024 } });
   // Thin spies around the real store: count what is recorded.
   const store = charter.server.context.store as { putGrant: (...a: never[]) => Promise<void>; commitDecision: (...a: never[]) => Promise<void> };
   const putGrant = store.putGrant.bind(store);
@@ -136,5 +137,18 @@ describe("hard limits over gRPC", () => {
     const line = logLines().find((l) => l["method"] === "/charter.v1.GrantService/GetGrant");
     expect(line).toMatchObject({ status: "RESOURCE_EXHAUSTED" });
     expect(JSON.stringify(logLines())).not.toContain("g".repeat(300));
+  });
+});
+
+describe("the default message limit", () => {
+  it("refuses 3.8 MB of arguments from the length prefix, before Charter decodes anything", async () => {
+    const small = await startTestCharter();
+    try {
+      const { grantToken } = await small.clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:x", owner: "ana@example.com", purpose: "p" });
+      const r = await refusal(small.clients.authority.authorize({ grantToken, call: { callId: "c", toolName: "web_search", argumentsJson: "x".repeat(3_800_000) } }));
+      expect(r.code).toBe(8);
+    } finally {
+      await small.stop();
+    }
   });
 });
