@@ -84,7 +84,7 @@ export const DEFAULTS: Omit<CharterConfig, "catalog" | "policy"> = {
   tokenCacheBytes: 64 * 1024 * 1024,
   schemaCacheSize: 2048,
   maxConnections: 1024,
-  maxConcurrentStreams: 32,
+  maxConcurrentStreams: 16,
   maxSessionMemoryMib: 8,
   keepaliveTimeMs: 60_000,
   keepaliveTimeoutMs: 20_000,
