@@ -63,6 +63,7 @@ export async function createAppContext(config: CharterConfig, options: AppContex
       issuer: config.issuer,
       audience: config.audience,
       maxEntries: options.tokenCacheSize ?? config.tokenCacheSize,
+      maxBytes: config.tokenCacheBytes,
     });
     return {
       policySet: () => loaded.set,
@@ -71,6 +72,7 @@ export async function createAppContext(config: CharterConfig, options: AppContex
       verifier,
       tokens: { issuer: config.issuer, audience: config.audience, receiptTtlSeconds: config.receiptTtlSeconds },
       maxBatch: config.maxBatch,
+      limits: { arguments: { maxBytes: config.maxArgumentsBytes, maxDepth: config.maxArgumentsDepth }, maxTokenBytes: config.maxTokenBytes },
       now,
       newId: (prefix) => `${prefix}_${randomUUID()}`,
       async reload() {

@@ -1,3 +1,4 @@
+import { argumentsDigest } from "../core/digest.js";
 import { decideInForce } from "../core/withdraw.js";
 import type { TaskGrant } from "../core/grant.js";
 import { parseCallArguments, type CallRequest } from "../core/call-request.js";
@@ -6,6 +7,7 @@ import type { DecisionRecord } from "../store/port.js";
 import { signReceipt } from "../token/index.js";
 import type { AuthorityContext, PolicySet } from "./context.js";
 import { invalidRequest } from "./errors.js";
+import { DEFAULT_AUTHORITY_LIMITS, type AuthorityLimits } from "./limits.js";
 import { loadGrant, type GrantCheck } from "./load-grant.js";
 
 /** A verdict with what the shell added: the decision id it was recorded under and, on allow, the receipt. */
@@ -56,6 +58,13 @@ function checkCall(call: CallRequest, field: string): void {
   if (call.toolName === "" && call.actionId === "") throw invalidRequest(`${field}.tool_name`, "tool_name or action_id is required");
 }
 
+/** Calls of a batch decided between two turns of the event loop. */
+const YIELD_EVERY = 16;
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** What the load step read once for a whole request. */
 interface Loaded {
   readonly now: number;
@@ -65,17 +74,25 @@ interface Loaded {
 
 /** load -> (decide -> commit -> sign) per call. A failure to decide rejects; it never allows. */
 async function pipeline(ctx: AuthorityContext, token: string, calls: readonly CallRequest[], signal: AbortSignal | undefined): Promise<Decided[]> {
+  signal?.throwIfAborted();
   const loaded = await load(ctx, token);
+  const limits = ctx.limits ?? DEFAULT_AUTHORITY_LIMITS;
   const out: Decided[] = [];
-  for (const call of calls) {
+  for (const [i, call] of calls.entries()) {
+    // A long batch lets other requests run between slices, so one caller cannot hold the event loop.
+    if (i > 0 && i % YIELD_EVERY === 0) await yieldToEventLoop();
     signal?.throwIfAborted();
-    const verdict = decideStep(loaded, call);
+    const { verdict, argumentsDigest } = decideStep(loaded, call, limits);
     const decisionId = ctx.newId("dec");
     await commitStep(ctx, loaded, verdict, decisionId);
     signal?.throwIfAborted();
     // Only a verified grant can be allowed, so an allow always has its grant at hand.
     const grant = loaded.check.ok ? loaded.check.grant : undefined;
-    out.push(verdict.decision === "allow" && grant ? { verdict, decisionId, receipt: await signStep(ctx, loaded, grant, verdict, decisionId) } : { verdict, decisionId });
+    out.push(
+      verdict.decision === "allow" && grant
+        ? { verdict, decisionId, receipt: await signStep(ctx, loaded, grant, verdict, decisionId, argumentsDigest) }
+        : { verdict, decisionId },
+    );
   }
   return out;
 }
@@ -88,15 +105,17 @@ async function load(ctx: AuthorityContext, token: string): Promise<Loaded> {
 }
 
 /**
- * Decide: pure. The arguments are parsed here, once; that value is what the core checks and
- * digests, under the policy in force (the kill switch: a suspended source or a new deny stops
- * an outstanding grant at once; nothing the policy adds widens it).
+ * Decide: pure. The arguments are parsed here, once and strictly; that value is what the core
+ * checks and digests, and its canonical form's digest is what the receipt binds. It is decided
+ * under the policy in force (the kill switch: a suspended source or a new deny stops an
+ * outstanding grant at once; nothing the policy adds widens it).
  */
-function decideStep(loaded: Loaded, req: CallRequest): Verdict {
+function decideStep(loaded: Loaded, req: CallRequest, limits: AuthorityLimits): { verdict: Verdict; argumentsDigest: string } {
   const names = { callId: req.callId, actionId: "", toolName: req.toolName, callDigest: "" };
-  if (!loaded.check.ok) return { decision: "deny", reason: { code: loaded.check.code, message: loaded.check.message }, ...names };
-  const args = parseCallArguments(req.argumentsJson);
-  if (!args.ok) return { decision: "deny", reason: { code: "INVALID_ARGUMENTS", message: args.message }, ...names };
+  const refused = (verdict: Verdict) => ({ verdict, argumentsDigest: "" });
+  if (!loaded.check.ok) return refused({ decision: "deny", reason: { code: loaded.check.code, message: loaded.check.message }, ...names });
+  const args = parseCallArguments(req.argumentsJson, limits.arguments);
+  if (!args.ok) return refused({ decision: "deny", reason: { code: "INVALID_ARGUMENTS", message: args.message }, ...names });
   const call: ToolCall = {
     callId: req.callId,
     arguments: args.value,
@@ -104,7 +123,9 @@ function decideStep(loaded: Loaded, req: CallRequest): Verdict {
     ...(req.actionId === "" ? {} : { actionId: req.actionId }),
   };
   // The policy read once by the load step: what it has withdrawn since the grant was issued is denied (POLICY_WITHDRAWN).
-  return decideInForce(loaded.check.grant, loaded.policySet.catalog, loaded.policySet.policy, call, { now: loaded.now });
+  const { catalog, policy } = loaded.policySet;
+  const verdict = decideInForce(loaded.check.grant, catalog, policy, call, { now: loaded.now, maxArgumentDepth: limits.arguments.maxDepth });
+  return { verdict, argumentsDigest: verdict.decision === "allow" ? argumentsDigest(args.value) : "" };
 }
 
 /** Commit: the decision's record, durable in the store before the answer leaves. */
@@ -134,7 +155,7 @@ function decisionRecord(loaded: Loaded, verdict: Verdict, decisionId: string): D
 }
 
 /** Sign: the receipt a tool service verifies offline before it runs the call. */
-async function signStep(ctx: AuthorityContext, loaded: Loaded, grant: TaskGrant, verdict: Verdict, decisionId: string): Promise<string> {
+async function signStep(ctx: AuthorityContext, loaded: Loaded, grant: TaskGrant, verdict: Verdict, decisionId: string, argsCanonicalDigest: string): Promise<string> {
   return signReceipt(
     {
       decisionId,
@@ -145,6 +166,7 @@ async function signStep(ctx: AuthorityContext, loaded: Loaded, grant: TaskGrant,
       resource: verdict.resource ?? "",
       callId: verdict.callId,
       argsDigest: verdict.callDigest,
+      argumentsDigest: argsCanonicalDigest,
       catalogVersion: loaded.policySet.catalog.version,
     },
     ctx.ring,

@@ -2,6 +2,7 @@ import type { Catalog } from "../core/catalog.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../store/port.js";
 import type { GrantVerifier, KeyRing } from "../token/index.js";
+import type { AuthorityLimits } from "./limits.js";
 
 /** The catalog and policy in force, loaded and checked together; replaced as a pair on reload. */
 export interface PolicySet {
@@ -32,6 +33,8 @@ export interface AuthorityContext {
   readonly tokens: TokenSettings;
   /** The most calls one batch may carry. */
   readonly maxBatch: number;
+  /** Argument and token limits; `DEFAULT_AUTHORITY_LIMITS` when absent. */
+  readonly limits?: AuthorityLimits;
   /** Unix seconds. */
   now(): number;
   /** A fresh unique id such as `dec_<uuid>`. */

@@ -5,7 +5,9 @@
  * - UNAUTHENTICATED: the grant token presented does not verify, has expired or is revoked;
  * - FAILED_PRECONDITION: the policy cannot do what was asked (a profile that cannot be composed,
  *   a delegation that would widen);
- * - NOT_FOUND: the grant (or other record) named does not exist.
+ * - NOT_FOUND: the grant (or other record) named does not exist;
+ * - RESOURCE_EXHAUSTED: the request, or what it would produce (a grant token), is over a
+ *   configured limit; nothing was recorded.
  */
 import type { ComposeDenialCode } from "../core/compose.js";
 import type { RefusalCode } from "../core/delegate.js";
@@ -14,7 +16,7 @@ import type { ReasonCode } from "../core/verdict.js";
 /** Charter's machine-readable codes a refusal can carry: verdict reasons, delegation refusals, compose denials. */
 export type AuthorityReason = ReasonCode | RefusalCode | ComposeDenialCode;
 
-export const AUTHORITY_ERROR_CODES = ["INVALID_REQUEST", "UNAUTHENTICATED", "FAILED_PRECONDITION", "NOT_FOUND"] as const;
+export const AUTHORITY_ERROR_CODES = ["INVALID_REQUEST", "UNAUTHENTICATED", "FAILED_PRECONDITION", "NOT_FOUND", "RESOURCE_EXHAUSTED"] as const;
 
 export type AuthorityErrorCode = (typeof AUTHORITY_ERROR_CODES)[number];
 

@@ -81,6 +81,7 @@ const AUTHORITY_STATUS: Readonly<Record<AuthorityErrorCode, status>> = {
   UNAUTHENTICATED: status.UNAUTHENTICATED,
   FAILED_PRECONDITION: status.FAILED_PRECONDITION,
   NOT_FOUND: status.NOT_FOUND,
+  RESOURCE_EXHAUSTED: status.RESOURCE_EXHAUSTED,
 };
 
 /** What the caller is told, and whether the cause should be logged as a server fault. */

@@ -61,6 +61,15 @@ export function sqliteGrantStore(db: Database): GrantStore {
     )
     .pluck();
 
+  // Expired before @before, and no kept grant (expiring at or after @before) names it in its chain.
+  const prune = db.prepare<[{ before: number }], never>(`
+    DELETE FROM grants
+    WHERE expires_at < @before
+      AND NOT EXISTS (
+        SELECT 1 FROM grants AS kept, json_each(kept.grant_json, '$.chain') AS link
+        WHERE kept.expires_at >= @before AND link.value = grants.id
+      )`);
+
   const put = db.transaction((grant: TaskGrant) => {
     const json = grantToJson(grant);
     const { changes } = insert.run(grantParams(grant, json));
@@ -88,6 +97,9 @@ export function sqliteGrantStore(db: Database): GrantStore {
     },
     async anyRevoked(ids) {
       return ids.length > 0 && anyRevoked.get(JSON.stringify(ids)) === 1;
+    },
+    async pruneGrants(before) {
+      return db.transaction(() => prune.run({ before }).changes).immediate();
     },
   };
 }
