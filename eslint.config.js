@@ -3,7 +3,7 @@ import { defineConfig } from "eslint/config";
 import tseslint from "typescript-eslint";
 
 export default defineConfig(
-  { ignores: ["node_modules/", "src/gen/", "coverage/", ".charter/", "dist/", "dist-examples/"] },
+  { ignores: ["node_modules/", "src/gen/", "coverage/", ".charter/", "dist/", "dist-examples/", "dist-bench/"] },
   js.configs.recommended,
   tseslint.configs.strictTypeChecked,
   {

@@ -1,11 +1,13 @@
-import { Server, type ServerCredentials } from "@grpc/grpc-js";
+import { Server, type ConnectionInjector } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { hasApiKeys } from "../authority/index.js";
+import { hasApiKeys, pruneExpiredGrants } from "../authority/index.js";
 import { ConfigError, type CharterConfig } from "../config/config.js";
 import { authenticationInterceptor } from "../server/authentication.js";
 import { HEALTH_FILE, createHealth } from "../server/health.js";
 import { storeIntegrityInterceptor } from "../server/store-integrity.js";
 import { loggingInterceptor } from "../server/logging.js";
+import { requestLimits, serverOptions } from "./limits.js";
+import { listenCapped, type CappedListener } from "./listener.js";
 import { addReflection } from "../server/reflection.js";
 import { CONTRACT_FILES, charterServices } from "../server/services.js";
 import { createAppContext, type AppContext } from "./context.js";
@@ -22,6 +24,8 @@ export interface RunningCharter {
   readonly address: string;
   /** The application context the server answers from (tests use it to act as an operator would). */
   readonly context: AppContext;
+  /** Client connections open now (at most `maxConnections`). */
+  connections(): number;
   /** Reloads catalog and policy; a bad reload keeps the old pair and rejects with the reason. */
   reload(): Promise<void>;
   /** Stops accepting calls, lets in-flight calls finish (up to `graceMs`), then closes the store. */
@@ -47,10 +51,7 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
   const ctx = await createAppContext(config, options.now ? { now: options.now } : {});
   let keyReload: NodeJS.Timeout | undefined;
   const shutdown = new AbortController();
-  const server = new Server({
-    "grpc.max_receive_message_length": config.maxMessageBytes,
-    "grpc.max_send_message_length": config.maxMessageBytes,
-  });
+  const server = new Server(serverOptions(config));
   try {
     const keys = await hasApiKeys(ctx);
     checkExposure(config.listen, plan, { keys, mutualTls: security.mutual });
@@ -67,14 +68,31 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
     // Aborted at the start of stop(): health turns NOT_SERVING, every call's signal aborts, streams end.
     const health = createHealth(["", ...CONTRACT_FILES.flatMap((f) => f.services.map((s) => s.typeName))], { shutdown: shutdown.signal });
     for (const binding of [
-      ...charterServices(ctx, { interceptors: [loggingInterceptor(log), storeIntegrityInterceptor(ctx), authentication], shutdown: shutdown.signal, log }),
+      ...charterServices(ctx, {
+        interceptors: [loggingInterceptor(log), storeIntegrityInterceptor(ctx), authentication],
+        shutdown: shutdown.signal,
+        log,
+        limits: requestLimits(config),
+        maxResponseBytes: config.maxMessageBytes,
+      }),
       health.binding,
     ]) {
       server.addService(binding.definition, binding.implementation);
     }
     addReflection(server, [...CONTRACT_FILES, HEALTH_FILE]);
 
-    const { port, address } = await bindAll(server, plan, security.credentials, log);
+    // Charter owns the listening sockets (to cap connections) and hands each connection to grpc-js.
+    const { port, address, listeners } = await bindAll(server.createConnectionInjector(security.credentials), plan, config.maxConnections, log);
+    // Retention: expired grants are pruned periodically; a failure is logged and tried again next time.
+    const pruning = setInterval(() => {
+      pruneExpiredGrants(ctx, config.grantRetentionSeconds).then(
+        (pruned) => {
+          if (pruned > 0) log.info({ pruned }, "expired grants pruned");
+        },
+        (err: unknown) => log.warn({ err: { message: (err as Error).message } }, "pruning expired grants failed"),
+      );
+    }, config.pruneIntervalSeconds * 1000);
+    pruning.unref();
     const housekeeping = startHousekeeping(ctx, config, log);
     const { catalog, policy } = ctx.policySet();
     log.info(
@@ -88,6 +106,7 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
       port,
       address,
       context: ctx,
+      connections: () => listeners.reduce((n, l) => n + l.connections(), 0),
       async reload() {
         try {
           const reloaded = await ctx.reload();
@@ -99,8 +118,11 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
       },
       async stop(graceMs = 10_000) {
         clearInterval(keyReload);
+        clearInterval(pruning);
         shutdown.abort();
+        const closed = Promise.all(listeners.map((l) => l.close()));
         await shutdownServer(server, graceMs);
+        await closed;
         await housekeeping.stop();
         await ctx.close();
         log.info("charter stopped");
@@ -129,20 +151,28 @@ function checkExposure(listen: string, plan: ListenPlan, auth: { readonly keys: 
 }
 
 /**
- * Binds every planned address (literally, so nothing is resolved again); with port 0 the first
- * bind picks the port and the others reuse it. A second address that fails to bind (IPv6 off,
- * say) is logged and skipped, as grpc-js does for a name.
+ * Listens on every planned address (literally, so nothing is resolved again), each capped at
+ * `maxConnections`, and hands the connections to grpc-js through one injector (so TLS, when
+ * configured, is the injector's). With port 0 the first listener picks the port and the others
+ * reuse it; a second address that fails (IPv6 off, say) is logged and skipped.
  */
-async function bindAll(server: Server, plan: ListenPlan, credentials: ServerCredentials, log: Logger): Promise<{ port: number; address: string }> {
+async function bindAll(
+  injector: ConnectionInjector,
+  plan: ListenPlan,
+  maxConnections: number,
+  log: Logger,
+): Promise<{ port: number; address: string; listeners: CappedListener[] }> {
   const bracket = (a: string) => (a.includes(":") ? `[${a}]` : a);
-  const bind = (address: string, port: number) =>
-    new Promise<number>((resolve, reject) => server.bindAsync(`${bracket(address)}:${port}`, credentials, (err, bound) => (err ? reject(err) : resolve(bound))));
   const [first, ...rest] = plan.addresses as [string, ...string[]];
-  const port = await bind(first, plan.port);
+  const listeners = [await listenCapped(injector, first, plan.port, maxConnections)];
+  const port = (listeners[0] as CappedListener).port;
   for (const address of rest) {
-    await bind(address, port).catch((err: unknown) => log.warn({ address, err: { message: (err as Error).message } }, "could not bind one of the listen addresses"));
+    await listenCapped(injector, address, port, maxConnections).then(
+      (l) => listeners.push(l),
+      (err: unknown) => log.warn({ address, err: { message: (err as Error).message } }, "could not bind one of the listen addresses"),
+    );
   }
-  return { port, address: `${bracket(first)}:${port}` };
+  return { port, address: `${bracket(first)}:${port}`, listeners };
 }
 
 /** How often pending approvals past their time are recorded expired (so watchers see it). */

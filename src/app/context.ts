@@ -63,6 +63,7 @@ export async function createAppContext(config: CharterConfig, options: AppContex
       issuer: config.issuer,
       audience: config.audience,
       maxEntries: options.tokenCacheSize ?? config.tokenCacheSize,
+      maxBytes: config.tokenCacheBytes,
     });
     const tokens = { issuer: config.issuer, audience: config.audience, receiptTtlSeconds: config.receiptTtlSeconds };
     return {
@@ -75,6 +76,7 @@ export async function createAppContext(config: CharterConfig, options: AppContex
       approvalTtlSeconds: config.approvalTtlSeconds,
       approvalFeed: createNotifier(),
       audit: createAuditCheckpointer({ store, ring, tokens, now }, config.auditCheckpointRecords),
+      limits: { arguments: { maxBytes: config.maxArgumentsBytes, maxDepth: config.maxArgumentsDepth }, maxTokenBytes: config.maxTokenBytes },
       now,
       newId: (prefix) => `${prefix}_${randomUUID()}`,
       async reload() {

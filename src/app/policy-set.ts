@@ -10,19 +10,22 @@ export interface LoadedPolicySet {
   readonly policyDigest: string;
 }
 
+/** The files of the pair, and how many compiled schemas one cache generation holds. */
+export type PolicySetFiles = Pick<CharterConfig, "catalog" | "policy"> & Partial<Pick<CharterConfig, "schemaCacheSize">>;
+
 const digest = (text: string) => createHash("sha256").update(text).digest("hex");
 
 /** Reads and checks the pair: the policy is checked against the catalog it will be used with. */
-export async function loadVersionedPolicySet(config: Pick<CharterConfig, "catalog" | "policy">): Promise<LoadedPolicySet> {
+export async function loadVersionedPolicySet(config: PolicySetFiles): Promise<LoadedPolicySet> {
   const catalogText = await readText(config.catalog);
   const policyText = await readText(config.policy);
-  const catalog = catalogFromText(catalogText, config.catalog);
+  const catalog = catalogFromText(catalogText, config.catalog, config.schemaCacheSize === undefined ? {} : { schemasPerGeneration: config.schemaCacheSize });
   const policy = policyFromText(policyText, config.policy, catalog);
   return { set: { catalog, policy }, catalogDigest: digest(catalogText), policyDigest: digest(policyText) };
 }
 
 /** Loads the pair; for callers that do not reload (the CLI's `validate`). */
-export async function loadPolicySet(config: Pick<CharterConfig, "catalog" | "policy">): Promise<PolicySet> {
+export async function loadPolicySet(config: PolicySetFiles): Promise<PolicySet> {
   return (await loadVersionedPolicySet(config)).set;
 }
 
@@ -30,7 +33,7 @@ export async function loadPolicySet(config: Pick<CharterConfig, "catalog" | "pol
  * The pair a reload brings. A file whose content changed while its `version` did not is refused:
  * decisions record the versions they were made under, so one version must name one content.
  */
-export async function reloadPolicySet(config: Pick<CharterConfig, "catalog" | "policy">, current: LoadedPolicySet): Promise<LoadedPolicySet> {
+export async function reloadPolicySet(config: PolicySetFiles, current: LoadedPolicySet): Promise<LoadedPolicySet> {
   const next = await loadVersionedPolicySet(config);
   const problems: string[] = [];
   if (next.catalogDigest !== current.catalogDigest && next.set.catalog.version === current.set.catalog.version) {

@@ -1,3 +1,4 @@
+import { argumentsDigest } from "../core/digest.js";
 import { decideInForce } from "../core/withdraw.js";
 import type { TaskGrant } from "../core/grant.js";
 import { isJsonObject } from "../core/json.js";
@@ -8,6 +9,7 @@ import { signReceipt } from "../token/index.js";
 import { approvalDraft } from "./approvals.js";
 import type { AuthorityContext, PolicySet } from "./context.js";
 import { invalidRequest } from "./errors.js";
+import { DEFAULT_AUTHORITY_LIMITS, type AuthorityLimits } from "./limits.js";
 import { loadGrant, type GrantCheck } from "./load-grant.js";
 
 /** A verdict with what the shell added: the decision id it was recorded under and, on allow, the receipt. */
@@ -60,6 +62,13 @@ function checkCall(call: CallRequest, field: string): void {
   if (call.toolName === "" && call.actionId === "") throw invalidRequest(`${field}.tool_name`, "tool_name or action_id is required");
 }
 
+/** Calls of a batch decided between two turns of the event loop. */
+const YIELD_EVERY = 16;
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** What the load step read once for a whole request. */
 interface Loaded {
   readonly now: number;
@@ -71,10 +80,12 @@ interface Loaded {
   readonly caller: string | undefined;
 }
 
-/** One call after the decide step: its verdict and the parsed arguments. */
+/** One call after the decide step: its verdict, the parsed arguments and, on allow, their canonical digest. */
 interface DecideResult {
   readonly verdict: Verdict;
   readonly args?: unknown;
+  /** The digest of the arguments' canonical form, bound by the receipt ("" unless allowed). */
+  readonly argumentsDigest: string;
 }
 
 /**
@@ -83,18 +94,28 @@ interface DecideResult {
  */
 async function pipeline(ctx: AuthorityContext, token: string, calls: readonly CallRequest[], options: RequestOptions): Promise<Decided[]> {
   const { signal } = options;
+  signal?.throwIfAborted();
   const loaded = await load(ctx, token, options.caller);
+  const limits = ctx.limits ?? DEFAULT_AUTHORITY_LIMITS;
   const out: Decided[] = [];
-  for (const call of calls) {
+  for (const [i, call] of calls.entries()) {
+    // A long batch lets other requests run between slices, so one caller cannot hold the event loop.
+    if (i > 0 && i % YIELD_EVERY === 0) await yieldToEventLoop();
     signal?.throwIfAborted();
     const approval = await loadApproval(ctx, loaded, call);
-    const decided = await approvalStep(ctx, loaded, decideStep(loaded, call, approval));
+    const decided = decideStep(loaded, call, approval, limits);
+    const { argumentsDigest } = decided;
+    const pending = await approvalStep(ctx, loaded, decided);
     const decisionId = ctx.newId("dec");
-    const verdict = await commitStep(ctx, loaded, decided, decisionId);
+    const verdict = await commitStep(ctx, loaded, pending, decisionId);
     signal?.throwIfAborted();
     // Only a verified grant can be allowed, so an allow always has its grant at hand.
     const grant = loaded.check.ok ? loaded.check.grant : undefined;
-    out.push(verdict.decision === "allow" && grant ? { verdict, decisionId, receipt: await signStep(ctx, loaded, grant, verdict, decisionId) } : { verdict, decisionId });
+    out.push(
+      verdict.decision === "allow" && grant
+        ? { verdict, decisionId, receipt: await signStep(ctx, loaded, grant, verdict, decisionId, argumentsDigest) }
+        : { verdict, decisionId },
+    );
   }
   return out;
 }
@@ -135,15 +156,17 @@ async function loadApproval(ctx: AuthorityContext, loaded: Loaded, call: CallReq
 }
 
 /**
- * Decide: pure. The arguments are parsed here, once; that value is what the core checks and
- * digests, under the policy in force (the kill switch: a suspended source or a new deny stops
- * an outstanding grant at once; nothing the policy adds widens it).
+ * Decide: pure. The arguments are parsed here, once and strictly; that value is what the core
+ * checks and digests, and its canonical form's digest is what the receipt binds. It is decided
+ * under the policy in force (the kill switch: a suspended source or a new deny stops an
+ * outstanding grant at once; nothing the policy adds widens it).
  */
-function decideStep(loaded: Loaded, req: CallRequest, approval: ApprovalRecord | undefined): DecideResult {
+function decideStep(loaded: Loaded, req: CallRequest, approval: ApprovalRecord | undefined, limits: AuthorityLimits): DecideResult {
   const names = { callId: req.callId, actionId: "", toolName: req.toolName, callDigest: "" };
-  if (!loaded.check.ok) return { verdict: { decision: "deny", reason: { code: loaded.check.code, message: loaded.check.message }, ...names } };
-  const args = parseCallArguments(req.argumentsJson);
-  if (!args.ok) return { verdict: { decision: "deny", reason: { code: "INVALID_ARGUMENTS", message: args.message }, ...names } };
+  const refused = (verdict: Verdict) => ({ verdict, argumentsDigest: "" });
+  if (!loaded.check.ok) return refused({ decision: "deny", reason: { code: loaded.check.code, message: loaded.check.message }, ...names });
+  const args = parseCallArguments(req.argumentsJson, limits.arguments);
+  if (!args.ok) return refused({ decision: "deny", reason: { code: "INVALID_ARGUMENTS", message: args.message }, ...names });
   const call: ToolCall = {
     callId: req.callId,
     arguments: args.value,
@@ -151,8 +174,10 @@ function decideStep(loaded: Loaded, req: CallRequest, approval: ApprovalRecord |
     ...(req.actionId === "" ? {} : { actionId: req.actionId }),
   };
   // The policy read once by the load step: what it has withdrawn since the grant was issued is denied (POLICY_WITHDRAWN).
-  const ctx = { now: loaded.now, ...(approval ? { approval } : {}) };
-  return { verdict: decideInForce(loaded.check.grant, loaded.policySet.catalog, loaded.policySet.policy, call, ctx), args: args.value };
+  const { catalog, policy } = loaded.policySet;
+  const options = { now: loaded.now, maxArgumentDepth: limits.arguments.maxDepth, ...(approval ? { approval } : {}) };
+  const verdict = decideInForce(loaded.check.grant, catalog, policy, call, options);
+  return { verdict, args: args.value, argumentsDigest: verdict.decision === "allow" ? argumentsDigest(args.value) : "" };
 }
 
 /**
@@ -224,7 +249,7 @@ function decisionRecord(loaded: Loaded, verdict: Verdict, decisionId: string): D
 }
 
 /** Sign: the receipt a tool service verifies offline before it runs the call. */
-async function signStep(ctx: AuthorityContext, loaded: Loaded, grant: TaskGrant, verdict: Verdict, decisionId: string): Promise<string> {
+async function signStep(ctx: AuthorityContext, loaded: Loaded, grant: TaskGrant, verdict: Verdict, decisionId: string, argsCanonicalDigest: string): Promise<string> {
   return signReceipt(
     {
       decisionId,
@@ -235,6 +260,7 @@ async function signStep(ctx: AuthorityContext, loaded: Loaded, grant: TaskGrant,
       resource: verdict.resource ?? "",
       callId: verdict.callId,
       argsDigest: verdict.callDigest,
+      argumentsDigest: argsCanonicalDigest,
       catalogVersion: loaded.policySet.catalog.version,
     },
     ctx.ring,

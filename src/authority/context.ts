@@ -4,6 +4,7 @@ import type { Store } from "../store/port.js";
 import type { GrantVerifier, KeyRing } from "../token/index.js";
 import type { AuditCheckpointer } from "./audit.js";
 import type { Notifier } from "./notifier.js";
+import type { AuthorityLimits } from "./limits.js";
 
 /** The catalog and policy in force, loaded and checked together; replaced as a pair on reload. */
 export interface PolicySet {
@@ -40,6 +41,8 @@ export interface AuthorityContext {
   readonly approvalFeed: Notifier;
   /** Signs checkpoints of the audit chain head. */
   readonly audit: AuditCheckpointer;
+  /** Argument and token limits; `DEFAULT_AUTHORITY_LIMITS` when absent. */
+  readonly limits?: AuthorityLimits;
   /** Unix seconds. */
   now(): number;
   /** A fresh unique id such as `dec_<uuid>`. */

@@ -7,6 +7,8 @@
  *   a delegation that would widen);
  * - NOT_FOUND: the grant (or other record) named does not exist;
  * - PERMISSION_DENIED: the authenticated caller may not act on this record (another owner's approval).
+ * - RESOURCE_EXHAUSTED: the request, or what it would produce (a grant token), is over a
+ *   configured limit; nothing was recorded.
  */
 import type { ComposeDenialCode } from "../core/compose.js";
 import type { RefusalCode } from "../core/delegate.js";
@@ -15,7 +17,7 @@ import type { ReasonCode } from "../core/verdict.js";
 /** Charter's machine-readable codes a refusal can carry: verdict reasons, delegation refusals, compose denials. */
 export type AuthorityReason = ReasonCode | RefusalCode | ComposeDenialCode;
 
-export const AUTHORITY_ERROR_CODES = ["INVALID_REQUEST", "UNAUTHENTICATED", "FAILED_PRECONDITION", "NOT_FOUND", "PERMISSION_DENIED"] as const;
+export const AUTHORITY_ERROR_CODES = ["INVALID_REQUEST", "UNAUTHENTICATED", "FAILED_PRECONDITION", "NOT_FOUND", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED"] as const;
 
 export type AuthorityErrorCode = (typeof AUTHORITY_ERROR_CODES)[number];
 

@@ -6,6 +6,7 @@ import type { StoredGrant } from "../store/port.js";
 import { signGrantToken } from "../token/index.js";
 import type { AuthorityContext } from "./context.js";
 import { AuthorityError, invalidRequest } from "./errors.js";
+import { DEFAULT_AUTHORITY_LIMITS } from "./limits.js";
 import { loadGrant } from "./load-grant.js";
 
 /** The longest lifetime a caller may ask for; the policy's runtime limits usually cut it shorter. */
@@ -111,9 +112,18 @@ export async function getGrant(ctx: AuthorityContext, grantId: string): Promise<
   return stored;
 }
 
-/** The grant is recorded before it is signed: a token never exists for a grant the store lacks. */
+/**
+ * Signs, checks the token's size, then records (with its audit record and the caller): a token
+ * larger than Authorize accepts is refused RESOURCE_EXHAUSTED with nothing stored or audited, and
+ * a token never leaves for a grant the store lacks.
+ */
 async function record(ctx: AuthorityContext, grant: TaskGrant, caller: string | undefined): Promise<IssuedGrant> {
+  const token = await signGrantToken(grant, ctx.ring, { issuer: ctx.tokens.issuer, audience: ctx.tokens.audience });
+  const max = (ctx.limits ?? DEFAULT_AUTHORITY_LIMITS).maxTokenBytes;
+  if (token.length > max) {
+    throw new AuthorityError("RESOURCE_EXHAUSTED", `the grant's token would be ${token.length} bytes, more than the ${max} accepted (maxTokenBytes); nothing was issued`);
+  }
   await ctx.store.putGrant(grant, caller);
   ctx.audit.appended();
-  return { grant, token: await signGrantToken(grant, ctx.ring, { issuer: ctx.tokens.issuer, audience: ctx.tokens.audience }) };
+  return { grant, token };
 }

@@ -21,9 +21,12 @@ export type { AuthorityErrorCode, AuthorityErrorOptions, AuthorityReason } from 
 export { MAX_TTL_SECONDS, delegateGrant, getGrant, issueGrant, revokeGrant } from "./grants.js";
 export type { IssuedGrant } from "./grants.js";
 export { publishedKeys, rotateSigningKey } from "./keys.js";
+export { DEFAULT_AUTHORITY_LIMITS } from "./limits.js";
+export type { AuthorityLimits } from "./limits.js";
 export { loadGrant } from "./load-grant.js";
 export { createNotifier } from "./notifier.js";
 export type { Notifier } from "./notifier.js";
+export { pruneExpiredGrants } from "./retention.js";
 export type { GrantCheck } from "./load-grant.js";
 
 // Domain types the callers of this layer speak in.

@@ -48,6 +48,44 @@ export interface CharterConfig {
   readonly auditCheckpointRecords: number;
   /** Seconds between timed checkpoints of the audit chain head (only when records were added). */
   readonly auditCheckpointSeconds: number;
+  // Hard limits on hostile input (docs/api.md "Limits"); a request over one is refused before work is done.
+  /** Largest `arguments_json` of one call, in UTF-8 bytes. */
+  readonly maxArgumentsBytes: number;
+  /** Deepest nesting of arrays and objects in a call's arguments. */
+  readonly maxArgumentsDepth: number;
+  /** Longest id or name field of a request (call_id, tool_name, action_id, subject, owner, profile…), in characters. */
+  readonly maxFieldLength: number;
+  /** Longest free-text field of a request (purpose, note, reason), in characters. */
+  readonly maxTextLength: number;
+  /** Largest grant token accepted or issued, in bytes. */
+  readonly maxTokenBytes: number;
+  /** Most entries of a repeated request field other than batch items (requested_actions…). */
+  readonly maxListItems: number;
+  /** Bytes of verified tokens the token cache may hold (counted by token length); 0 turns it off. */
+  readonly tokenCacheBytes: number;
+  /** Schemas one generation of compiled argument validators holds before a new one starts (two are kept). */
+  readonly schemaCacheSize: number;
+  // Connections and backpressure (grpc-js / HTTP/2 server options).
+  /** Most open client connections; more are closed at once. */
+  readonly maxConnections: number;
+  /** Most concurrent calls (HTTP/2 streams) on one connection. */
+  readonly maxConcurrentStreams: number;
+  /** Memory one connection may use for frames and responses not yet read, in MiB; past it new calls are refused. */
+  readonly maxSessionMemoryMib: number;
+  /** Interval of server keepalive pings, in ms. */
+  readonly keepaliveTimeMs: number;
+  /** How long a keepalive ping may go unanswered before the connection is closed, in ms. */
+  readonly keepaliveTimeoutMs: number;
+  /** A connection without calls for this long is closed, in ms. */
+  readonly connectionIdleMs: number;
+  /** A connection older than this is asked to go away (clients reconnect), in ms. */
+  readonly connectionAgeMs: number;
+  /** How long calls in flight on an aged connection may still finish, in ms. */
+  readonly connectionAgeGraceMs: number;
+  /** Expired grants are deleted this long after they expire, in seconds. */
+  readonly grantRetentionSeconds: number;
+  /** How often the server prunes expired grants, in seconds. */
+  readonly pruneIntervalSeconds: number;
 }
 
 export const DEFAULTS: Omit<CharterConfig, "catalog" | "policy"> = {
@@ -56,7 +94,7 @@ export const DEFAULTS: Omit<CharterConfig, "catalog" | "policy"> = {
   issuer: "charter",
   audience: "charter",
   receiptTtlSeconds: 300,
-  maxMessageBytes: 4 * 1024 * 1024,
+  maxMessageBytes: 1024 * 1024,
   maxBatch: 256,
   tokenCacheSize: 10_000,
   logLevel: "info",
@@ -69,6 +107,24 @@ export const DEFAULTS: Omit<CharterConfig, "catalog" | "policy"> = {
   approvalTtlSeconds: 300,
   auditCheckpointRecords: 1000,
   auditCheckpointSeconds: 10,
+  maxArgumentsBytes: 256 * 1024,
+  maxArgumentsDepth: 32,
+  maxFieldLength: 256,
+  maxTextLength: 4096,
+  maxTokenBytes: 64 * 1024,
+  maxListItems: 256,
+  tokenCacheBytes: 64 * 1024 * 1024,
+  schemaCacheSize: 2048,
+  maxConnections: 1024,
+  maxConcurrentStreams: 16,
+  maxSessionMemoryMib: 8,
+  keepaliveTimeMs: 60_000,
+  keepaliveTimeoutMs: 20_000,
+  connectionIdleMs: 300_000,
+  connectionAgeMs: 1_800_000,
+  connectionAgeGraceMs: 10_000,
+  grantRetentionSeconds: 7 * 24 * 3600,
+  pruneIntervalSeconds: 3600,
 };
 
 /** Environment variables that override the config file, by config key. */
@@ -94,10 +150,31 @@ export const ENV_KEYS: Readonly<Record<keyof CharterConfig, string>> = {
   approvalTtlSeconds: "CHARTER_APPROVAL_TTL_SECONDS",
   auditCheckpointRecords: "CHARTER_AUDIT_CHECKPOINT_RECORDS",
   auditCheckpointSeconds: "CHARTER_AUDIT_CHECKPOINT_SECONDS",
+  maxArgumentsBytes: "CHARTER_MAX_ARGUMENTS_BYTES",
+  maxArgumentsDepth: "CHARTER_MAX_ARGUMENTS_DEPTH",
+  maxFieldLength: "CHARTER_MAX_FIELD_LENGTH",
+  maxTextLength: "CHARTER_MAX_TEXT_LENGTH",
+  maxTokenBytes: "CHARTER_MAX_TOKEN_BYTES",
+  maxListItems: "CHARTER_MAX_LIST_ITEMS",
+  tokenCacheBytes: "CHARTER_TOKEN_CACHE_BYTES",
+  schemaCacheSize: "CHARTER_SCHEMA_CACHE_SIZE",
+  maxConnections: "CHARTER_MAX_CONNECTIONS",
+  maxConcurrentStreams: "CHARTER_MAX_CONCURRENT_STREAMS",
+  maxSessionMemoryMib: "CHARTER_MAX_SESSION_MEMORY_MIB",
+  keepaliveTimeMs: "CHARTER_KEEPALIVE_TIME_MS",
+  keepaliveTimeoutMs: "CHARTER_KEEPALIVE_TIMEOUT_MS",
+  connectionIdleMs: "CHARTER_CONNECTION_IDLE_MS",
+  connectionAgeMs: "CHARTER_CONNECTION_AGE_MS",
+  connectionAgeGraceMs: "CHARTER_CONNECTION_AGE_GRACE_MS",
+  grantRetentionSeconds: "CHARTER_GRANT_RETENTION_SECONDS",
+  pruneIntervalSeconds: "CHARTER_PRUNE_INTERVAL_SECONDS",
 };
 
 /** Settings that hold a secret: taken from the environment only, never from a config file. */
 const SECRET_SETTINGS = new Set<string>(["kek"]);
+
+/** Numeric settings that may be 0: the caches (0 turns them off) and retention (0 prunes at expiry). */
+const MAY_BE_ZERO = new Set<keyof CharterConfig>(["tokenCacheSize", "tokenCacheBytes", "grantRetentionSeconds"]);
 
 const NUMERIC = new Set<keyof CharterConfig>([
   "receiptTtlSeconds",
@@ -107,7 +184,28 @@ const NUMERIC = new Set<keyof CharterConfig>([
   "approvalTtlSeconds",
   "auditCheckpointRecords",
   "auditCheckpointSeconds",
+  "maxArgumentsBytes",
+  "maxArgumentsDepth",
+  "maxFieldLength",
+  "maxTextLength",
+  "maxTokenBytes",
+  "maxListItems",
+  "tokenCacheBytes",
+  "schemaCacheSize",
+  "maxConnections",
+  "maxConcurrentStreams",
+  "maxSessionMemoryMib",
+  "keepaliveTimeMs",
+  "keepaliveTimeoutMs",
+  "connectionIdleMs",
+  "connectionAgeMs",
+  "connectionAgeGraceMs",
+  "grantRetentionSeconds",
+  "pruneIntervalSeconds",
 ]);
+
+/** The token layer's own ceiling on a token's length (`MAX_TOKEN_LENGTH`): maxTokenBytes may not exceed it. */
+export const MAX_TOKEN_BYTES_CEILING = 256 * 1024;
 
 /** A configuration that cannot be used; the message lists every problem. */
 export class ConfigError extends Error {
@@ -156,7 +254,7 @@ export async function resolveConfig(options: {
     const value = raw[key];
     const n = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value;
     // tokenCacheSize 0 turns the verified-token cache off; every other number must be positive.
-    const least = key === "tokenCacheSize" ? 0 : 1;
+    const least = MAY_BE_ZERO.has(key) ? 0 : 1;
     if (typeof n !== "number" || !Number.isSafeInteger(n) || n < least) {
       problems.push(`${key} must be a ${least === 0 ? "non-negative" : "positive"} integer`);
     } else raw[key] = n;
@@ -173,6 +271,9 @@ export async function resolveConfig(options: {
   if (!(LOG_LEVELS as readonly unknown[]).includes(raw["logLevel"])) problems.push(`logLevel must be one of ${LOG_LEVELS.join(", ")}`);
   if (typeof raw["listen"] === "string" && parseListen(raw["listen"]) === undefined) problems.push(`listen must be host:port, got "${raw["listen"]}"`);
   problems.push(...securityProblems(raw));
+  if (typeof raw["maxTokenBytes"] === "number" && raw["maxTokenBytes"] > MAX_TOKEN_BYTES_CEILING) {
+    problems.push(`maxTokenBytes must be at most ${MAX_TOKEN_BYTES_CEILING}`);
+  }
   if (problems.length > 0) throw new ConfigError(problems.join("\n"));
   return raw as unknown as CharterConfig;
 }

@@ -1,3 +1,6 @@
+import type { JsonValue } from "./json.js";
+import { parseStrictJson, type JsonLimits, type StrictJsonProblem } from "./strict-json.js";
+
 /**
  * A tool call as a gateway sends it, before anything is decided: names as given ("" when absent)
  * and the arguments still as JSON text. `parseCallArguments` turns that text into the one value
@@ -14,14 +17,24 @@ export interface CallRequest {
 }
 
 /** The parsed arguments, or why the text is not usable (a message for the model). */
-export type ParsedArguments = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly message: string };
+export type ParsedArguments = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly problem: StrictJsonProblem; readonly message: string };
 
-/** Parses a call's arguments; blank text means "no arguments" (`{}`). */
-export function parseCallArguments(text: string): ParsedArguments {
-  if (text.trim() === "") return { ok: true, value: {} };
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch {
-    return { ok: false, message: "The arguments are not valid JSON. Send a JSON object and call again." };
-  }
+/** Default bounds on a call's arguments: 256 KiB of UTF-8 and 32 levels of nesting. */
+export const DEFAULT_ARGUMENT_LIMITS: JsonLimits = { maxBytes: 256 * 1024, maxDepth: 32 };
+
+/**
+ * Parses a call's arguments strictly (`parseStrictJson`); blank text means "no arguments" (`{}`).
+ * Duplicate keys, a byte order mark, lone surrogates, numbers outside IEEE-754 and texts over the
+ * limits are refused with a message naming the problem, never echoing a value.
+ */
+export function parseCallArguments(text: string, limits: JsonLimits = DEFAULT_ARGUMENT_LIMITS): ParsedArguments {
+  if (isBlank(text)) return { ok: true, value: {} };
+  const parsed = parseStrictJson(text, limits);
+  if (parsed.ok) return parsed;
+  return { ok: false, problem: parsed.problem, message: `The arguments are refused: ${parsed.message}. Send one JSON object and call again.` };
+}
+
+/** Only JSON whitespace counts as blank (a lone U+FEFF is not blank: it is refused as a BOM). */
+function isBlank(text: string): boolean {
+  return /^[ \t\n\r]*$/.test(text);
 }

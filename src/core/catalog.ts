@@ -1,7 +1,7 @@
 import { ProblemList } from "./errors.js";
 import { cloneJson, isJsonObject, type JsonObject, type JsonSchema } from "./json.js";
 import { parseResourceTemplate, type ResourceTemplate } from "./resource.js";
-import { createSchemaCompiler, type CompiledSchema, type SchemaCompiler } from "./schema.js";
+import { createSchemaCompiler, type CompiledSchema, type SchemaCompiler, type SchemaCompilerOptions } from "./schema.js";
 import { readSummaryPaths, type SummaryPaths } from "./summary-paths.js";
 
 /** What an action does to the world; informational, shown to models and operators. */
@@ -72,9 +72,9 @@ const TOOL_KEYS = new Set(["name", "description", "inputSchema", "outputSchema",
  * Builds a catalog from a parsed document `{version, actions: [...]}`. Every problem is collected
  * and thrown together as one LoadError naming `file`, the action and the problem.
  */
-export function buildCatalog(document: unknown, file: string): Catalog {
+export function buildCatalog(document: unknown, file: string, schemaOptions: SchemaCompilerOptions = {}): Catalog {
   const problems = new ProblemList(file);
-  const schemas = createSchemaCompiler();
+  const schemas = createSchemaCompiler(schemaOptions);
   const actions = new Map<string, CatalogAction>();
   const tools = new Map<string, CatalogAction>();
 

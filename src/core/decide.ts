@@ -1,6 +1,7 @@
 import type { Catalog, CatalogAction } from "./catalog.js";
 import { callDigest } from "./digest.js";
 import { caveatsOf, type TaskGrant } from "./grant.js";
+import { jsonDepthExceeds } from "./json-depth.js";
 import { isJsonObject, jsonEqual, type JsonSchema } from "./json.js";
 import type { Rule } from "./policy.js";
 import { resolveResource } from "./resource.js";
@@ -13,16 +14,49 @@ export interface DecideContext {
   readonly now: number;
   /** The approval record the caller presented for this call, if any. */
   readonly approval?: ApprovalRecord;
+  /** Deepest nesting of arguments decided on (default 32, as `DEFAULT_ARGUMENT_LIMITS`); deeper is INVALID_ARGUMENTS. */
+  readonly maxArgumentDepth?: number;
 }
+
+/** Nesting bound `decide` applies when the context names none. */
+export const DEFAULT_MAX_ARGUMENT_DEPTH = 32;
 
 /** The requirement named for actions listed as approval-required without a rule naming one. */
 export const DEFAULT_REQUIREMENT = "owner";
 
 /**
  * Decides one tool call (DESIGN §2): the first failing check decides, in the documented order.
- * Pure and total: it never throws, whatever the arguments and names are.
+ * Pure and total: it never throws, whatever the arguments and names are. Arguments nested deeper
+ * than `maxArgumentDepth`, or that no check can evaluate, are denied INVALID_ARGUMENTS.
  */
 export function decide(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: DecideContext): Verdict {
+  const maxDepth = ctx.maxArgumentDepth ?? DEFAULT_MAX_ARGUMENT_DEPTH;
+  const names = () => ({
+    callId: typeof call.callId === "string" ? call.callId : "",
+    actionId: "",
+    toolName: typeof call.toolName === "string" ? call.toolName : "",
+    callDigest: "",
+  });
+  if (jsonDepthExceeds(call.arguments, maxDepth)) {
+    return {
+      decision: "deny",
+      reason: { code: "INVALID_ARGUMENTS", message: `The arguments nest deeper than ${maxDepth} levels. Send a flatter JSON object and call again.` },
+      ...names(),
+    };
+  }
+  try {
+    return decideChecked(grant, catalog, call, ctx);
+  } catch {
+    // Fail closed: whatever could not be evaluated is not allowed.
+    return {
+      decision: "deny",
+      reason: { code: "INVALID_ARGUMENTS", message: "The call cannot be evaluated; it is refused. Check the arguments and call again." },
+      ...names(),
+    };
+  }
+}
+
+function decideChecked(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: DecideContext): Verdict {
   const resolved = resolve(catalog, call);
   const action = typeof resolved === "string" ? undefined : resolved;
   const actionId = action?.id ?? call.actionId ?? call.toolName ?? "";
@@ -55,6 +89,8 @@ export function decide(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: 
   // 4. Arguments are an object valid against the tool's input schema.
   const args = call.arguments;
   if (!isJsonObject(args)) return deny("INVALID_ARGUMENTS", `The arguments for ${shown} must be a JSON object.`);
+  // An action without a tool has no input schema: it takes no arguments at all.
+  if (!action.input && Object.keys(args).length > 0) return deny("INVALID_ARGUMENTS", `The action ${shown} takes no arguments; send an empty object.`);
   const inputProblems = action.input?.check(args) ?? [];
   if (inputProblems.length > 0) {
     return deny("INVALID_ARGUMENTS", `The arguments for ${shown} are invalid: ${formatProblems(inputProblems)}. Fix them and call again.`);

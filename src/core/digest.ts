@@ -36,3 +36,11 @@ export function callDigest(grantId: string, actionId: string, args: unknown): st
 export function descriptorDigest(tool: { readonly name: string; readonly description: string; readonly inputSchema: unknown }): string {
   return sha256Hex(canonicalJson({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
 }
+
+/**
+ * The digest of the arguments alone: sha256 over their RFC 8785 canonical text. A receipt carries
+ * it (`arguments_digest`) so a tool service can check that the arguments it got are the ones decided.
+ */
+export function argumentsDigest(args: unknown): string {
+  return sha256Hex(canonicalJson(args));
+}

@@ -1,4 +1,5 @@
 import { cloneJson, isJsonObject, jsonEqual, setOwn, type JsonObject, type JsonSchema, type JsonValue } from "./json.js";
+import { PATH_WITHIN, rootPattern } from "./path-within.js";
 import type { ActionCaveats } from "./policy.js";
 
 const LOWER_BOUNDS = new Set(["minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"]);
@@ -71,6 +72,11 @@ function mergeSchema(a: JsonSchema, b: JsonSchema): JsonSchema {
       const kept = Array.isArray(mine) ? mine.filter((x) => value.some((y) => jsonEqual(x, y))) : value;
       if (kept.length === 0) return false;
       out["enum"] = kept;
+    } else if (key === PATH_WITHIN && typeof value === "string") {
+      // Shown to a model as the pattern a path within the root matches (decide checks the canonical path).
+      const pattern = rootPattern(value);
+      if (out["pattern"] === undefined) out["pattern"] = pattern;
+      else if (out["pattern"] !== pattern) extra.push({ pattern });
     } else if (key === "required") {
       out["required"] = union(mine, value);
     } else if (mine === undefined) {

@@ -1,7 +1,9 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import type { DataValidationCxt } from "ajv/dist/types/index.js";
 import addFormatsModule from "ajv-formats";
 import { canonicalJson } from "./digest.js";
 import { isJsonObject, type JsonSchema, type JsonValue } from "./json.js";
+import { canonicalPathProblem, PATH_WITHIN, pathProblem } from "./path-within.js";
 
 // ajv-formats ships CommonJS with an ES-style declaration; at run time the default import is the plugin.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -29,11 +31,68 @@ export interface SchemaCompiler {
   compile(schema: JsonSchema): CompiledSchema;
 }
 
-/** Bound on remembered schemas compiled outside load time (from delegated grants). */
-const MAX_CACHED = 4096;
+/** Schemas one generation of compiled validators holds by default (see `createSchemaCompiler`). */
+export const DEFAULT_SCHEMAS_PER_GENERATION = 2048;
 
-/** Creates a compiler whose results are cached by schema identity and by canonical text. */
-export function createSchemaCompiler(): SchemaCompiler {
+/** How a compiler bounds what it remembers. */
+export interface SchemaCompilerOptions {
+  /** Schemas one generation holds (default 2,048); also bounded by 256 bytes of schema text per schema on average. */
+  readonly schemasPerGeneration?: number;
+}
+
+/** One ajv instance and what it compiled; dropped whole, so ajv's internal references go with it. */
+interface Generation {
+  readonly ajv: Ajv2020;
+  readonly byObject: WeakMap<object, CompiledSchema>;
+  readonly byText: Map<string, CompiledSchema>;
+  textBytes: number;
+}
+
+/**
+ * Creates a compiler whose results are cached by schema identity and by canonical text, in
+ * generations: when the current generation is full (by count, or by the size of the schema text it
+ * compiled), it becomes the previous one and a fresh ajv instance starts; the generation before is
+ * dropped whole. ajv keeps every compiled function and its references in its own scope for as long
+ * as the instance lives (removeSchema does not release them), so dropping instances is the only
+ * way memory stays bounded: at most two generations, plus validators still held elsewhere (a
+ * loaded catalog's input schemas keep the generation they were compiled in).
+ */
+export function createSchemaCompiler(options: SchemaCompilerOptions = {}): SchemaCompiler {
+  const perGeneration = options.schemasPerGeneration ?? DEFAULT_SCHEMAS_PER_GENERATION;
+  const maxTextBytes = perGeneration * 256;
+  let current = newGeneration();
+  let previous: Generation | undefined;
+
+  return {
+    compile(schema) {
+      const asObject = typeof schema === "object" ? schema : undefined;
+      const hit = (asObject && (current.byObject.get(asObject) ?? previous?.byObject.get(asObject))) || undefined;
+      if (hit) return hit;
+      const key = canonicalJson(schema);
+      let compiled = current.byText.get(key);
+      const older = compiled ? undefined : previous?.byText.get(key);
+      // Only the generation that compiled a validator indexes it, so no generation pins an older one.
+      if (older) return older;
+      if (!compiled) {
+        if (current.byText.size >= perGeneration || current.textBytes + key.length > maxTextBytes) {
+          previous = current;
+          current = newGeneration();
+        }
+        compiled = wrap(schema, current.ajv.compile(schema));
+        current.byText.set(key, compiled);
+        current.textBytes += key.length;
+      }
+      if (asObject) current.byObject.set(asObject, compiled);
+      return compiled;
+    },
+  };
+}
+
+function newGeneration(): Generation {
+  return { ajv: newAjv(), byObject: new WeakMap(), byText: new Map(), textBytes: 0 };
+}
+
+function newAjv(): Ajv2020 {
   // strictSchema (unknown keywords, formats) and strictNumbers stay on; strictTypes would force
   // policy authors to repeat `type` beside every keyword of a rule's `when`, so it is off.
   const ajv = new Ajv2020({
@@ -41,38 +100,43 @@ export function createSchemaCompiler(): SchemaCompiler {
     strictTypes: false,
     strictTuples: false,
     strictRequired: false,
-    allErrors: true,
+    // The first failing keyword stops the check: no unbounded error collection on hostile arguments.
+    allErrors: false,
     validateFormats: true,
     // A schema's $id is not registered: one grant's schema cannot collide with another's.
     addUsedSchema: false,
     logger: false,
   });
   addFormats(ajv);
-  const byObject = new WeakMap<object, CompiledSchema>();
-  const byText = new Map<string, CompiledSchema>();
+  addPathWithin(ajv);
+  return ajv;
+}
 
-  return {
-    compile(schema) {
-      if (typeof schema === "object") {
-        const known = byObject.get(schema);
-        if (known) return known;
-      }
-      const key = canonicalJson(schema);
-      let compiled = byText.get(key);
-      if (!compiled) {
-        compiled = wrap(schema, ajv.compile(schema));
-        if (byText.size >= MAX_CACHED) {
-          // Evict the oldest, from ajv's own cache too, so memory stays bounded.
-          const [oldestKey, oldest] = byText.entries().next().value as [string, CompiledSchema];
-          byText.delete(oldestKey);
-          if (typeof oldest.schema === "object") ajv.removeSchema(oldest.schema);
-        }
-        byText.set(key, compiled);
-      }
-      if (typeof schema === "object") byObject.set(schema, compiled);
-      return compiled;
+/**
+ * Registers `pathWithin: "<root>"` (see `path-within.ts`): the root must itself be a canonical
+ * absolute path, or the schema does not compile (a policy load error). Every other unknown keyword
+ * stays a compile error.
+ */
+function addPathWithin(ajv: Ajv2020): void {
+  ajv.addKeyword({
+    keyword: PATH_WITHIN,
+    type: "string",
+    schemaType: "string",
+    errors: true,
+    compile(root: string) {
+      const bad = canonicalPathProblem(root);
+      if (bad !== undefined) throw new Error(`${PATH_WITHIN} root ${JSON.stringify(root)} ${bad}`);
+      // ajv passes the data's place to a compiled keyword: the error names the argument, e.g. /path.
+      const check = (data: string, cxt?: DataValidationCxt): boolean => {
+        const problem = pathProblem(data, root);
+        if (problem === undefined) return true;
+        check.errors = [{ keyword: PATH_WITHIN, instancePath: cxt?.instancePath ?? "", schemaPath: "", params: { root, problem }, message: problem }];
+        return false;
+      };
+      check.errors = [] as ErrorObject[];
+      return check;
     },
-  };
+  });
 }
 
 function wrap(schema: JsonSchema, validate: ValidateFunction): CompiledSchema {
@@ -112,6 +176,8 @@ function describe(error: ErrorObject): string {
     case "exclusiveMinimum":
     case "exclusiveMaximum":
       return `must be ${String(p["comparison"])} ${String(p["limit"])}`;
+    case PATH_WITHIN:
+      return `must be a canonical path within ${quote(p["root"])}: it ${String(p["problem"])}`;
     case "minLength":
     case "maxLength":
     case "minItems":

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { parseDocument } from "yaml";
 import { buildCatalog, type Catalog } from "../core/catalog.js";
+import type { SchemaCompilerOptions } from "../core/schema.js";
 import { LoadError } from "../core/errors.js";
 import { buildPolicy, type Policy } from "../core/policy.js";
 
@@ -58,8 +59,8 @@ export async function readText(file: string): Promise<string> {
 }
 
 /** Reads and checks a catalog file. */
-export async function loadCatalogFile(file: string): Promise<Catalog> {
-  return buildCatalog(parseDocumentText(await readText(file), file), file);
+export async function loadCatalogFile(file: string, schemas: SchemaCompilerOptions = {}): Promise<Catalog> {
+  return buildCatalog(parseDocumentText(await readText(file), file), file, schemas);
 }
 
 /** Reads and checks a policy file against a catalog. */
@@ -68,8 +69,8 @@ export async function loadPolicyFile(file: string, catalog: Catalog): Promise<Po
 }
 
 /** Checks catalog text read from `file`. */
-export function catalogFromText(text: string, file: string): Catalog {
-  return buildCatalog(parseDocumentText(text, file), file);
+export function catalogFromText(text: string, file: string, schemas: SchemaCompilerOptions = {}): Catalog {
+  return buildCatalog(parseDocumentText(text, file), file, schemas);
 }
 
 /** Checks policy text read from `file` against a catalog. */

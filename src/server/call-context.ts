@@ -77,7 +77,9 @@ export function openCallContext(
   // The client's own deadline timer cancels the call too: tell them apart by the clock.
   const late = () => deadline !== undefined && deadline.getTime() - DEADLINE_SLACK_MS <= Date.now();
   call.on("cancelled", () => abort(late() ? expired() : new RpcError("CANCELLED", "cancelled by the client")));
-  const timer = deadline ? setTimeout(() => abort(expired()), Math.max(0, deadline.getTime() - Date.now())) : undefined;
+  // A call that arrives past its deadline is aborted at once, before any work starts.
+  if (deadline !== undefined && deadline.getTime() <= Date.now()) abort(expired());
+  const timer = deadline && !controller.signal.aborted ? setTimeout(() => abort(expired()), Math.max(0, deadline.getTime() - Date.now())) : undefined;
   const onShutdown = () => abort(new RpcError("UNAVAILABLE", "server shutting down"));
   if (shutdown?.aborted) onShutdown();
   else shutdown?.addEventListener("abort", onShutdown, { once: true });
@@ -105,6 +107,7 @@ const OK: GrpcStatus = { code: status.OK, details: "OK", fault: false };
 
 /** Whether the client gave up on the call (cancelled it, or its deadline passed). */
 export function clientGone(ctx: CallContext): boolean {
+  if (pastDeadline(ctx)) return true;
   const reason: unknown = ctx.signal.reason;
   return ctx.signal.aborted && isRpcError(reason) && (reason.code === "CANCELLED" || reason.code === "DEADLINE_EXCEEDED");
 }
@@ -114,6 +117,8 @@ export function clientGone(ctx: CallContext): boolean {
  * DEADLINE_EXCEEDED once it gave up, whatever the handler did afterwards; otherwise `toGrpcStatus`.
  */
 export function callStatus(ctx: CallContext, err?: unknown): GrpcStatus {
+  // Work that blocked the event loop past the deadline ends before the deadline timer can fire.
+  if (pastDeadline(ctx) && !ctx.signal.aborted) return toGrpcStatus(new RpcError("DEADLINE_EXCEEDED", "deadline exceeded"));
   if (clientGone(ctx)) return toGrpcStatus(ctx.signal.reason);
   return err === undefined ? OK : toGrpcStatus(err);
 }
@@ -121,6 +126,11 @@ export function callStatus(ctx: CallContext, err?: unknown): GrpcStatus {
 /** The authenticated caller's principal as the application layer records it (none before authentication). */
 export function callerOf(ctx: CallContext): { readonly caller?: string } {
   return ctx.caller === undefined ? {} : { caller: ctx.caller.principal };
+}
+
+/** Whether the call's deadline has passed by the clock, whether or not its timer has fired yet. */
+function pastDeadline(ctx: CallContext): boolean {
+  return ctx.deadline !== undefined && ctx.deadline.getTime() <= Date.now();
 }
 
 /**

@@ -57,10 +57,33 @@ function loggedStream(messages: AsyncIterable<AnyResponse>, ended: (err?: unknow
   };
 }
 
-/** One `rpc` line; at error level with the cause when the status is a server fault. */
+/** Longest text taken from an error (which may quote a caller) into a log line. */
+export const MAX_LOGGED_TEXT = 512;
+
+/** One `rpc` line; at error level with the cause (its texts truncated) when the status is a server fault. */
 export function logRpc(log: Logger, method: string, s: GrpcStatus, started: bigint, cause?: unknown): void {
   const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-  const fields = { method, status: status[s.code], durationMs: Math.round(durationMs * 1000) / 1000 };
-  if (s.fault) log.error({ ...fields, err: cause }, "rpc failed");
+  const fields = { method: truncate(method), status: status[s.code], durationMs: Math.round(durationMs * 1000) / 1000 };
+  if (s.fault) log.error({ ...fields, err: loggedError(cause) }, "rpc failed");
   else log.info(fields, "rpc");
+}
+
+/**
+ * An error as logged: the error itself when its texts are short; otherwise a copy (same prototype,
+ * so the logged `type` stays) whose message, stack and cause's texts are cut to a bounded length.
+ */
+function loggedError(err: unknown, depth = 0): unknown {
+  if (!(err instanceof Error)) return typeof err === "string" ? truncate(err) : err;
+  const long = err.message.length > MAX_LOGGED_TEXT || (err.stack?.length ?? 0) > 4 * MAX_LOGGED_TEXT;
+  const cause = depth === 0 ? loggedError(err.cause, 1) : undefined;
+  if (!long && cause === err.cause) return err;
+  const copy = Object.assign(Object.create(Object.getPrototypeOf(err) as object) as Error, err);
+  Object.defineProperty(copy, "message", { value: truncate(err.message), enumerable: false });
+  if (err.stack !== undefined) Object.defineProperty(copy, "stack", { value: truncate(err.stack, 4 * MAX_LOGGED_TEXT), enumerable: false });
+  Object.defineProperty(copy, "cause", { value: cause, enumerable: false });
+  return copy;
+}
+
+function truncate(text: string, max = MAX_LOGGED_TEXT): string {
+  return text.length > max ? `${text.slice(0, max)}…[${text.length - max} more]` : text;
 }

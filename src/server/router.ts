@@ -12,7 +12,9 @@ import type { Logger } from "pino";
 import { untilAborted } from "./abortable.js";
 import { callStatus, clientGone, openCallContext, type CallContext } from "./call-context.js";
 import { applyInterceptors, type CallHandler, type Interceptor } from "./interceptor.js";
+import { configureExactUtf8 } from "./exact-utf8.js";
 import { logRpc, loggingInterceptor } from "./logging.js";
+import { checkRequestLimits, DEFAULT_REQUEST_LIMITS, precheckRequest, type RequestLimits } from "./request-limits.js";
 import { RpcError, toGrpcStatus, type GrpcStatus } from "./rpc-error.js";
 import { STATUS_DETAILS_KEY, statusDetailsBin } from "./status-details.js";
 
@@ -43,8 +45,15 @@ export interface BindOptions {
   readonly interceptors?: readonly Interceptor[];
   /** Aborted when the server shuts down: every call's signal aborts, open streams end UNAVAILABLE. */
   readonly shutdown?: AbortSignal;
-  /** Logs what never reaches the interceptors: requests that cannot be decoded. */
+  /** Logs what never reaches the interceptors: requests that cannot be decoded or are over a limit. */
   readonly log?: Logger;
+  /** Field lengths and list sizes every request must keep to (`DEFAULT_REQUEST_LIMITS` when absent). */
+  readonly limits?: RequestLimits;
+  /**
+   * The largest unary response, in bytes (the server's max send length): a larger one fails
+   * RESOURCE_EXHAUSTED inside the pipeline, so the log line reports what the client got.
+   */
+  readonly maxResponseBytes?: number;
 }
 
 /**
@@ -59,9 +68,18 @@ export function bindService<S extends GenService<GenServiceMethods>>(
   handlers: Partial<ServiceHandlers<S>>,
   options: BindOptions | Logger = {},
 ): ServiceBinding {
-  const { interceptors = [], shutdown, log } = isLogger(options) ? { interceptors: [loggingInterceptor(options)], log: options } : options;
+  configureExactUtf8();
+  const {
+    interceptors = [],
+    shutdown,
+    log,
+    limits = DEFAULT_REQUEST_LIMITS,
+    maxResponseBytes = Infinity,
+  } = isLogger(options) ? { interceptors: [loggingInterceptor(options)], log: options } : options;
   const definition: Record<string, ServiceDefinition[string]> = {};
   const implementation: UntypedServiceImplementation = {};
+  // Unary responses encoded (and measured) in the pipeline, so grpc-js sends those bytes as they are.
+  const encoded = new WeakMap<object, Uint8Array>();
   for (const method of service.methods) {
     definition[method.localName] = {
       path: `/${service.typeName}/${method.name}`,
@@ -70,22 +88,31 @@ export function bindService<S extends GenService<GenServiceMethods>>(
       // The raw bytes pass through: decoding happens in the pipeline, where a failure is the caller's.
       requestSerialize: (bytes: Uint8Array) => Buffer.from(bytes),
       requestDeserialize: (bytes: Buffer) => bytes,
-      responseSerialize: (message: MessageInitShape<DescMessage>) => Buffer.from(toBinary(method.output, create(method.output, message))),
+      responseSerialize: (message: MessageInitShape<DescMessage>) => Buffer.from(encoded.get(message) ?? toBinary(method.output, create(method.output, message))),
       responseDeserialize: (bytes: Buffer) => fromBinary(method.output, bytes),
       originalName: method.localName,
     };
     const handler = (handlers as Record<string, unknown>)[method.localName] as ((req: MessageShape<DescMessage>, ctx: CallContext) => unknown) | undefined;
-    const pipeline = applyInterceptors(innermost(method, handler), interceptors);
-    /** Decodes and runs the pipeline; a message that does not decode never reaches the interceptors. */
+    const pipeline = applyInterceptors(innermost(method, handler, encoded, maxResponseBytes), interceptors);
+    const refuse = (err: RpcError, ctx: CallContext) => {
+      if (log) logRpc(log, ctx.path, toGrpcStatus(err), process.hrtime.bigint());
+      return Promise.reject(err);
+    };
+    /**
+     * Checks the limits, decodes and runs the pipeline. A message over a limit (list sizes counted
+     * on the raw bytes, before decoding) or that does not decode never reaches the interceptors.
+     */
     const run = (bytes: Buffer, ctx: CallContext) => {
+      const early = precheckRequest(method.input, bytes, limits);
+      if (early) return refuse(early, ctx);
       let request: MessageShape<DescMessage>;
       try {
         request = fromBinary(method.input, bytes);
       } catch {
-        const err = new RpcError("INVALID_ARGUMENT", `malformed ${method.input.typeName} message`);
-        if (log) logRpc(log, ctx.path, toGrpcStatus(err), process.hrtime.bigint());
-        return Promise.reject(err);
+        return refuse(new RpcError("INVALID_ARGUMENT", `malformed ${method.input.typeName} message`), ctx);
       }
+      const over = checkRequestLimits(method.input, request, limits);
+      if (over) return refuse(over, ctx);
       return pipeline(request, ctx);
     };
 
@@ -125,12 +152,25 @@ export function bindService<S extends GenService<GenServiceMethods>>(
 }
 
 /** The handler as the pipeline's last step; a stream ends as soon as the call's signal aborts. */
-function innermost(method: DescMethod, handler: ((req: MessageShape<DescMessage>, ctx: CallContext) => unknown) | undefined): CallHandler {
+function innermost(
+  method: DescMethod,
+  handler: ((req: MessageShape<DescMessage>, ctx: CallContext) => unknown) | undefined,
+  encoded: WeakMap<object, Uint8Array>,
+  maxResponseBytes: number,
+): CallHandler {
   if (!handler) return () => Promise.reject(new RpcError("UNIMPLEMENTED", `${method.name} is not implemented yet`));
   if (method.methodKind === "server_streaming") {
     return async (req, ctx) => ({ stream: true, messages: untilAborted(handler(req, ctx) as AsyncIterable<MessageInitShape<DescMessage>>, ctx.signal) });
   }
-  return async (req, ctx) => ({ stream: false, message: await (handler(req, ctx) as Promise<MessageInitShape<DescMessage>>) });
+  return async (req, ctx) => {
+    const message = await (handler(req, ctx) as Promise<MessageInitShape<DescMessage>>);
+    const bytes = toBinary(method.output, create(method.output, message));
+    if (bytes.length > maxResponseBytes) {
+      throw new RpcError("RESOURCE_EXHAUSTED", `the response would be ${bytes.length} bytes, more than the ${maxResponseBytes} allowed (maxMessageBytes)`);
+    }
+    encoded.set(message, bytes);
+    return { stream: false, message };
+  };
 }
 
 /** The error grpc-js sends as a call's final status, with `grpc-status-details-bin` when it has details. */

@@ -82,6 +82,7 @@ const AUTHORITY_STATUS: Readonly<Record<AuthorityErrorCode, status>> = {
   FAILED_PRECONDITION: status.FAILED_PRECONDITION,
   NOT_FOUND: status.NOT_FOUND,
   PERMISSION_DENIED: status.PERMISSION_DENIED,
+  RESOURCE_EXHAUSTED: status.RESOURCE_EXHAUSTED,
 };
 
 /** What the caller is told, and whether the cause should be logged as a server fault. */

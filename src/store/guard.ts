@@ -21,6 +21,7 @@ export const STORE_DOING: Describers<StoreOperations> = {
   getGrant: (id) => `read grant ${id}`,
   revokeGrant: (id) => `revoke grant ${id}`,
   anyRevoked: () => "check revocations",
+  pruneGrants: (before) => `prune grants expired before ${before}`,
   listKeys: () => "list keys",
   insertKey: (key) => `insert key ${key.kid}`,
   insertKeyUnlessActive: (key) => `insert first key ${key.kid}`,

@@ -48,6 +48,12 @@ export interface GrantStore {
   revokeGrant(id: string, reason: string, at: number, caller?: string): Promise<string[]>;
   /** True when any of these grant ids (a grant and its ancestors) is revoked. */
   anyRevoked(ids: readonly string[]): Promise<boolean>;
+  /**
+   * Deletes the grants that expired before `before` (Unix seconds) and answers how many. A grant
+   * that is an ancestor of a grant kept (one expiring at or after `before`) is kept too, with its
+   * revocation state, so a still-valid grant's chain is still checked for revocation.
+   */
+  pruneGrants(before: number): Promise<number>;
 }
 
 /** A signing key pair as stored: JWKs as JSON text. The private half never leaves the process. */

@@ -24,6 +24,11 @@ export interface ReceiptClaims {
   readonly callId: string;
   /** The verdict's call digest: sha256 over the canonical {grant id, action id, arguments}. */
   readonly argsDigest: string;
+  /**
+   * sha256 (lower-case hex) over the RFC 8785 canonical text of the arguments decided on: a tool
+   * service canonicalizes the arguments it received and compares, so it runs exactly what was decided.
+   */
+  readonly argumentsDigest: string;
   readonly catalogVersion: string;
 }
 
@@ -62,15 +67,17 @@ const CLAIM = {
   resource: "resource",
   callId: "call_id",
   argsDigest: "args_digest",
+  argumentsDigest: "arguments_digest",
   catalogVersion: "catalog_version",
 } as const;
-const REQUIRED = ["decisionId", "grantId", "subject", "actionId", "argsDigest"] as const;
+const REQUIRED = ["decisionId", "grantId", "subject", "actionId", "argsDigest", "argumentsDigest"] as const;
 const STRINGS = [...REQUIRED, "toolName", "callId", "catalogVersion"] as const;
 
 /**
  * Signs a short-lived receipt for an allowed call: a compact JWS (EdDSA, typ
  * charter-receipt+jwt) with iss, aud, sub, jti, iat, exp and the private claims grant_id,
- * action_id, tool_name, resource (when there is one), call_id, args_digest and catalog_version.
+ * action_id, tool_name, resource (when there is one), call_id, args_digest, arguments_digest and
+ * catalog_version.
  */
 export async function signReceipt(claims: ReceiptClaims, ring: KeyRing, options: ReceiptSignOptions): Promise<string> {
   const ttl = options.ttlSeconds ?? DEFAULT_RECEIPT_TTL_SECONDS;
@@ -85,6 +92,7 @@ export async function signReceipt(claims: ReceiptClaims, ring: KeyRing, options:
     ...(claims.resource === undefined ? {} : { [CLAIM.resource]: claims.resource }),
     [CLAIM.callId]: claims.callId,
     [CLAIM.argsDigest]: claims.argsDigest,
+    [CLAIM.argumentsDigest]: claims.argumentsDigest,
     [CLAIM.catalogVersion]: claims.catalogVersion,
   };
   const { kid, privateKey } = ring.signingKey();
@@ -114,7 +122,19 @@ export async function verifyReceipt(token: string, keys: KeyResolver | Jwks, che
       audience: check.audience,
       now: check.now,
       clockToleranceSeconds: check.clockToleranceSeconds ?? 0,
-      requiredClaims: ["sub", "jti", "iat", "exp", CLAIM.grantId, CLAIM.actionId, CLAIM.toolName, CLAIM.callId, CLAIM.argsDigest, CLAIM.catalogVersion],
+      requiredClaims: [
+        "sub",
+        "jti",
+        "iat",
+        "exp",
+        CLAIM.grantId,
+        CLAIM.actionId,
+        CLAIM.toolName,
+        CLAIM.callId,
+        CLAIM.argsDigest,
+        CLAIM.argumentsDigest,
+        CLAIM.catalogVersion,
+      ],
     },
     "receipt",
   );
@@ -130,6 +150,7 @@ export async function verifyReceipt(token: string, keys: KeyResolver | Jwks, che
     ...(resource === undefined ? {} : { resource }),
     callId: p[CLAIM.callId],
     argsDigest: p[CLAIM.argsDigest],
+    argumentsDigest: p[CLAIM.argumentsDigest],
     catalogVersion: p[CLAIM.catalogVersion],
     issuedAt: p.iat,
     expiresAt: p.exp,

@@ -9,6 +9,18 @@ import { MAX_TOKEN_LENGTH } from "./verify-jws.js";
 export interface GrantVerifierOptions extends GrantTokenParties {
   /** How many verified tokens to remember (default 10,000); 0 disables the cache. */
   readonly maxEntries?: number;
+  /** How many bytes the remembered grants may take, counted by `cachedBytes` (default 64 MiB); 0 disables the cache. */
+  readonly maxBytes?: number;
+}
+
+export const DEFAULT_VERIFIER_BYTES = 64 * 1024 * 1024;
+
+/**
+ * What one remembered token is counted as: its parsed, frozen grant takes about twice the token's
+ * length (UTF-16 strings, object overhead), plus the key and the entry.
+ */
+export function cachedBytes(tokenLength: number): number {
+  return 2 * tokenLength + 256;
 }
 
 /** What the verifier has done so far; for tests and metrics. */
@@ -19,6 +31,8 @@ export interface GrantVerifierStats {
   readonly cacheHits: number;
   /** Tokens currently cached. */
   readonly size: number;
+  /** Bytes the cached tokens are counted as. */
+  readonly bytes: number;
 }
 
 /** Verifies grant tokens, remembering the ones whose signature and claims already checked out. */
@@ -34,12 +48,19 @@ export interface GrantVerifier {
 export const DEFAULT_VERIFIER_ENTRIES = 10_000;
 
 /**
- * A verifier with a bounded LRU of verified grants keyed by the sha256 of the token (the raw
- * bearer token is not kept). Only tokens that verified are cached; a refused one is checked in
- * full again next time. Keys are never removed from a ring, so a cached signature stays valid.
+ * A verifier with an LRU of verified grants keyed by the sha256 of the token (the raw bearer token
+ * is not kept), bounded in entries and in bytes. Only tokens that verified are cached; a refused
+ * one is checked in full again next time. Keys are canonical: `verifyJws` refuses any token whose
+ * base64url is not the canonical encoding of its bytes (padding, spare bits), so one token has
+ * exactly one spelling and cannot fill the cache with re-encodings. Keys are never removed from a
+ * ring, so a cached signature stays valid.
  */
 export function createGrantVerifier(keys: KeyResolver, options: GrantVerifierOptions): GrantVerifier {
-  const cache = new LruCache<string, TaskGrant>(options.maxEntries ?? DEFAULT_VERIFIER_ENTRIES);
+  const sizes = new WeakMap<TaskGrant, number>();
+  const cache = new LruCache<string, TaskGrant>(options.maxEntries ?? DEFAULT_VERIFIER_ENTRIES, {
+    maxBytes: options.maxBytes ?? DEFAULT_VERIFIER_BYTES,
+    sizeOf: (grant) => sizes.get(grant) ?? 0,
+  });
   const parties: GrantTokenParties = { issuer: options.issuer, audience: options.audience };
   let signatureVerifications = 0;
   let cacheHits = 0;
@@ -61,11 +82,14 @@ export function createGrantVerifier(keys: KeyResolver, options: GrantVerifierOpt
       const result = await verifyGrantToken(token, keys, { ...parties, now });
       if (!result.ok) return result;
       const grant = deepFreeze(result.grant);
-      if (digest !== undefined) cache.set(digest, grant);
+      if (digest !== undefined) {
+        sizes.set(grant, cachedBytes(token.length));
+        cache.set(digest, grant);
+      }
       return { ok: true, grant };
     },
     stats() {
-      return { signatureVerifications, cacheHits, size: cache.size };
+      return { signatureVerifications, cacheHits, size: cache.size, bytes: cache.bytes };
     },
   };
 }

@@ -34,6 +34,7 @@ const NAMED_CLAIMS = new Set(["iss", "aud", "sub", "jti", "iat", "nbf", "exp", "
 export async function verifyJws(token: unknown, keys: KeyResolver, want: JwsExpectations, what: string): Promise<JwsOutcome> {
   if (typeof token !== "string" || token === "") return refuse(`no ${what} was presented`);
   if (token.length > MAX_TOKEN_LENGTH) return refuse(`the ${what} is too large`);
+  if (!isCanonicalCompact(token)) return refuse(`the ${what} is malformed (not canonical base64url)`);
   const getKey = async (header: JWTHeaderParameters): Promise<CryptoKey> => {
     const key = header.alg === "EdDSA" && typeof header.kid === "string" ? await keys.resolveKey(header.kid, want.now) : undefined;
     if (!key) throw new UnknownKey();
@@ -56,6 +57,18 @@ export async function verifyJws(token: unknown, keys: KeyResolver, want: JwsExpe
     return explain(err, what);
   }
 }
+
+/**
+ * Whether a compact JWS is three base64url parts each spelled exactly as its bytes encode (no
+ * padding, no set spare bits, no other characters). Decoders accept several spellings of the same
+ * bytes; only the canonical one is accepted, so a token has one spelling and one cache key.
+ */
+export function isCanonicalCompact(token: string): boolean {
+  const parts = token.split(".");
+  return parts.length === 3 && parts.every((part) => BASE64URL.test(part) && Buffer.from(part, "base64url").toString("base64url") === part);
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
 
 /** The token names no key the resolver knows (or an algorithm other than EdDSA). */
 class UnknownKey extends Error {}

@@ -61,6 +61,7 @@ describe("resolveConfig()", () => {
     const file = configFile(FULL_FILE);
     const config = await resolveConfig({ file, env: {} });
     expect(config).toEqual<CharterConfig>({
+      ...DEFAULTS,
       listen: "[::1]:7000",
       dataDir: "/var/lib/charter",
       catalog: "file-catalog.yaml",
@@ -286,5 +287,14 @@ describe("TLS and key-encryption settings", () => {
       env: { ...env, CHARTER_TLS_CERT: "c", CHARTER_TLS_KEY: "k", CHARTER_TLS_CLIENT_CA: "ca", CHARTER_TLS_CLIENT_ROLES: "gateway-1=gateway; ops=admin,auditor" },
     });
     expect(config.tlsClientRoles).toBe("gateway-1=gateway; ops=admin,auditor");
+  });
+});
+
+describe("resolveConfig() hard limits", () => {
+  it("reads every limit from the environment and refuses zero where zero means nothing", async () => {
+    const config = await resolveConfig({ env: { ...REQUIRED_ENV, CHARTER_MAX_ARGUMENTS_BYTES: "1000", CHARTER_MAX_CONNECTIONS: "7", CHARTER_TOKEN_CACHE_BYTES: "0" } });
+    expect(config).toMatchObject({ maxArgumentsBytes: 1000, maxConnections: 7, tokenCacheBytes: 0 });
+    await expect(resolveConfig({ env: { ...REQUIRED_ENV, CHARTER_MAX_ARGUMENTS_DEPTH: "0" } })).rejects.toThrow(/maxArgumentsDepth must be a positive integer/);
+    await expect(resolveConfig({ env: { ...REQUIRED_ENV, CHARTER_MAX_TOKEN_BYTES: "999999" } })).rejects.toThrow(/maxTokenBytes must be at most 262144/);
   });
 });

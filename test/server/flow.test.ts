@@ -122,8 +122,8 @@ describe("BatchAuthorize", () => {
     const { grantToken } = await issue("owner-assistant");
     const items = Array.from({ length: charter.config.maxBatch + 1 }, (_, i) => ({ call: { callId: `c${i}`, toolName: "web_search", argumentsJson: "{}" } }));
     await expect(charter.clients.authority.batchAuthorize({ grantToken, items })).rejects.toMatchObject({
-      code: 3,
-      details: `items: at most ${charter.config.maxBatch} calls per batch`,
+      code: 8, // RESOURCE_EXHAUSTED: counted on the raw bytes, before the batch is decoded
+      details: `items: at most ${charter.config.maxBatch} entries (maxBatch)`,
     });
   });
 });

@@ -139,6 +139,25 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
       });
     });
 
+    describe("retention", () => {
+      it("prunes grants expired before the cutoff, keeping the ancestors of a grant still kept and their revocation", async () => {
+        const T = 1_750_000_000;
+        const oldRoot = makeGrant("old", undefined, { expiresAt: T - 10 });
+        const parent = makeGrant("parent", undefined, { expiresAt: T - 10 });
+        const live = makeGrant("live", parent, { expiresAt: T + 100 });
+        const lastSecond = makeGrant("edge", undefined, { expiresAt: T });
+        for (const g of [oldRoot, parent, live, lastSecond]) await store.putGrant(g);
+        await store.revokeGrant("parent", "compromised", T - 20);
+        expect(await store.pruneGrants(T)).toBe(1);
+        expect(await store.getGrant("old")).toBeUndefined();
+        expect(await store.getGrant("edge")).toBeDefined();
+        expect((await store.getGrant("parent"))?.revokedReason).toBe("compromised");
+        expect(await store.anyRevoked(live.chain)).toBe(true);
+        expect(await store.pruneGrants(T)).toBe(0);
+        expect(await store.pruneGrants(T + 101)).toBe(3);
+      });
+    });
+
     describe("keys", () => {
       it("lists no keys in a fresh store", async () => {
         expect(await store.listKeys()).toEqual([]);
@@ -298,6 +317,7 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         getGrant: (s) => s.getGrant("g"),
         revokeGrant: (s) => s.revokeGrant("g", "x", 1),
         anyRevoked: (s) => s.anyRevoked(["g"]),
+        pruneGrants: (s) => s.pruneGrants(1),
         listKeys: (s) => s.listKeys(),
         insertKey: (s) => s.insertKey(makeKey("late", 1)),
         insertKeyUnlessActive: (s) => s.insertKeyUnlessActive(makeKey("late", 1)),

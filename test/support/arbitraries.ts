@@ -239,7 +239,10 @@ export const CALL_ARBS: Readonly<Record<(typeof BASIC_IDS)[number], fc.Arbitrary
     .tuple(fc.boolean(), args({ order_id: fc.constantFrom("ord_1", "x"), amount: fc.constantFrom(10, 600, 20_000), currency: fc.constantFrom("EUR", "GBP") }))
     .map(([byId, a]) => callOf("issue_refund", "refund.issue", byId, a)),
   "shell.exec": fc.constantFrom("ls", "rm -rf /").map((command) => callOf("run_shell", "shell.exec", false, { command })),
-  "audit.note": args({ topic: fc.constantFrom("billing", "other") }).map((a) => callOf("", "audit.note", true, a)),
+  // An action without a tool takes no arguments: mostly `{}`, now and then some (always denied).
+  "audit.note": fc
+    .oneof({ arbitrary: fc.constant({}), weight: 3 }, { arbitrary: args({ topic: fc.constantFrom("billing", "other") }), weight: 1 })
+    .map((a) => callOf("", "audit.note", true, a)),
 };
 
 /** A call to any basic action. */

@@ -141,6 +141,7 @@ describe("verifyGrantToken()", () => {
           toolName: "send_email",
           callId: "c-1",
           argsDigest: "sha256:ab",
+          argumentsDigest: "cd",
           catalogVersion: "1",
         },
         ring,

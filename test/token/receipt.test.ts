@@ -12,6 +12,7 @@ const claims: ReceiptClaims = {
   resource: "mailbox/bob@example.com",
   callId: "call-9",
   argsDigest: "sha256:3f1c",
+  argumentsDigest: "9c2e",
   catalogVersion: "2025-06-01",
 };
 const signAt = (now: number, ttlSeconds?: number) => ({ ...PARTIES, now, ...(ttlSeconds === undefined ? {} : { ttlSeconds }) });
@@ -34,6 +35,7 @@ describe("signReceipt()", () => {
       resource: "mailbox/bob@example.com",
       call_id: "call-9",
       args_digest: "sha256:3f1c",
+      arguments_digest: "9c2e",
       catalog_version: "2025-06-01",
     });
   });

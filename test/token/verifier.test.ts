@@ -26,7 +26,7 @@ describe("createGrantVerifier()", () => {
     expect(await verifier.verify(token, NOW + 2)).toEqual({ ok: true, grant });
     expect(await verifier.verify(token, NOW + 3)).toEqual({ ok: true, grant });
     expect(keys.lookups).toBe(1);
-    expect(verifier.stats()).toEqual({ signatureVerifications: 1, cacheHits: 2, size: 1 });
+    expect(verifier.stats()).toMatchObject({ signatureVerifications: 1, cacheHits: 2, size: 1 });
   });
 
   it("refuses a cached token once it has expired", async () => {
@@ -59,7 +59,7 @@ describe("createGrantVerifier()", () => {
     const forged = await forge({ alg: "EdDSA", kid: ring.signingKey().kid, typ: "charter-grant+jwt" }, grantClaims(sampleGrant()), await strangerKey());
     for (let i = 0; i < 3; i += 1) expect(await verifier.verify(forged, NOW)).toMatchObject({ ok: false, code: "GRANT_INVALID" });
     expect(keys.lookups).toBe(3);
-    expect(verifier.stats()).toEqual({ signatureVerifications: 3, cacheHits: 0, size: 0 });
+    expect(verifier.stats()).toMatchObject({ signatureVerifications: 3, cacheHits: 0, size: 0 });
   });
 
   it("does not cache a token that was refused as expired, so it cannot become valid later", async () => {
@@ -80,7 +80,7 @@ describe("createGrantVerifier()", () => {
     await verifier.verify(t2, NOW);
     await verifier.verify(t1, NOW); // t1 is now the most recently used
     await verifier.verify(t3, NOW); // evicts t2
-    expect(verifier.stats()).toEqual({ signatureVerifications: 3, cacheHits: 1, size: 2 });
+    expect(verifier.stats()).toMatchObject({ signatureVerifications: 3, cacheHits: 1, size: 2 });
     await verifier.verify(t1, NOW);
     expect(verifier.stats().signatureVerifications).toBe(3);
     await verifier.verify(t2, NOW);
@@ -93,7 +93,7 @@ describe("createGrantVerifier()", () => {
     const token = await signGrantToken(sampleGrant(), ring, PARTIES);
     await verifier.verify(token, NOW);
     await verifier.verify(token, NOW);
-    expect(verifier.stats()).toEqual({ signatureVerifications: 2, cacheHits: 0, size: 0 });
+    expect(verifier.stats()).toMatchObject({ signatureVerifications: 2, cacheHits: 0, size: 0 });
   });
 
   it("hands out a grant no caller can change", async () => {
@@ -112,5 +112,36 @@ describe("createGrantVerifier()", () => {
     const token = await signGrantToken(sampleGrant(), ring, PARTIES);
     expect((await createGrantVerifier(ring, PARTIES).verify(token, NOW)).ok).toBe(true);
     expect(await createGrantVerifier(ring, { ...PARTIES, audience: "other" }).verify(token, NOW)).toMatchObject({ ok: false, code: "GRANT_INVALID" });
+  });
+});
+
+describe("createGrantVerifier() bounded memory", () => {
+  it("refuses re-encodings of one token (padding, spare signature bits), so they cannot fill the cache", async () => {
+    const { ring } = await freshRing();
+    const verifier = createGrantVerifier(ring, { ...PARTIES, maxEntries: 100 });
+    const token = await signGrantToken(sampleGrant(), ring, PARTIES);
+    expect(await verifier.verify(token, NOW + 1)).toMatchObject({ ok: true });
+    const [h, p, s] = token.split(".") as [string, string, string];
+    // A 64-byte signature is 86 base64url characters: the last one carries 4 spare bits.
+    const last = s.at(-1) as string;
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const spare = alphabet[alphabet.indexOf(last) ^ 1] as string;
+    expect(Buffer.from(s.slice(0, -1) + spare, "base64url")).toEqual(Buffer.from(s, "base64url"));
+    for (const variant of [`${h}.${p}.${s.slice(0, -1)}${spare}`, `${h}.${p}.${s}==`, `${h}=.${p}.${s}`, `${h}.${p}.${s} `]) {
+      expect(await verifier.verify(variant, NOW + 1)).toMatchObject({ ok: false, code: "GRANT_INVALID" });
+    }
+    expect(verifier.stats()).toMatchObject({ size: 1, signatureVerifications: 5 });
+  });
+
+  it("bounds the bytes the cache holds, not only its entries", async () => {
+    const { ring } = await freshRing();
+    const token = await signGrantToken(sampleGrant(), ring, PARTIES);
+    const verifier = createGrantVerifier(ring, { ...PARTIES, maxEntries: 1000, maxBytes: 3 * (2 * token.length + 256) });
+    for (let i = 0; i < 10; i++) {
+      const t = await signGrantToken(sampleGrant({ id: `grant-${i}`, rootId: `grant-${i}` }), ring, PARTIES);
+      expect(await verifier.verify(t, NOW + 1)).toMatchObject({ ok: true });
+    }
+    expect(verifier.stats().size).toBeLessThanOrEqual(3);
+    expect(verifier.stats().bytes).toBeLessThanOrEqual(3 * (2 * token.length + 256));
   });
 });

@@ -57,6 +57,17 @@ export function postgresGrantStore(pool: pg.Pool): GrantStore {
       return row === undefined ? undefined : storedGrant(row, id);
     },
 
+    async pruneGrants(before) {
+      // A grant still valid at `before` keeps every ancestor its chain names, with its revocation.
+      const { rowCount } = await pool.query(
+        `DELETE FROM grants
+         WHERE expires_at < $1
+           AND NOT EXISTS (SELECT 1 FROM grants AS kept WHERE kept.expires_at >= $1 AND (kept.grant_json::jsonb -> 'chain') ? grants.id)`,
+        [before],
+      );
+      return rowCount ?? 0;
+    },
+
     revokeGrant: (id, reason, at, caller) =>
       inChainUnit(pool, async (unit) => {
         const tx = unit.tx;

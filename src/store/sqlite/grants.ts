@@ -67,6 +67,15 @@ export function sqliteGrantStore(db: Database, group: GroupCommit, append: Audit
     )
     .pluck();
 
+  // Expired before @before, and no kept grant (expiring at or after @before) names it in its chain.
+  const prune = db.prepare<[{ before: number }], never>(`
+    DELETE FROM grants
+    WHERE expires_at < @before
+      AND NOT EXISTS (
+        SELECT 1 FROM grants AS kept, json_each(kept.grant_json, '$.chain') AS link
+        WHERE kept.expires_at >= @before AND link.value = grants.id
+      )`);
+
   const put = (grant: TaskGrant, caller: string | undefined) => {
     const json = grantToJson(grant);
     const { changes } = insert.run(grantParams(grant, json));
@@ -105,6 +114,8 @@ export function sqliteGrantStore(db: Database, group: GroupCommit, append: Audit
     async anyRevoked(ids) {
       return ids.length > 0 && anyRevoked.get(JSON.stringify(ids)) === 1;
     },
+    // A unit of the group commit, so it is ordered with the writes queued before it.
+    pruneGrants: (before) => group.run(() => prune.run({ before }).changes),
   };
 }
 
