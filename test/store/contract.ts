@@ -156,6 +156,19 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         expect(await store.pruneGrants(T)).toBe(0);
         expect(await store.pruneGrants(T + 101)).toBe(3);
       });
+
+      it("prunes a grant's row only: its approvals, decisions and audit records stay, and the audit chain is unchanged", async () => {
+        const root = makeGrant("g-root");
+        await store.putGrant(root, "caller:ops");
+        await store.createApprovalOnce(makeApproval("apr_kept"), root.issuedAt + 10);
+        await store.commitDecision(makeDecision("dec_kept"));
+        const before = await store.readAudit(0, 1000);
+        expect(await store.pruneGrants(root.expiresAt + 1)).toBe(1);
+        expect(await store.getGrant("g-root")).toBeUndefined();
+        expect((await store.getApproval("apr_kept"))?.approval.grantId).toBe("g-root");
+        expect(await store.getDecision("dec_kept")).toBeDefined();
+        expect(await store.readAudit(0, 1000)).toEqual(before);
+      });
     });
 
     describe("keys", () => {
