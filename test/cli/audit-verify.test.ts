@@ -5,10 +5,9 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAppContext } from "../../src/app/context.js";
 import { authorize, issueGrant } from "../../src/authority/index.js";
-import type { CliIo } from "../../src/cli/io.js";
-import { runCli } from "../../src/cli/main.js";
 import { DEFAULTS, type CharterConfig } from "../../src/config/config.js";
 import { FIXTURES } from "../support/charter-server.js";
+import { runCapture, type CliRun } from "../support/cli.js";
 
 // `charter audit verify` over a real log: intact it passes; editing, deleting or reordering one
 // record, or cutting records off the end, is detected and the record is named.
@@ -36,13 +35,8 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
-async function cli(dataDir: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: CliIo = { env: {}, out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) };
-  const code = await runCli([...args, "--catalog", join(FIXTURES, "catalog.yaml"), "--policy", join(FIXTURES, "policy.yaml"), "--data-dir", dataDir], io);
-  return { code, out, err };
-}
+const cli = (dataDir: string, ...args: string[]): Promise<CliRun> =>
+  runCapture([...args, "--catalog", join(FIXTURES, "catalog.yaml"), "--policy", join(FIXTURES, "policy.yaml"), "--data-dir", dataDir]);
 
 /** A copy of the pristine log with `tamper` applied to its database. */
 let copies = 0;

@@ -2,10 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { CliIo } from "../../src/cli/io.js";
-import { runCli } from "../../src/cli/main.js";
 import { EXIT_RPC_FAILED } from "../../src/cli/target.js";
 import { FIXTURES, startTestCharter, type TestCharter } from "../support/charter-server.js";
+import { runCapture, type CliRun } from "../support/cli.js";
 
 const dirs: string[] = [];
 const running: TestCharter[] = [];
@@ -20,16 +19,8 @@ function dataDir(): string {
   return dir;
 }
 
-async function cli(dir: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: CliIo = {
-    env: { CHARTER_CATALOG: join(FIXTURES, "catalog.yaml"), CHARTER_POLICY: join(FIXTURES, "policy.yaml"), CHARTER_DATA_DIR: dir, ...env },
-    out: (t) => (out += `${t}\n`),
-    err: (t) => (err += `${t}\n`),
-  };
-  return { code: await runCli(args, io), out, err };
-}
+const cli = (dir: string, args: string[], env: Record<string, string> = {}): Promise<CliRun> =>
+  runCapture(args, { CHARTER_CATALOG: join(FIXTURES, "catalog.yaml"), CHARTER_POLICY: join(FIXTURES, "policy.yaml"), CHARTER_DATA_DIR: dir, ...env });
 
 describe("charter keys", () => {
   it("creates a key (the secret printed once), lists it without the secret, and revokes it", async () => {

@@ -1,9 +1,8 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CliIo } from "../../src/cli/io.js";
-import { runCli } from "../../src/cli/main.js";
 import { EXIT_RPC_FAILED } from "../../src/cli/target.js";
 import { FIXTURES, startTestCharter, type TestCharter } from "../support/charter-server.js";
+import { runCapture, type CliRun } from "../support/cli.js";
 
 // One command, one output shape: offline (the application layer over the server's data dir) and
 // with --server (the running server's RPCs) print the same JSON and exit with the same code.
@@ -20,12 +19,7 @@ afterAll(async () => {
   await charter.stop();
 });
 
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: CliIo = { env: {}, out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) };
-  return { code: await runCli(args, io), out, err };
-}
+const cli = (...args: string[]): Promise<CliRun> => runCapture(args);
 
 /** Runs a command offline on the server's data dir and against the server itself. */
 async function bothWays(...args: string[]) {

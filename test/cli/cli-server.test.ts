@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CliIo } from "../../src/cli/io.js";
-import { runCli } from "../../src/cli/main.js";
 import { EXIT_RPC_FAILED } from "../../src/cli/target.js";
 import { startTestCharter, type TestCharter } from "../support/charter-server.js";
+import { runCapture, type CliRun } from "../support/cli.js";
 
 let charter: TestCharter;
 let server: string;
@@ -14,12 +13,7 @@ afterAll(async () => {
   await charter.stop();
 });
 
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: CliIo = { env: {}, out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) };
-  return { code: await runCli(args, io), out, err };
-}
+const cli = (...args: string[]): Promise<CliRun> => runCapture(args);
 
 describe("the CLI against a running server (--server)", () => {
   it("issues through IssueGrant, reads the catalog through GetCatalog and decides through Authorize", async () => {

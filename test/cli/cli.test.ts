@@ -2,9 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/main.js";
-import type { CliIo } from "../../src/cli/io.js";
 import { FIXTURES } from "../support/charter-server.js";
+import { runCapture, type CliRun } from "../support/cli.js";
 
 let dataDir: string;
 beforeAll(() => {
@@ -12,13 +11,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: CliIo = { env: {}, out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) };
-  const code = await runCli(args, io);
-  return { code, out, err };
-}
+const cli = (...args: string[]): Promise<CliRun> => runCapture(args);
 
 /** The parts of a printed verdict (`charter.v1.Verdict` as JSON) the tests read. */
 function verdictOf(out: string): { decision?: string; reason?: { code?: string }; requirement?: string } {

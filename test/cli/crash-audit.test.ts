@@ -4,11 +4,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CliIo } from "../../src/cli/io.js";
-import { runCli } from "../../src/cli/main.js";
 import { createCharterClients, type CharterClients } from "../../src/client/index.js";
 import { startTestCharter } from "../support/charter-server.js";
 import { describePostgres, testSchema } from "../support/postgres.js";
+import { runCapture, type CliRun } from "../support/cli.js";
 
 // Crash safety: `charter serve` killed with SIGKILL under load loses no audit record of any
 // verdict a client received, and the chain still verifies — on SQLite, and on PostgreSQL with a
@@ -23,13 +22,8 @@ interface StoreArgs {
   readonly env: Readonly<Record<string, string>>;
 }
 
-async function cli(store: StoreArgs, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: CliIo = { env: { ...store.env }, out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) };
-  const code = await runCli([...args, "--config", join(ROOT, "fixtures", "charter.yaml"), "--data-dir", store.dataDir, ...store.args], io);
-  return { code, out, err };
-}
+const cli = (store: StoreArgs, ...args: string[]): Promise<CliRun> =>
+  runCapture([...args, "--config", join(ROOT, "fixtures", "charter.yaml"), "--data-dir", store.dataDir, ...store.args], store.env);
 
 /** Starts `charter serve` as a child process; answers its address and a promise of its exit. */
 async function serve(store: StoreArgs): Promise<{ address: string; kill: () => Promise<void> }> {

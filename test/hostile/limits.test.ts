@@ -1,32 +1,17 @@
-import { Writable } from "node:stream";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorDetails } from "../../src/client/index.js";
 import { Decision } from "../../src/gen/charter/v1/common_pb.js";
 import { startTestCharter, type TestCharter } from "../support/charter-server.js";
+import { memoryLog } from "../support/memory-log.js";
 
 // Findings of issue 10 about unbounded requests, against the real server: each refusal is
 // RESOURCE_EXHAUSTED, comes before any work, and records nothing.
-const chunks: string[] = [];
-const logLines = () =>
-  chunks
-    .join("")
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
+const memory = memoryLog();
 
 let charter: TestCharter;
 let writes = { grants: 0, decisions: 0 };
 beforeAll(async () => {
-  const log = pino(
-    { level: "info" },
-    new Writable({
-      write: (c: Buffer, _e, done) => {
-        chunks.push(c.toString());
-        done();
-      },
-    }),
-  );
+  const log = memory.log;
   // Messages up to 8 MiB reach Charter, so its own field limits are what refuses them (the 1 MiB default would refuse them in grpc-js).
   charter = await startTestCharter({ log, config: { maxTokenBytes: 6000, maxMessageBytes: 8 * 1024 * 1024 } });
   // Thin spies around the real store: count what is recorded.
@@ -132,11 +117,11 @@ describe("hard limits over gRPC", () => {
   });
 
   it("logs the status the client got for a call refused over a limit", async () => {
-    chunks.length = 0;
+    memory.clear();
     await refusal(charter.clients.keys.getJwks({}).then(() => charter.clients.grants.getGrant({ grantId: "g".repeat(10_000) })));
-    const line = logLines().find((l) => l["method"] === "/charter.v1.GrantService/GetGrant");
+    const line = memory.lines().find((l) => l["method"] === "/charter.v1.GrantService/GetGrant");
     expect(line).toMatchObject({ status: "RESOURCE_EXHAUSTED" });
-    expect(JSON.stringify(logLines())).not.toContain("g".repeat(300));
+    expect(JSON.stringify(memory.lines())).not.toContain("g".repeat(300));
   });
 });
 

@@ -1,29 +1,14 @@
-import { Writable } from "node:stream";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestCharter, type TestCharter } from "../support/charter-server.js";
+import { memoryLog } from "../support/memory-log.js";
 
 // "the per-RPC log says OK when the client got DEADLINE_EXCEEDED; caller text of any size is
 // copied into error log lines" — against the real server, with thin spies around the real store.
-const chunks: string[] = [];
-const lines = () =>
-  chunks
-    .join("")
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
+const memory = memoryLog();
 
 let charter: TestCharter;
 beforeAll(async () => {
-  const log = pino(
-    { level: "info" },
-    new Writable({
-      write: (c: Buffer, _e, done) => {
-        chunks.push(c.toString());
-        done();
-      },
-    }),
-  );
+  const log = memory.log;
   charter = await startTestCharter({ log, config: { maxFieldLength: 100_000 } });
 });
 afterAll(async () => {
@@ -40,25 +25,25 @@ describe("the per-RPC log line", () => {
       while (Date.now() < until); // a synchronous stall, as a 2 s schema check was
       return commit(...a);
     };
-    chunks.length = 0;
+    memory.clear();
     const err = await charter.clients.authority.authorize({ grantToken, call: { callId: "slow", toolName: "run_shell", argumentsJson: "{}" } }, { timeoutMs: 150 }).then(
       () => undefined,
       (e: unknown) => e as { code: number },
     );
     store.commitDecision = commit;
     expect(err?.code).toBe(4);
-    await expect.poll(() => lines().find((l) => l["method"] === "/charter.v1.AuthorityService/Authorize")?.["status"]).toBe("DEADLINE_EXCEEDED");
+    await expect.poll(() => memory.lines().find((l) => l["method"] === "/charter.v1.AuthorityService/Authorize")?.["status"]).toBe("DEADLINE_EXCEEDED");
   });
 
   it("cuts caller text quoted by an error to a bounded length", async () => {
     const store = charter.server.context.store as { getGrant: (id: string) => Promise<unknown> };
     const getGrant = store.getGrant.bind(store);
     store.getGrant = (id) => Promise.reject(new Error(`lookup failed for ${id}`));
-    chunks.length = 0;
+    memory.clear();
     const id = "x".repeat(50_000);
     await charter.clients.grants.getGrant({ grantId: id }).catch(() => undefined);
     store.getGrant = getGrant;
-    const line = lines().find((l) => l["method"] === "/charter.v1.GrantService/GetGrant");
+    const line = memory.lines().find((l) => l["method"] === "/charter.v1.GrantService/GetGrant");
     expect(line).toMatchObject({ status: "INTERNAL", msg: "rpc failed" });
     expect(JSON.stringify(line).length).toBeLessThan(5_000);
     expect((line?.["err"] as { message: string }).message).toMatch(/^lookup failed for x+…\[\d+ more\]$/);

@@ -1,20 +1,13 @@
 // A call the client cancelled (or whose deadline passed) is logged with the status the client got
 // (CANCELLED / DEADLINE_EXCEEDED), not as a server fault (INTERNAL with an error) or as OK.
-import { Writable } from "node:stream";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPromiseClient, type PromiseClient } from "../../src/client/index.js";
 import { ApprovalEventKind, ApprovalService } from "../../src/gen/charter/v1/approval_pb.js";
 import { bindService } from "../../src/server/router.js";
 import { aborted, serve } from "../support/grpc.js";
+import { memoryLog } from "../support/memory-log.js";
 
-const chunks: string[] = [];
-const lines = () =>
-  chunks
-    .join("")
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
+const memory = memoryLog();
 const finished: (() => void)[] = [];
 const started: (() => void)[] = [];
 const handlerStarted = () => new Promise<void>((resolve) => started.push(resolve));
@@ -24,15 +17,7 @@ let server: { address: string; stop(): void };
 let approvals: PromiseClient<typeof ApprovalService>;
 
 beforeAll(async () => {
-  const log = pino(
-    { level: "info" },
-    new Writable({
-      write: (c: Buffer, _e, done) => {
-        chunks.push(c.toString());
-        done();
-      },
-    }),
-  );
+  const log = memory.log;
   const b = bindService(
     ApprovalService,
     {
@@ -64,7 +49,7 @@ describe("the call log of calls the client gave up on", () => {
     const done = handlerDone();
     await expect(approvals.getApproval({ approvalId: "a" }, { timeoutMs: 50 })).rejects.toMatchObject({ code: 4 });
     await done;
-    expect(lines().at(-1)).toMatchObject({ method: "/charter.v1.ApprovalService/GetApproval", status: "DEADLINE_EXCEEDED", level: 30 });
+    expect(memory.lines().at(-1)).toMatchObject({ method: "/charter.v1.ApprovalService/GetApproval", status: "DEADLINE_EXCEEDED", level: 30 });
   });
 
   it("logs a cancelled unary call as CANCELLED, not as an INTERNAL fault", async () => {
@@ -76,7 +61,7 @@ describe("the call log of calls the client gave up on", () => {
     controller.abort();
     await expect(call).rejects.toMatchObject({ code: 1 });
     await done;
-    expect(lines().at(-1)).toMatchObject({ method: "/charter.v1.ApprovalService/GetApproval", status: "CANCELLED", level: 30 });
+    expect(memory.lines().at(-1)).toMatchObject({ method: "/charter.v1.ApprovalService/GetApproval", status: "CANCELLED", level: 30 });
   });
 
   it("logs a server stream the client cancelled as CANCELLED, not OK", async () => {
@@ -88,6 +73,6 @@ describe("the call log of calls the client gave up on", () => {
       })(),
     ).rejects.toMatchObject({ code: 1 });
     await done;
-    expect(lines().at(-1)).toMatchObject({ method: "/charter.v1.ApprovalService/WatchApprovals", status: "CANCELLED" });
+    expect(memory.lines().at(-1)).toMatchObject({ method: "/charter.v1.ApprovalService/WatchApprovals", status: "CANCELLED" });
   });
 });

@@ -1,8 +1,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
-import { pino, type Logger } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createAppContext } from "../../src/app/context.js";
 import { createCharterClients, createPromiseClient, type CharterClients } from "../../src/client/index.js";
@@ -16,30 +14,10 @@ import { charterServices } from "../../src/server/services.js";
 import { DEFAULTS } from "../../src/config/config.js";
 import { StoreError, type Store } from "../../src/store/port.js";
 import { serve } from "../support/grpc.js";
+import { memoryLog } from "../support/memory-log.js";
 
 const FIXTURES = new URL("../../fixtures/", import.meta.url).pathname;
 const status = { CANCELLED: 1, NOT_FOUND: 5, ABORTED: 10, INTERNAL: 13, UNAVAILABLE: 14 } as const;
-
-/** A pino logger writing JSON lines into memory, so tests can read what was logged. */
-function memoryLog(): { log: Logger; lines(): Record<string, unknown>[]; text(): string } {
-  const chunks: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString("utf8"));
-      done();
-    },
-  });
-  const text = () => chunks.join("");
-  return {
-    log: pino({ level: "info" }, sink),
-    text,
-    lines: () =>
-      text()
-        .split("\n")
-        .filter((l) => l !== "")
-        .map((l) => JSON.parse(l) as Record<string, unknown>),
-  };
-}
 
 /** The rejection of a call that must fail; fails the test when the call answers. */
 async function failureOf(call: Promise<unknown>): Promise<{ code: number; details: string; message: string }> {

@@ -1,20 +1,13 @@
 import { Client, credentials, Metadata } from "@grpc/grpc-js";
-import { Writable } from "node:stream";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPromiseClient, type PromiseClient } from "../../src/client/index.js";
 import { ApprovalEventKind, ApprovalService } from "../../src/gen/charter/v1/approval_pb.js";
 import { loggingInterceptor } from "../../src/server/logging.js";
 import { bindService } from "../../src/server/router.js";
 import { deferred, serve, within } from "../support/grpc.js";
+import { memoryLog } from "../support/memory-log.js";
 
-const chunks: string[] = [];
-const lines = () =>
-  chunks
-    .join("")
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
+const memory = memoryLog();
 const shutdown = new AbortController();
 const streaming = deferred();
 
@@ -22,15 +15,7 @@ let server: { address: string; stop(): void };
 let approvals: PromiseClient<typeof ApprovalService>;
 
 beforeAll(async () => {
-  const log = pino(
-    { level: "info" },
-    new Writable({
-      write: (c: Buffer, _e, done) => {
-        chunks.push(c.toString());
-        done();
-      },
-    }),
-  );
+  const log = memory.log;
   const binding = bindService(
     ApprovalService,
     {
@@ -57,7 +42,7 @@ afterAll(() => {
 describe("the logging interceptor", () => {
   it("logs a malformed request once, as INVALID_ARGUMENT, although it never reaches the interceptors", async () => {
     const client = new Client(server.address, credentials.createInsecure());
-    const before = lines().length;
+    const before = memory.lines().length;
     await new Promise<void>((resolve) =>
       client.makeUnaryRequest(
         "/charter.v1.ApprovalService/GetApproval",
@@ -70,7 +55,9 @@ describe("the logging interceptor", () => {
       ),
     );
     client.close();
-    expect(lines().slice(before)).toEqual([expect.objectContaining({ msg: "rpc", method: "/charter.v1.ApprovalService/GetApproval", status: "INVALID_ARGUMENT" })]);
+    expect(memory.lines().slice(before)).toEqual([
+      expect.objectContaining({ msg: "rpc", method: "/charter.v1.ApprovalService/GetApproval", status: "INVALID_ARGUMENT" }),
+    ]);
   });
 
   it("logs a stream ended by server shutdown as UNAVAILABLE, the status its client got", async () => {
@@ -81,6 +68,6 @@ describe("the logging interceptor", () => {
     await within(streaming.promise, 2_000, "the stream to start");
     shutdown.abort();
     await expect(ended).rejects.toMatchObject({ code: 14 });
-    expect(lines().at(-1)).toMatchObject({ msg: "rpc", method: "/charter.v1.ApprovalService/WatchApprovals", status: "UNAVAILABLE", level: 30 });
+    expect(memory.lines().at(-1)).toMatchObject({ msg: "rpc", method: "/charter.v1.ApprovalService/WatchApprovals", status: "UNAVAILABLE", level: 30 });
   });
 });

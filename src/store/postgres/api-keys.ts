@@ -1,16 +1,6 @@
 import type pg from "pg";
-import { StoreError, type ApiKeyStore, type StoredApiKey } from "../port.js";
-
-interface ApiKeyRow {
-  readonly id: string;
-  readonly principal: string;
-  readonly roles_json: string;
-  readonly secret_hash: string;
-  readonly created_at: number;
-  readonly revoked_at: number | null;
-}
-
-const COLUMNS = "id, principal, roles_json, secret_hash, created_at, revoked_at";
+import { API_KEY_COLUMNS, apiKeyRow, storedApiKey, type ApiKeyRow } from "../api-key-row.js";
+import { StoreError, type ApiKeyStore } from "../port.js";
 
 /**
  * The API-key part of the PostgreSQL store: callers' keys, stored only as hashes. Errors are left
@@ -19,18 +9,19 @@ const COLUMNS = "id, principal, roles_json, secret_hash, created_at, revoked_at"
 export function postgresApiKeyStore(pool: pg.Pool): ApiKeyStore {
   return {
     async createApiKey(key) {
-      const { rowCount } = await pool.query(`INSERT INTO api_keys (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, [
-        key.id,
-        key.principal,
-        JSON.stringify(key.roles),
-        key.secretHash,
-        key.createdAt,
-        key.revokedAt ?? null,
+      const row = apiKeyRow(key);
+      const { rowCount } = await pool.query(`INSERT INTO api_keys (${API_KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, [
+        row.id,
+        row.principal,
+        row.roles_json,
+        row.secret_hash,
+        row.created_at,
+        row.revoked_at,
       ]);
       if (rowCount === 0) throw new StoreError("CONFLICT", `api key ${key.id} exists already`);
     },
     async listApiKeys() {
-      const { rows } = await pool.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys ORDER BY created_at, seq`);
+      const { rows } = await pool.query<ApiKeyRow>(`SELECT ${API_KEY_COLUMNS} FROM api_keys ORDER BY created_at, seq`);
       return rows.map(storedApiKey);
     },
     async revokeApiKey(id, at) {
@@ -39,7 +30,7 @@ export function postgresApiKeyStore(pool: pg.Pool): ApiKeyStore {
       if (rowCount === 0) throw new StoreError("NOT_FOUND", `api key ${id} is not known`);
     },
     async findApiKeyByHash(secretHash) {
-      const { rows } = await pool.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = $1`, [secretHash]);
+      const { rows } = await pool.query<ApiKeyRow>(`SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE secret_hash = $1`, [secretHash]);
       return rows[0] === undefined ? undefined : storedApiKey(rows[0]);
     },
     async hasActiveApiKey() {
@@ -47,16 +38,4 @@ export function postgresApiKeyStore(pool: pg.Pool): ApiKeyStore {
       return rows[0]?.found === true;
     },
   };
-}
-
-function storedApiKey(row: ApiKeyRow): StoredApiKey {
-  let roles: unknown;
-  try {
-    roles = JSON.parse(row.roles_json);
-  } catch {
-    roles = undefined;
-  }
-  if (!Array.isArray(roles) || !roles.every((r) => typeof r === "string")) throw new StoreError("CORRUPT", `api key ${row.id}: unreadable roles`);
-  const key: StoredApiKey = { id: row.id, principal: row.principal, roles, secretHash: row.secret_hash, createdAt: row.created_at };
-  return row.revoked_at === null ? key : { ...key, revokedAt: row.revoked_at };
 }
