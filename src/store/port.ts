@@ -1,9 +1,6 @@
-import type { Approval, ApprovalEvent } from "../core/approval.js";
-import type { AuditRow } from "../core/audit-chain.js";
-
 export { APPROVAL_EVENT_KINDS, type ApprovalEvent, type ApprovalEventKind } from "../core/approval.js";
 import type { TaskGrant } from "../core/grant.js";
-import type { ApprovalStatus, Decision, Reason, ReasonCode } from "../core/verdict.js";
+import type { Decision, ReasonCode } from "../core/verdict.js";
 
 /** Why a store operation failed. UNAVAILABLE means "could not answer" and fails the RPC closed. */
 export type StoreErrorCode = "UNAVAILABLE" | "CONFLICT" | "NOT_FOUND" | "CORRUPT";
@@ -22,6 +19,12 @@ export class StoreError extends Error {
 export function isStoreError(err: unknown): err is StoreError {
   return err instanceof StoreError;
 }
+
+// The approval and audit parts of the port live in their own files; the port is still one.
+import type { ApprovalStore } from "./port-approvals.js";
+import type { AuditStore } from "./port-audit.js";
+export type { ApprovalCursor, ApprovalDraft, ApprovalQuery, ApprovalStore, ApprovalVote, StoredApproval, VoteOutcome } from "./port-approvals.js";
+export { AUDIT_KINDS, type AuditCheckpoint, type AuditEntry, type AuditKind, type AuditStore } from "./port-audit.js";
 
 /** A grant as stored, with its revocation state. */
 export interface StoredGrant {
@@ -169,150 +172,6 @@ export interface DecisionStore {
   getDecision(decisionId: string): Promise<DecisionRecord | undefined>;
   /** Calls counted so far against a grant: in total and per action id. */
   getBudgetUsage(grantId: string): Promise<{ readonly calls: number; readonly perAction: Readonly<Record<string, number>> }>;
-}
-
-/** A pending approval to record, with the call's canonical arguments (kept to re-check the call; never shown, never audited). */
-export interface ApprovalDraft {
-  readonly approval: Approval;
-  readonly argumentsJson: string;
-}
-
-/** An approval as stored: the record and the call's canonical arguments. */
-export interface StoredApproval {
-  readonly approval: Approval;
-  readonly argumentsJson: string;
-}
-
-/** Where a page of approvals starts: after this (createdAt, id), newest first. */
-export interface ApprovalCursor {
-  readonly createdAt: number;
-  readonly id: string;
-}
-
-export interface ApprovalQuery {
-  /** Only this owner's; undefined means every owner's. */
-  readonly owner?: string;
-  readonly status?: ApprovalStatus;
-  readonly limit: number;
-  readonly after?: ApprovalCursor;
-}
-
-/** One answer of one approver. */
-export interface ApprovalVote {
-  readonly approvalId: string;
-  readonly approver: string;
-  readonly outcome: "approve" | "reject";
-  readonly note?: string;
-  /** Unix seconds. */
-  readonly at: number;
-  /** On approve: the re-check found the call no longer approvable; the approval ends superseded with this reason. */
-  readonly supersede?: Reason;
-}
-
-/** A vote counted (the approval after it), or refused because the approval is not pending or this approver answered already. */
-export type VoteOutcome =
-  { readonly ok: true; readonly approval: Approval } | { readonly ok: false; readonly problem: "not_pending" | "already_answered"; readonly approval: Approval };
-
-/**
- * Owners' approvals. Every change appends an approval event (the WatchApprovals feed) and an
- * audit record in the same unit of work.
- */
-export interface ApprovalStore {
-  /**
-   * The live (pending or approved) approval of this call digest, or a new pending one: once per
-   * digest, also under concurrency. Approvals past their expiry are marked expired first.
-   */
-  createApprovalOnce(draft: ApprovalDraft, now: number): Promise<{ readonly approval: Approval; readonly created: boolean }>;
-  getApproval(id: string): Promise<StoredApproval | undefined>;
-  /** Newest first (createdAt, then id, descending). */
-  listApprovals(query: ApprovalQuery): Promise<Approval[]>;
-  /** Counts a vote: distinct approvers, one rejection rejects. An unknown id is NOT_FOUND. */
-  decideApproval(vote: ApprovalVote): Promise<VoteOutcome>;
-  /** Marks every pending or approved approval whose time ran out at `now` expired; answers how many. */
-  expireApprovals(now: number): Promise<number>;
-  /** Ends the live approvals of these grants superseded (their grant was revoked); answers how many. */
-  supersedeApprovalsOf(grantIds: readonly string[], reason: Reason, at: number): Promise<number>;
-  /** Events after `afterSequence`, oldest first, at most `limit`; only `owner`'s when given. */
-  approvalEvents(owner: string | undefined, afterSequence: number, limit: number): Promise<ApprovalEvent[]>;
-  /** The sequence of the newest event (0 when none). */
-  lastApprovalSequence(): Promise<number>;
-}
-
-export const AUDIT_KINDS = [
-  "decision",
-  "grant.issued",
-  "grant.delegated",
-  "grant.revoked",
-  "approval.created",
-  "approval.approver_added",
-  "approval.approved",
-  "approval.rejected",
-  "approval.expired",
-  "approval.consumed",
-  "approval.superseded",
-  "call.unauthenticated",
-  "call.permission_denied",
-  "gateway.pin_refused",
-] as const;
-
-export type AuditKind = (typeof AUDIT_KINDS)[number];
-
-/**
- * One audit record: what happened, with ids, names, digests and codes — never argument values or
- * tokens. `seq` is its place in the one chain the store keeps.
- */
-export interface AuditEntry {
-  readonly seq: number;
-  /** Unix seconds. */
-  readonly at: number;
-  readonly kind: AuditKind;
-  readonly decisionId?: string;
-  readonly grantId?: string;
-  readonly rootId?: string;
-  readonly subject?: string;
-  readonly actionId?: string;
-  readonly toolName?: string;
-  readonly callId?: string;
-  readonly callDigest?: string;
-  readonly decision?: Decision;
-  readonly reasonCode?: ReasonCode;
-  readonly approvalId?: string;
-  readonly catalogVersion?: string;
-  readonly policyVersion?: string;
-  /** Who acted besides the grant's subject: the approver of an approval change. */
-  readonly actor?: string;
-  /** The authenticated caller (its principal) that asked for it: the gateway, the issuer, an approver's UI. */
-  readonly caller?: string;
-  /** The RPC a refused call was made to (`/charter.v1.GrantService/IssueGrant`). */
-  readonly rpc?: string;
-  /** What was refused and why, in words (never a credential or an argument value). */
-  readonly detail?: string;
-}
-
-/** A signed statement of the chain head: record `seq` has hash `hash`. */
-export interface AuditCheckpoint {
-  readonly seq: number;
-  readonly hash: string;
-  readonly at: number;
-  /** A compact JWS over {seq, hash} by the key ring. */
-  readonly signature: string;
-}
-
-/**
- * The tamper-evident log: one chain, ordered by the store (each record's hash covers the previous
- * record's hash), appended by the units of work above; signed checkpoints of the head.
- */
-export interface AuditStore {
-  /** Records after `afterSeq`, oldest first, at most `limit`, exactly as stored (verification reads the text itself). */
-  readAudit(afterSeq: number, limit: number): Promise<AuditRow[]>;
-  /** The newest record's seq and hash, or undefined for an empty log. */
-  auditHead(): Promise<{ readonly seq: number; readonly hash: string } | undefined>;
-  /** Records a checkpoint; the same seq again is a no-op. */
-  putCheckpoint(checkpoint: AuditCheckpoint): Promise<void>;
-  /** Every checkpoint, oldest first. */
-  listCheckpoints(): Promise<AuditCheckpoint[]>;
-  /** Appends one record of an event that has no row of its own (a refused caller, a gateway refusal); answers its seq. */
-  appendAudit(draft: Omit<AuditEntry, "seq">): Promise<number>;
 }
 
 /** A caller's API key as stored: never the secret, only its hash. */

@@ -1,0 +1,79 @@
+import type { AuditRow } from "../core/audit-chain.js";
+import type { Decision, ReasonCode } from "../core/verdict.js";
+
+export const AUDIT_KINDS = [
+  "decision",
+  "grant.issued",
+  "grant.delegated",
+  "grant.revoked",
+  "approval.created",
+  "approval.approver_added",
+  "approval.approved",
+  "approval.rejected",
+  "approval.expired",
+  "approval.consumed",
+  "approval.superseded",
+  "call.unauthenticated",
+  "call.permission_denied",
+  "gateway.pin_refused",
+] as const;
+
+export type AuditKind = (typeof AUDIT_KINDS)[number];
+
+/**
+ * One audit record: what happened, with ids, names, digests and codes — never argument values or
+ * tokens. `seq` is its place in the one chain the store keeps.
+ */
+export interface AuditEntry {
+  readonly seq: number;
+  /** Unix seconds. */
+  readonly at: number;
+  readonly kind: AuditKind;
+  readonly decisionId?: string;
+  readonly grantId?: string;
+  readonly rootId?: string;
+  readonly subject?: string;
+  readonly actionId?: string;
+  readonly toolName?: string;
+  readonly callId?: string;
+  readonly callDigest?: string;
+  readonly decision?: Decision;
+  readonly reasonCode?: ReasonCode;
+  readonly approvalId?: string;
+  readonly catalogVersion?: string;
+  readonly policyVersion?: string;
+  /** Who acted besides the grant's subject: the approver of an approval change. */
+  readonly actor?: string;
+  /** The authenticated caller (its principal) that asked for it: the gateway, the issuer, an approver's UI. */
+  readonly caller?: string;
+  /** The RPC a refused call was made to (`/charter.v1.GrantService/IssueGrant`). */
+  readonly rpc?: string;
+  /** What was refused and why, in words (never a credential or an argument value). */
+  readonly detail?: string;
+}
+
+/** A signed statement of the chain head: record `seq` has hash `hash`. */
+export interface AuditCheckpoint {
+  readonly seq: number;
+  readonly hash: string;
+  readonly at: number;
+  /** A compact JWS over {seq, hash} by the key ring. */
+  readonly signature: string;
+}
+
+/**
+ * The tamper-evident log: one chain, ordered by the store (each record's hash covers the previous
+ * record's hash), appended by the units of work above; signed checkpoints of the head.
+ */
+export interface AuditStore {
+  /** Records after `afterSeq`, oldest first, at most `limit`, exactly as stored (verification reads the text itself). */
+  readAudit(afterSeq: number, limit: number): Promise<AuditRow[]>;
+  /** The newest record's seq and hash, or undefined for an empty log. */
+  auditHead(): Promise<{ readonly seq: number; readonly hash: string } | undefined>;
+  /** Records a checkpoint; the same seq again is a no-op. */
+  putCheckpoint(checkpoint: AuditCheckpoint): Promise<void>;
+  /** Every checkpoint, oldest first. */
+  listCheckpoints(): Promise<AuditCheckpoint[]>;
+  /** Appends one record of an event that has no row of its own (a refused caller, a gateway refusal); answers its seq. */
+  appendAudit(draft: Omit<AuditEntry, "seq">): Promise<number>;
+}
