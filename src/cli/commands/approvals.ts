@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import { create, toJson, toJsonString } from "@bufbuild/protobuf";
 import { APPROVAL_STATUSES, decideApproval, getApproval, listApprovals, watchApprovals, type ApprovalStatus } from "../../authority/index.js";
 import {
@@ -11,7 +10,7 @@ import {
 import { ApprovalSchema, ApprovalStatus as PbApprovalStatus, type Approval as PbApproval } from "../../gen/charter/v1/common_pb.js";
 import { APPROVAL_STATUS_TO_PROTO, approvalEventToProto, approvalToProto } from "../../interop/approval-codec.js";
 import type { CliIo } from "../io.js";
-import { CONFIG_FLAGS, UsageError, configFrom } from "../options.js";
+import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
 import { SERVER_FLAGS, serverAddress, withTarget, type Target } from "../target.js";
 
 export const APPROVALS_USAGE = `charter approvals list --owner O [--status pending|approved|rejected|expired|consumed|superseded] [--page-size N] [--page-token T]
@@ -40,13 +39,7 @@ const FLAGS = {
  * dir; the output (JSON of the proto messages; `watch`: one line per event) is the same.
  */
 export async function approvalsCommand(args: readonly string[], io: CliIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...args], options: FLAGS, strict: true, allowPositionals: true });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parse(args, FLAGS, true);
   const [verb, id, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0] ?? ""}"`);
   const run = (fn: (target: Target) => Promise<number>) => withTarget(serverAddress(values.server, io, values["api-key"]), () => configFrom(values, io.env), io, fn);

@@ -1,10 +1,9 @@
 import { createWriteStream } from "node:fs";
 import { once } from "node:events";
-import { parseArgs } from "node:util";
 import { createAppContext } from "../../app/context.js";
 import { auditHeadSeq, followAudit, readAuditRecords, verifyAudit, type ExportedRecord } from "../../authority/index.js";
 import type { CliIo } from "../io.js";
-import { CONFIG_FLAGS, UsageError, configFrom } from "../options.js";
+import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
 
 export const AUDIT_USAGE = `charter audit verify                      check the hash chain and the signed checkpoints; exit 1 naming the first broken record
 charter audit export [--out FILE] [--after SEQ]  write the records as JSONL (progress on stderr for large logs)
@@ -25,13 +24,7 @@ export const EXIT_AUDIT_BROKEN = 1;
  * server) may append meanwhile.
  */
 export async function auditCommand(args: readonly string[], io: CliIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...args], options: FLAGS, strict: true, allowPositionals: true });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parse(args, FLAGS, true);
   const [verb, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0] ?? ""}"`);
   if (verb !== "verify" && verb !== "export" && verb !== "tail") {
