@@ -40,6 +40,9 @@ const tightened: Policy = buildPolicy(
   "tightened.yaml",
 );
 
+const GRANT = compose({ profile: "team", subject: "agent:a", owner: "user:o", purpose: "p" }, policy, catalog, NOW, "g-plain");
+if (GRANT.kind !== "granted") throw new Error("team must compose");
+
 function composed(request: ComposeRequest): TaskGrant | undefined {
   const result = compose(request, policy, catalog, NOW, "g-index");
   return result.kind === "granted" ? result.grant : undefined;
@@ -64,7 +67,23 @@ describe("grantIndex()", () => {
     const frozen = deepFrozen(grant);
     expect(grantIndex(frozen)).toBe(grantIndex(frozen));
     expect(grantIndex(grant)).not.toBe(grantIndex(grant));
-    expect([...grantIndex(frozen).allowed]).toEqual(grant.allowed);
+    for (const id of BASIC_IDS) expect(grantIndex(frozen).allowed.has(id)).toBe(grant.allowed.includes(id));
+  });
+
+  it("answers membership exactly, for sorted lists (binary search) and for lists in any other order", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ unit: "binary", maxLength: 4 }), { maxLength: 40 }),
+        fc.boolean(),
+        fc.string({ unit: "binary", maxLength: 4 }),
+        (list, sort, probe) => {
+          const ids = sort ? [...new Set(list)].sort() : list;
+          const grant = deepFrozen({ ...GRANT.grant, allowed: ids });
+          for (const id of [...ids, probe]) expect(grantIndex(grant).allowed.has(id)).toBe(ids.includes(id));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it("gives decide the same verdicts as the grant's lists, frozen (indexed once) or not", () => {
