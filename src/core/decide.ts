@@ -1,5 +1,5 @@
 import type { Catalog, CatalogAction } from "./catalog.js";
-import { callDigests, type Hash } from "./digest.js";
+import { callDigests, type CallDigests, type Hash } from "./digest.js";
 import type { TaskGrant } from "./grant.js";
 import { grantIndex } from "./grant-index.js";
 import { jsonDepthExceeds } from "./json-depth.js";
@@ -92,10 +92,15 @@ function decideChecked(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: 
   const action = typeof resolved === "string" ? undefined : resolved;
   const actionId = action?.id ?? call.actionId ?? call.toolName ?? "";
   const toolName = action ? (action.tool?.name ?? "") : (call.toolName ?? "");
-  const shown = JSON.stringify(toolName || actionId).slice(0, 80);
-  const digests = callDigests(call.arguments, ctx.hash);
-  const callDigest = (): string => orEmpty(() => digests.call(grant.id, actionId));
-  const argumentsDigest = (): string => orEmpty(() => digests.arguments());
+  // Built only when a message needs it, except for a call naming nothing the catalog knows, whose
+  // names may be any value: there it is built first, so a name with no JSON text is "cannot be evaluated".
+  let label: string | undefined;
+  const shown = (): string => (label ??= JSON.stringify(toolName || actionId).slice(0, 80));
+  if (!action) shown();
+  let digests: CallDigests | undefined;
+  const digest = (): CallDigests => (digests ??= callDigests(call.arguments, ctx.hash));
+  const callDigest = (): string => orEmpty(() => digest().call(grant.id, actionId));
+  const argumentsDigest = (): string => orEmpty(() => digest().arguments());
   const assessed = (verdict: Body): Assessment => ({ verdict, callDigest, argumentsDigest });
   const base = { callId: call.callId, actionId: action?.id ?? "", toolName };
   const deny = (code: ReasonCode, message: string, extra: Partial<Body> = {}): Assessment => assessed({ decision: "deny", reason: { code, message }, ...base, ...extra });
@@ -106,45 +111,45 @@ function decideChecked(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: 
   }
   // 2. The catalog knows the tool.
   if (!action) {
-    return deny("UNKNOWN_ACTION", typeof resolved === "string" ? resolved : `No tool named ${shown} exists. Use only the tools you were given.`);
+    return deny("UNKNOWN_ACTION", typeof resolved === "string" ? resolved : `No tool named ${shown()} exists. Use only the tools you were given.`);
   }
   // 3. The grant names it (looked up in the grant's index, built once per grant: no list is scanned per call).
   const index = grantIndex(grant);
   if (index.denied.has(action.id)) {
-    return deny("EXPLICIT_DENY", `The tool ${shown} is forbidden in this task. Do not call it again.`);
+    return deny("EXPLICIT_DENY", `The tool ${shown()} is forbidden in this task. Do not call it again.`);
   }
   const listedForApproval = index.approvalRequired.has(action.id);
   if (!listedForApproval && !index.allowed.has(action.id)) {
-    return deny("NOT_GRANTED", `The tool ${shown} is not available in this task. Do not call it again; use the tools you were given.`);
+    return deny("NOT_GRANTED", `The tool ${shown()} is not available in this task. Do not call it again; use the tools you were given.`);
   }
   // 4. Arguments are an object valid against the tool's input schema.
   const args = call.arguments;
-  if (!isJsonObject(args)) return deny("INVALID_ARGUMENTS", `The arguments for ${shown} must be a JSON object.`);
+  if (!isJsonObject(args)) return deny("INVALID_ARGUMENTS", `The arguments for ${shown()} must be a JSON object.`);
   // An action without a tool has no input schema: it takes no arguments at all.
-  if (!action.input && Object.keys(args).length > 0) return deny("INVALID_ARGUMENTS", `The action ${shown} takes no arguments; send an empty object.`);
+  if (!action.input && Object.keys(args).length > 0) return deny("INVALID_ARGUMENTS", `The action ${shown()} takes no arguments; send an empty object.`);
   const inputProblems = action.input?.check(args) ?? [];
   if (inputProblems.length > 0) {
-    return deny("INVALID_ARGUMENTS", `The arguments for ${shown} are invalid: ${formatProblems(inputProblems)}. Fix them and call again.`);
+    return deny("INVALID_ARGUMENTS", `The arguments for ${shown()} are invalid: ${formatProblems(inputProblems)}. Fix them and call again.`);
   }
   // 5. Binds and constraints hold; the resource resolves.
   const caveats = index.caveats(action.id);
   for (const [name, value] of caveats.binds) {
     if (!Object.hasOwn(args, name) || !jsonEqual(args[name], value)) {
-      return deny("CONSTRAINT_VIOLATION", `The argument "${name}" of ${shown} is fixed for this task; use the value shown in the tool's schema.`);
+      return deny("CONSTRAINT_VIOLATION", `The argument "${name}" of ${shown()} is fixed for this task; use the value shown in the tool's schema.`);
     }
   }
   for (const constraint of caveats.constraints) {
     const problems = checkCaveat(catalog, constraint, args);
-    if (problems === undefined) return deny("CONSTRAINT_VIOLATION", `This task's constraints for ${shown} cannot be evaluated; the call is refused.`);
+    if (problems === undefined) return deny("CONSTRAINT_VIOLATION", `This task's constraints for ${shown()} cannot be evaluated; the call is refused.`);
     if (problems.length > 0) {
-      return deny("CONSTRAINT_VIOLATION", `The arguments for ${shown} are outside what this task permits: ${formatProblems(problems)}.`);
+      return deny("CONSTRAINT_VIOLATION", `The arguments for ${shown()} are outside what this task permits: ${formatProblems(problems)}.`);
     }
   }
   let resource: string | undefined;
   if (action.resource) {
     const r = resolveResource(action.resource, args);
     if ("missing" in r) {
-      return deny("INVALID_ARGUMENTS", `The argument "${r.missing}" of ${shown} must be a string, number or boolean.`);
+      return deny("INVALID_ARGUMENTS", `The argument "${r.missing}" of ${shown()} must be a string, number or boolean.`);
     }
     resource = r.resource;
   }
@@ -180,7 +185,7 @@ function decideChecked(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: 
 
 type Base = Pick<Verdict, "callId" | "actionId" | "toolName">;
 
-function approvalVerdict(ctx: DecideContext, base: Base, extra: Pick<Verdict, "resource" | "requirement">, callDigest: () => string, shown: string): Body {
+function approvalVerdict(ctx: DecideContext, base: Base, extra: Pick<Verdict, "resource" | "requirement">, callDigest: () => string, shown: () => string): Body {
   const record = ctx.approval;
   const out = (decision: Verdict["decision"], reason?: Reason): Body => ({
     decision,
@@ -193,15 +198,15 @@ function approvalVerdict(ctx: DecideContext, base: Base, extra: Pick<Verdict, "r
   if (record.callDigest !== callDigest()) {
     return out("deny", {
       code: "APPROVAL_MISMATCH",
-      message: `The approval presented was given for a different call to ${shown}; request approval for this exact call.`,
+      message: `The approval presented was given for a different call to ${shown()}; request approval for this exact call.`,
     });
   }
-  if (record.status === "rejected") return out("deny", { code: "APPROVAL_REJECTED", message: `The owner rejected this call to ${shown}. Do not retry it.` });
+  if (record.status === "rejected") return out("deny", { code: "APPROVAL_REJECTED", message: `The owner rejected this call to ${shown()}. Do not retry it.` });
   if (record.status === "expired" || ctx.now >= record.expiresAt) {
-    return out("deny", { code: "APPROVAL_EXPIRED", message: `The approval for this call to ${shown} has expired; request a new one.` });
+    return out("deny", { code: "APPROVAL_EXPIRED", message: `The approval for this call to ${shown()} has expired; request a new one.` });
   }
   if (record.status === "consumed")
-    return out("deny", { code: "APPROVAL_CONSUMED", message: `The approval for this call to ${shown} was already used; request a new one.` });
+    return out("deny", { code: "APPROVAL_CONSUMED", message: `The approval for this call to ${shown()} was already used; request a new one.` });
   // Only an approved record allows; pending, superseded, or any status this version does not know, asks again.
   return record.status === "approved" ? out("allow") : out("require_approval");
 }
