@@ -1,5 +1,5 @@
-import { argumentsDigest } from "../core/digest.js";
-import { decideInForce } from "../core/withdraw.js";
+import { withCallDigest } from "../core/decide.js";
+import { assessInForce } from "../core/withdraw.js";
 import type { TaskGrant } from "../core/grant.js";
 import { isJsonObject } from "../core/json.js";
 import { parseCallArguments, type CallRequest } from "../core/call-request.js";
@@ -11,6 +11,7 @@ import type { AuthorityContext, PolicySet } from "./context.js";
 import { invalidRequest } from "./errors.js";
 import { DEFAULT_AUTHORITY_LIMITS, type AuthorityLimits } from "./limits.js";
 import { loadGrant, type GrantCheck } from "./load-grant.js";
+import { nativeSha256Hex } from "./sha256.js";
 
 /** A verdict with what the shell added: the decision id it was recorded under and, on allow, the receipt. */
 export interface Decided {
@@ -175,9 +176,11 @@ function decideStep(loaded: Loaded, req: CallRequest, approval: ApprovalRecord |
   };
   // The policy read once by the load step: what it has withdrawn since the grant was issued is denied (POLICY_WITHDRAWN).
   const { catalog, policy } = loaded.policySet;
-  const options = { now: loaded.now, maxArgumentDepth: limits.arguments.maxDepth, ...(approval ? { approval } : {}) };
-  const verdict = decideInForce(loaded.check.grant, catalog, policy, call, options);
-  return { verdict, args: args.value, argumentsDigest: verdict.decision === "allow" ? argumentsDigest(args.value) : "" };
+  const options = { now: loaded.now, maxArgumentDepth: limits.arguments.maxDepth, hash: nativeSha256Hex, ...(approval ? { approval } : {}) };
+  // The digests, computed once here with the native hash, share one canonical serialization of the arguments.
+  const assessed = assessInForce(loaded.check.grant, catalog, policy, call, options);
+  const verdict = withCallDigest(assessed);
+  return { verdict, args: args.value, argumentsDigest: verdict.decision === "allow" ? assessed.argumentsDigest() : "" };
 }
 
 /**

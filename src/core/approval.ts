@@ -1,6 +1,6 @@
 import type { ArgumentSummary } from "./approval-summary.js";
 import type { Catalog } from "./catalog.js";
-import { decide } from "./decide.js";
+import { assess } from "./decide.js";
 import type { TaskGrant } from "./grant.js";
 import type { JsonSchema } from "./json.js";
 import type { AuthoritySource, Policy } from "./policy.js";
@@ -57,7 +57,8 @@ export interface RecheckCall {
  * reason it is not, or undefined. Revocation is state; the shell checks it.
  */
 export function recheckCall(grant: TaskGrant, policy: Policy, catalog: Catalog, call: RecheckCall, now: number): Reason | undefined {
-  const verdict = decide(grant, catalog, { callId: "recheck", actionId: call.actionId, arguments: call.arguments }, { now });
+  // Only the reason matters here: the call digest is not computed.
+  const { verdict } = assess(grant, catalog, { callId: "recheck", actionId: call.actionId, arguments: call.arguments }, { now });
   if (verdict.decision === "deny" && verdict.reason) return verdict.reason;
   const sources = grant.sources.map((id) => policy.sources.get(id));
   // A suspended global source is skipped (turning it off only relaxes); any other source must still be active.

@@ -1,6 +1,7 @@
 import type { Catalog, CatalogAction } from "./catalog.js";
-import { callDigest } from "./digest.js";
-import { caveatsOf, type TaskGrant } from "./grant.js";
+import { callDigests, type CallDigests, type Hash } from "./digest.js";
+import type { TaskGrant } from "./grant.js";
+import { grantIndex } from "./grant-index.js";
 import { jsonDepthExceeds } from "./json-depth.js";
 import { isJsonObject, jsonEqual, type JsonSchema } from "./json.js";
 import type { Rule } from "./policy.js";
@@ -16,6 +17,30 @@ export interface DecideContext {
   readonly approval?: ApprovalRecord;
   /** Deepest nesting of arguments decided on (default 32, as `DEFAULT_ARGUMENT_LIMITS`); deeper is INVALID_ARGUMENTS. */
   readonly maxArgumentDepth?: number;
+  /** The sha256 call digests are computed with (default: the core's pure-JS `sha256Hex`; the server passes node's). */
+  readonly hash?: Hash;
+}
+
+/**
+ * A verdict before its call digest is attached. The digest (a canonical serialization and a
+ * sha256) costs more than every check together, and only approvals, receipts and the decision
+ * record need it, so `assess` leaves it to whoever needs it: `callDigest()` computes it on first
+ * use (with the context's hash) and remembers it. It is "" where `decide` answers "" (arguments
+ * nested too deep or without a JSON text).
+ */
+export interface Assessment {
+  readonly verdict: Omit<Verdict, "callDigest">;
+  readonly callDigest: () => string;
+  /**
+   * The digest of the arguments alone (`argumentsDigest`), sharing the call digest's canonical
+   * serialization of them: what a receipt binds besides the call digest. "" where the call digest is "".
+   */
+  readonly argumentsDigest: () => string;
+}
+
+/** The verdict with its call digest: what `decide` answers. */
+export function withCallDigest(assessment: Assessment): Verdict {
+  return { ...assessment.verdict, callDigest: assessment.callDigest() };
 }
 
 /** Nesting bound `decide` applies when the context names none. */
@@ -30,45 +55,55 @@ export const DEFAULT_REQUIREMENT = "owner";
  * than `maxArgumentDepth`, or that no check can evaluate, are denied INVALID_ARGUMENTS.
  */
 export function decide(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: DecideContext): Verdict {
+  return withCallDigest(assess(grant, catalog, call, ctx));
+}
+
+/** `decide` without the call digest computed (until `callDigest()` is called): the same verdict, checks only. */
+export function assess(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: DecideContext): Assessment {
   const maxDepth = ctx.maxArgumentDepth ?? DEFAULT_MAX_ARGUMENT_DEPTH;
-  const names = () => ({
-    callId: typeof call.callId === "string" ? call.callId : "",
-    actionId: "",
-    toolName: typeof call.toolName === "string" ? call.toolName : "",
-    callDigest: "",
+  const refused = (message: string): Assessment => ({
+    verdict: {
+      decision: "deny",
+      reason: { code: "INVALID_ARGUMENTS", message },
+      callId: typeof call.callId === "string" ? call.callId : "",
+      actionId: "",
+      toolName: typeof call.toolName === "string" ? call.toolName : "",
+    },
+    callDigest: NO_DIGEST,
+    argumentsDigest: NO_DIGEST,
   });
   if (jsonDepthExceeds(call.arguments, maxDepth)) {
-    return {
-      decision: "deny",
-      reason: { code: "INVALID_ARGUMENTS", message: `The arguments nest deeper than ${maxDepth} levels. Send a flatter JSON object and call again.` },
-      ...names(),
-    };
+    return refused(`The arguments nest deeper than ${maxDepth} levels. Send a flatter JSON object and call again.`);
   }
   try {
     return decideChecked(grant, catalog, call, ctx);
   } catch {
     // Fail closed: whatever could not be evaluated is not allowed.
-    return {
-      decision: "deny",
-      reason: { code: "INVALID_ARGUMENTS", message: "The call cannot be evaluated; it is refused. Check the arguments and call again." },
-      ...names(),
-    };
+    return refused("The call cannot be evaluated; it is refused. Check the arguments and call again.");
   }
 }
 
-function decideChecked(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: DecideContext): Verdict {
+const NO_DIGEST = (): string => "";
+
+type Body = Omit<Verdict, "callDigest">;
+
+function decideChecked(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: DecideContext): Assessment {
   const resolved = resolve(catalog, call);
   const action = typeof resolved === "string" ? undefined : resolved;
   const actionId = action?.id ?? call.actionId ?? call.toolName ?? "";
   const toolName = action ? (action.tool?.name ?? "") : (call.toolName ?? "");
-  const shown = JSON.stringify(toolName || actionId).slice(0, 80);
-  const base = { callId: call.callId, actionId: action?.id ?? "", toolName, callDigest: digestOrEmpty(grant.id, actionId, call.arguments) };
-  const deny = (code: ReasonCode, message: string, extra: Partial<Verdict> = {}): Verdict => ({
-    decision: "deny",
-    reason: { code, message },
-    ...base,
-    ...extra,
-  });
+  // Built only when a message needs it, except for a call naming nothing the catalog knows, whose
+  // names may be any value: there it is built first, so a name with no JSON text is "cannot be evaluated".
+  let label: string | undefined;
+  const shown = (): string => (label ??= JSON.stringify(toolName || actionId).slice(0, 80));
+  if (!action) shown();
+  let digests: CallDigests | undefined;
+  const digest = (): CallDigests => (digests ??= callDigests(call.arguments, ctx.hash));
+  const callDigest = (): string => orEmpty(() => digest().call(grant.id, actionId));
+  const argumentsDigest = (): string => orEmpty(() => digest().arguments());
+  const assessed = (verdict: Body): Assessment => ({ verdict, callDigest, argumentsDigest });
+  const base = { callId: call.callId, actionId: action?.id ?? "", toolName };
+  const deny = (code: ReasonCode, message: string, extra: Partial<Body> = {}): Assessment => assessed({ decision: "deny", reason: { code, message }, ...base, ...extra });
 
   // 1. The grant's validity window.
   if (!(ctx.now >= grant.issuedAt && ctx.now < grant.expiresAt)) {
@@ -76,44 +111,45 @@ function decideChecked(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: 
   }
   // 2. The catalog knows the tool.
   if (!action) {
-    return deny("UNKNOWN_ACTION", typeof resolved === "string" ? resolved : `No tool named ${shown} exists. Use only the tools you were given.`);
+    return deny("UNKNOWN_ACTION", typeof resolved === "string" ? resolved : `No tool named ${shown()} exists. Use only the tools you were given.`);
   }
-  // 3. The grant names it.
-  if (grant.denied.includes(action.id)) {
-    return deny("EXPLICIT_DENY", `The tool ${shown} is forbidden in this task. Do not call it again.`);
+  // 3. The grant names it (looked up in the grant's index, built once per grant: no list is scanned per call).
+  const index = grantIndex(grant);
+  if (index.denied.has(action.id)) {
+    return deny("EXPLICIT_DENY", `The tool ${shown()} is forbidden in this task. Do not call it again.`);
   }
-  const listedForApproval = grant.approvalRequired.includes(action.id);
-  if (!listedForApproval && !grant.allowed.includes(action.id)) {
-    return deny("NOT_GRANTED", `The tool ${shown} is not available in this task. Do not call it again; use the tools you were given.`);
+  const listedForApproval = index.approvalRequired.has(action.id);
+  if (!listedForApproval && !index.allowed.has(action.id)) {
+    return deny("NOT_GRANTED", `The tool ${shown()} is not available in this task. Do not call it again; use the tools you were given.`);
   }
   // 4. Arguments are an object valid against the tool's input schema.
   const args = call.arguments;
-  if (!isJsonObject(args)) return deny("INVALID_ARGUMENTS", `The arguments for ${shown} must be a JSON object.`);
+  if (!isJsonObject(args)) return deny("INVALID_ARGUMENTS", `The arguments for ${shown()} must be a JSON object.`);
   // An action without a tool has no input schema: it takes no arguments at all.
-  if (!action.input && Object.keys(args).length > 0) return deny("INVALID_ARGUMENTS", `The action ${shown} takes no arguments; send an empty object.`);
+  if (!action.input && Object.keys(args).length > 0) return deny("INVALID_ARGUMENTS", `The action ${shown()} takes no arguments; send an empty object.`);
   const inputProblems = action.input?.check(args) ?? [];
   if (inputProblems.length > 0) {
-    return deny("INVALID_ARGUMENTS", `The arguments for ${shown} are invalid: ${formatProblems(inputProblems)}. Fix them and call again.`);
+    return deny("INVALID_ARGUMENTS", `The arguments for ${shown()} are invalid: ${formatProblems(inputProblems)}. Fix them and call again.`);
   }
   // 5. Binds and constraints hold; the resource resolves.
-  const caveats = caveatsOf(grant, action.id);
-  for (const [name, value] of Object.entries(caveats.binds)) {
+  const caveats = index.caveats(action.id);
+  for (const [name, value] of caveats.binds) {
     if (!Object.hasOwn(args, name) || !jsonEqual(args[name], value)) {
-      return deny("CONSTRAINT_VIOLATION", `The argument "${name}" of ${shown} is fixed for this task; use the value shown in the tool's schema.`);
+      return deny("CONSTRAINT_VIOLATION", `The argument "${name}" of ${shown()} is fixed for this task; use the value shown in the tool's schema.`);
     }
   }
   for (const constraint of caveats.constraints) {
     const problems = checkCaveat(catalog, constraint, args);
-    if (problems === undefined) return deny("CONSTRAINT_VIOLATION", `This task's constraints for ${shown} cannot be evaluated; the call is refused.`);
+    if (problems === undefined) return deny("CONSTRAINT_VIOLATION", `This task's constraints for ${shown()} cannot be evaluated; the call is refused.`);
     if (problems.length > 0) {
-      return deny("CONSTRAINT_VIOLATION", `The arguments for ${shown} are outside what this task permits: ${formatProblems(problems)}.`);
+      return deny("CONSTRAINT_VIOLATION", `The arguments for ${shown()} are outside what this task permits: ${formatProblems(problems)}.`);
     }
   }
   let resource: string | undefined;
   if (action.resource) {
     const r = resolveResource(action.resource, args);
     if ("missing" in r) {
-      return deny("INVALID_ARGUMENTS", `The argument "${r.missing}" of ${shown} must be a string, number or boolean.`);
+      return deny("INVALID_ARGUMENTS", `The argument "${r.missing}" of ${shown()} must be a string, number or boolean.`);
     }
     resource = r.resource;
   }
@@ -128,30 +164,30 @@ function decideChecked(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: 
   // 7. Approval, when listed or when a require_approval rule matches.
   const approvalRule = rules.find((r) => r.then === "require_approval" && matches(catalog, r, args));
   const requirement = approvalRule?.then === "require_approval" ? approvalRule.requirement : listedForApproval ? DEFAULT_REQUIREMENT : undefined;
-  let verdict: Verdict;
+  let verdict: Body;
   if (requirement === undefined) {
     verdict = { decision: "allow", ...base, ...withResource };
   } else {
-    verdict = approvalVerdict(ctx, base, { ...withResource, requirement }, shown);
-    if (verdict.decision === "deny") return verdict;
+    verdict = approvalVerdict(ctx, base, { ...withResource, requirement }, callDigest, shown);
+    if (verdict.decision === "deny") return assessed(verdict);
   }
   // 9. Shadow grants suppress effects; a deny stays a deny.
   if (grant.mode === "shadow") {
     const would = verdict.decision === "allow" ? "allowed" : "held for approval";
-    return {
+    return assessed({
       ...verdict,
       decision: "effect_suppressed",
       reason: { code: "SHADOW_MODE", message: `Dry run: the call would have been ${would}; its effect is suppressed.` },
-    };
+    });
   }
-  return verdict;
+  return assessed(verdict);
 }
 
-type Base = Pick<Verdict, "callId" | "actionId" | "toolName" | "callDigest">;
+type Base = Pick<Verdict, "callId" | "actionId" | "toolName">;
 
-function approvalVerdict(ctx: DecideContext, base: Base, extra: Pick<Verdict, "resource" | "requirement">, shown: string): Verdict {
+function approvalVerdict(ctx: DecideContext, base: Base, extra: Pick<Verdict, "resource" | "requirement">, callDigest: () => string, shown: () => string): Body {
   const record = ctx.approval;
-  const out = (decision: Verdict["decision"], reason?: Reason): Verdict => ({
+  const out = (decision: Verdict["decision"], reason?: Reason): Body => ({
     decision,
     ...(reason ? { reason } : {}),
     ...base,
@@ -159,18 +195,18 @@ function approvalVerdict(ctx: DecideContext, base: Base, extra: Pick<Verdict, "r
     ...(record ? { approvalId: record.id } : {}),
   });
   if (!record) return out("require_approval");
-  if (record.callDigest !== base.callDigest) {
+  if (record.callDigest !== callDigest()) {
     return out("deny", {
       code: "APPROVAL_MISMATCH",
-      message: `The approval presented was given for a different call to ${shown}; request approval for this exact call.`,
+      message: `The approval presented was given for a different call to ${shown()}; request approval for this exact call.`,
     });
   }
-  if (record.status === "rejected") return out("deny", { code: "APPROVAL_REJECTED", message: `The owner rejected this call to ${shown}. Do not retry it.` });
+  if (record.status === "rejected") return out("deny", { code: "APPROVAL_REJECTED", message: `The owner rejected this call to ${shown()}. Do not retry it.` });
   if (record.status === "expired" || ctx.now >= record.expiresAt) {
-    return out("deny", { code: "APPROVAL_EXPIRED", message: `The approval for this call to ${shown} has expired; request a new one.` });
+    return out("deny", { code: "APPROVAL_EXPIRED", message: `The approval for this call to ${shown()} has expired; request a new one.` });
   }
   if (record.status === "consumed")
-    return out("deny", { code: "APPROVAL_CONSUMED", message: `The approval for this call to ${shown} was already used; request a new one.` });
+    return out("deny", { code: "APPROVAL_CONSUMED", message: `The approval for this call to ${shown()} was already used; request a new one.` });
   // Only an approved record allows; pending, superseded, or any status this version does not know, asks again.
   return record.status === "approved" ? out("allow") : out("require_approval");
 }
@@ -201,10 +237,10 @@ function checkCaveat(catalog: Catalog, schema: JsonSchema, args: unknown): Schem
   }
 }
 
-/** The call digest, or "" when the arguments have no JSON representation (such a call is denied anyway). */
-function digestOrEmpty(grantId: string, actionId: string, args: unknown): string {
+/** A digest, or "" when the arguments have no JSON representation (such a call is denied anyway). */
+function orEmpty(digest: () => string): string {
   try {
-    return callDigest(grantId, actionId, args);
+    return digest();
   } catch {
     return "";
   }

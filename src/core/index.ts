@@ -7,6 +7,7 @@ export * from "./delegate.js";
 export * from "./digest.js";
 export * from "./errors.js";
 export * from "./grant.js";
+export * from "./grant-index.js";
 export * from "./grant-shape.js";
 export * from "./json.js";
 export * from "./narrow.js";

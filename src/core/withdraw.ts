@@ -1,7 +1,8 @@
 import type { Catalog } from "./catalog.js";
-import { decide, type DecideContext } from "./decide.js";
+import { assess, withCallDigest, type Assessment, type DecideContext } from "./decide.js";
 import type { TaskGrant } from "./grant.js";
-import type { Policy } from "./policy.js";
+import { grantIndex } from "./grant-index.js";
+import type { AuthoritySource, Policy } from "./policy.js";
 import type { ToolCall, Verdict } from "./verdict.js";
 
 /**
@@ -46,30 +47,76 @@ export function withoutWithdrawn(grant: TaskGrant, w: Withdrawal): TaskGrant {
 }
 
 /**
+ * The active sources that deny each action, in policy order: built once per policy (a policy is
+ * never changed once built; a reload replaces it), so that one call looks up its own action
+ * instead of walking every source's deny list.
+ */
+const denials = new WeakMap<Policy, ReadonlyMap<string, readonly AuthoritySource[]>>();
+
+function denialsOf(policy: Policy): ReadonlyMap<string, readonly AuthoritySource[]> {
+  let byAction = denials.get(policy);
+  if (byAction === undefined) {
+    const built = new Map<string, AuthoritySource[]>();
+    for (const source of policy.sources.values()) {
+      if (source.status !== "active") continue;
+      for (const actionId of source.deny) {
+        const list = built.get(actionId);
+        if (list === undefined) built.set(actionId, [source]);
+        else if (!list.includes(source)) list.push(source);
+      }
+    }
+    byAction = built;
+    denials.set(policy, byAction);
+  }
+  return byAction;
+}
+
+/** The source of the policy in force that withdraws `actionId` from `grant` (as `withdrawal(grant, policy).actions` would name it), or undefined. */
+export function withdrawnBy(grant: TaskGrant, policy: Policy, actionId: string): string | undefined {
+  const sources = denialsOf(policy).get(actionId);
+  if (sources === undefined) return undefined;
+  const own = grantIndex(grant).sources;
+  return sources.find((source) => source.global || own.has(source.id))?.id;
+}
+
+/**
  * `decide` under the policy in force: a grant the policy no longer backs is denied
  * POLICY_WITHDRAWN before anything else is looked at; a verdict that is not already a deny, for
  * an action the policy now denies, becomes deny POLICY_WITHDRAWN. A deny is never turned into
  * anything else.
  */
 export function decideInForce(grant: TaskGrant, catalog: Catalog, policy: Policy, call: ToolCall, ctx: DecideContext): Verdict {
-  const w = withdrawal(grant, policy);
-  if (w.grant !== undefined) {
+  return withCallDigest(assessInForce(grant, catalog, policy, call, ctx));
+}
+
+/** `decideInForce` without the call digest computed (see `assess`): the same verdict. Its cost does not grow with the grant, the catalog or the policy's deny lists. */
+export function assessInForce(grant: TaskGrant, catalog: Catalog, policy: Policy, call: ToolCall, ctx: DecideContext): Assessment {
+  const why = grantWithdrawal(grant, policy);
+  if (why !== undefined) {
     return {
-      decision: "deny",
-      reason: { code: "POLICY_WITHDRAWN", message: `The authority behind this task's grant has been withdrawn (${w.grant}). Stop making tool calls and report back.` },
-      callId: call.callId,
-      actionId: "",
-      toolName: call.toolName ?? "",
-      callDigest: "",
+      verdict: {
+        decision: "deny",
+        reason: { code: "POLICY_WITHDRAWN", message: `The authority behind this task's grant has been withdrawn (${why}). Stop making tool calls and report back.` },
+        callId: call.callId,
+        actionId: "",
+        toolName: call.toolName ?? "",
+      },
+      callDigest: () => "",
+      argumentsDigest: () => "",
     };
   }
-  const verdict = decide(grant, catalog, call, ctx);
-  const source = w.actions.get(verdict.actionId);
-  if (verdict.decision === "deny" || source === undefined) return verdict;
+  const assessed = assess(grant, catalog, call, ctx);
+  const { verdict } = assessed;
+  if (verdict.decision === "deny") return assessed;
+  const source = withdrawnBy(grant, policy, verdict.actionId);
+  if (source === undefined) return assessed;
   const { requirement: _r, approvalId: _a, ...rest } = verdict;
   return {
-    ...rest,
-    decision: "deny",
-    reason: { code: "POLICY_WITHDRAWN", message: `The tool "${verdict.toolName.slice(0, 80)}" has been withdrawn from this task by policy. Do not call it again.` },
+    ...assessed,
+    verdict: {
+      ...rest,
+      decision: "deny",
+      reason: { code: "POLICY_WITHDRAWN", message: `The tool "${verdict.toolName.slice(0, 80)}" has been withdrawn from this task by policy. Do not call it again.` },
+    },
   };
 }

@@ -24,6 +24,11 @@ export class LruCache<K, V> {
     this.#sizeOf = options.sizeOf ?? (() => 0);
   }
 
+  /** The most entries it keeps. */
+  get max(): number {
+    return this.#max;
+  }
+
   get size(): number {
     return this.#entries.size;
   }

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
 import type { TaskGrant } from "../core/grant.js";
+import { grantIndex } from "../core/grant-index.js";
+import { deepFreeze, GrantInterner } from "./grant-interner.js";
 import { verifyGrantToken, type GrantTokenParties, type GrantTokenResult } from "./grant-token.js";
 import type { KeyResolver } from "./key-resolver.js";
 import { LruCache } from "./lru-cache.js";
@@ -9,19 +11,18 @@ import { MAX_TOKEN_LENGTH } from "./verify-jws.js";
 export interface GrantVerifierOptions extends GrantTokenParties {
   /** How many verified tokens to remember (default 10,000); 0 disables the cache. */
   readonly maxEntries?: number;
-  /** How many bytes the remembered grants may take, counted by `cachedBytes` (default 64 MiB); 0 disables the cache. */
+  /**
+   * The memory the remembered grants may take (default 64 MiB), together with what they share: an
+   * eighth of it at most for the ids and caveat records many grants hold alike (`GrantInterner`),
+   * the rest for the grants' own parts; 0 disables the cache.
+   */
   readonly maxBytes?: number;
 }
 
 export const DEFAULT_VERIFIER_BYTES = 64 * 1024 * 1024;
 
-/**
- * What one remembered token is counted as: its parsed, frozen grant takes about twice the token's
- * length (UTF-16 strings, object overhead), plus the key and the entry.
- */
-export function cachedBytes(tokenLength: number): number {
-  return 2 * tokenLength + 256;
-}
+/** The part of the byte budget the shared ids and caveat records may take. */
+export const SHARED_BYTES_FRACTION = 1 / 8;
 
 /** What the verifier has done so far; for tests and metrics. */
 export interface GrantVerifierStats {
@@ -31,7 +32,7 @@ export interface GrantVerifierStats {
   readonly cacheHits: number;
   /** Tokens currently cached. */
   readonly size: number;
-  /** Bytes the cached tokens are counted as. */
+  /** Bytes the cached grants are counted as, their shared ids and caveat records included. */
   readonly bytes: number;
 }
 
@@ -56,9 +57,12 @@ export const DEFAULT_VERIFIER_ENTRIES = 10_000;
  * ring, so a cached signature stays valid.
  */
 export function createGrantVerifier(keys: KeyResolver, options: GrantVerifierOptions): GrantVerifier {
+  const budget = options.maxBytes ?? DEFAULT_VERIFIER_BYTES;
+  const shared = Math.floor(budget * SHARED_BYTES_FRACTION);
+  const interner = new GrantInterner(shared);
   const sizes = new WeakMap<TaskGrant, number>();
   const cache = new LruCache<string, TaskGrant>(options.maxEntries ?? DEFAULT_VERIFIER_ENTRIES, {
-    maxBytes: options.maxBytes ?? DEFAULT_VERIFIER_BYTES,
+    maxBytes: budget - shared,
     sizeOf: (grant) => sizes.get(grant) ?? 0,
   });
   const parties: GrantTokenParties = { issuer: options.issuer, audience: options.audience };
@@ -81,24 +85,16 @@ export function createGrantVerifier(keys: KeyResolver, options: GrantVerifierOpt
       signatureVerifications += 1;
       const result = await verifyGrantToken(token, keys, { ...parties, now });
       if (!result.ok) return result;
-      const grant = deepFreeze(result.grant);
-      if (digest !== undefined) {
-        sizes.set(grant, cachedBytes(token.length));
-        cache.set(digest, grant);
-      }
+      if (digest === undefined || cache.max === 0 || budget === 0) return { ok: true, grant: deepFreeze(result.grant) };
+      // What is kept is what is derived: the grant with its ids and caveats shared, and its index.
+      const { grant, bytes } = interner.compact(result.grant);
+      grantIndex(grant);
+      sizes.set(grant, bytes);
+      cache.set(digest, grant);
       return { ok: true, grant };
     },
     stats() {
-      return { signatureVerifications, cacheHits, size: cache.size, bytes: cache.bytes };
+      return { signatureVerifications, cacheHits, size: cache.size, bytes: cache.bytes + interner.bytes };
     },
   };
-}
-
-/** Freezes a parsed JSON value all the way down, so that no caller can change a cached grant. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }

@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { callDigest, canonicalJson, sha256Hex, type JsonValue } from "../../src/core/index.js";
-import { jsonArb } from "../support/arbitraries.js";
+import { nativeSha256Hex } from "../../src/authority/sha256.js";
+import { argumentsDigest, callDigest, callDigests, canonicalJson, sha256Hex, type JsonValue } from "../../src/core/index.js";
+import { hostileArgumentsArb, jsonArb } from "../support/arbitraries.js";
 
 /** The IEEE-754 double with these 64 bits (big-endian hex), as RFC 8785 appendix B lists them. */
 function fromBits(hex: string): number {
@@ -211,5 +212,60 @@ describe("callDigest()", () => {
   it("keeps ids and arguments apart: no id can be shifted into the arguments", () => {
     expect(callDigest("g", "a", { b: 1 })).not.toBe(callDigest("g", 'a","b', {}));
     expect(callDigest("g-1", "x", {})).not.toBe(callDigest("g", "-1x", {}));
+  });
+});
+
+describe("callDigests()", () => {
+  // What the call digest was before the arguments' canonical text was shared: one serialization of the whole object.
+  const wholeText = (grantId: string, actionId: string, args: unknown) => sha256Hex(canonicalJson({ grantId, actionId, arguments: args }));
+  const anyArgs = fc.oneof(jsonArb({ maxDepth: 3 }), hostileArgumentsArb, fc.constant(undefined));
+
+  it("gives exactly the digests of the whole canonical object, for any arguments (undefined and non-JSON values included)", () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), anyArgs, (grantId, actionId, args) => {
+        const expected = (() => {
+          try {
+            return wholeText(grantId, actionId, args);
+          } catch {
+            return "throws";
+          }
+        })();
+        const digests = callDigests(args);
+        const got = (() => {
+          try {
+            return digests.call(grantId, actionId);
+          } catch {
+            return "throws";
+          }
+        })();
+        expect(got).toBe(expected);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("shares the arguments' canonical text between the call digest and the arguments digest", () => {
+    fc.assert(
+      fc.property(jsonArb({ maxDepth: 3 }), (args) => {
+        const digests = callDigests(args);
+        expect(digests.arguments()).toBe(argumentsDigest(args));
+        expect(digests.arguments()).toBe(sha256Hex(canonicalJson(args)));
+        expect(digests.call("g", "a")).toBe(wholeText("g", "a", args));
+        expect(digests.call("g", "b")).toBe(wholeText("g", "b", args));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("gives the same values with the native hash the server passes", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary" }), jsonArb({ maxDepth: 2 }), (text, args) => {
+        expect(nativeSha256Hex(text)).toBe(sha256Hex(text));
+        expect(callDigests(args, nativeSha256Hex).call("g", "a")).toBe(callDigest("g", "a", args));
+      }),
+      { numRuns: 500 },
+    );
+    // Lone surrogates are encoded as U+FFFD by both.
+    expect(nativeSha256Hex("\ud800x\udc00")).toBe(sha256Hex("\ud800x\udc00"));
   });
 });
