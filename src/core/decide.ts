@@ -6,6 +6,7 @@ import { isJsonObject, jsonEqual, type JsonSchema } from "./json.js";
 import type { Rule } from "./policy.js";
 import { resolveResource } from "./resource.js";
 import { formatProblems, type SchemaProblem } from "./schema.js";
+import { checkTarget } from "./target.js";
 import type { ApprovalRecord, Reason, ReasonCode, ToolCall, Verdict } from "./verdict.js";
 
 /** What `decide` needs besides the grant, the catalog and the call. */
@@ -16,6 +17,8 @@ export interface DecideContext {
   readonly approval?: ApprovalRecord;
   /** Deepest nesting of arguments decided on (default 32, as `DEFAULT_ARGUMENT_LIMITS`); deeper is INVALID_ARGUMENTS. */
   readonly maxArgumentDepth?: number;
+  /** For a start-agent call: the grant the shell verified from the call's delegated grant token. */
+  readonly delegatedGrant?: TaskGrant;
 }
 
 /** Nesting bound `decide` applies when the context names none. */
@@ -86,6 +89,9 @@ function decideChecked(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: 
   if (!listedForApproval && !grant.allowed.includes(action.id)) {
     return deny("NOT_GRANTED", `The tool ${shown} is not available in this task. Do not call it again; use the tools you were given.`);
   }
+  // 3b. The call's target matches the action's kind; an agent starts only under a delegated grant.
+  const target = checkTarget(grant, action, call.target, ctx);
+  if (target) return deny(target.code, target.message);
   // 4. Arguments are an object valid against the tool's input schema.
   const args = call.arguments;
   if (!isJsonObject(args)) return deny("INVALID_ARGUMENTS", `The arguments for ${shown} must be a JSON object.`);

@@ -337,6 +337,7 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         retireKey: (s) => s.retireKey("k", 1),
         commitDecision: (s) => s.commitDecision(makeDecision("dec_late")),
         getDecision: (s) => s.getDecision("dec_1"),
+        getStep: (s) => s.getStep("g", "run", "step"),
         rewrapKey: (s) => s.rewrapKey("k", "a", "b"),
         createApiKey: (s) => s.createApiKey(makeApiKey("key_late")),
         listApiKeys: (s) => s.listApiKeys(),
