@@ -56,8 +56,7 @@ export function redecides(held: HeldStep, ask: StepAsk): boolean {
 
 /** How a held step answers a call: the verdict already given, or a deny that is a new decision (recorded without taking the step). */
 export type HeldAnswer =
-  | { readonly kind: "replay"; readonly verdict: Verdict; readonly decisionId: string; readonly receipt?: string }
-  | { readonly kind: "deny"; readonly verdict: Verdict };
+  { readonly kind: "replay"; readonly verdict: Verdict; readonly decisionId: string; readonly receipt?: string } | { readonly kind: "deny"; readonly verdict: Verdict };
 
 /**
  * The answer of a step already decided. Another call under the step (other names, arguments or

@@ -6,9 +6,7 @@ import type { Target } from "./target.js";
  * of a graph node's activation (a recovered activation that replays its operation is a new
  * attempt, so a new step). A grant, a run and a step name one decision.
  */
-export type Step =
-  | { readonly runId: string; readonly toolCallId: string }
-  | { readonly runId: string; readonly activationId: string; readonly attempt: number };
+export type Step = { readonly runId: string; readonly toolCallId: string } | { readonly runId: string; readonly activationId: string; readonly attempt: number };
 
 /** Longest run id, tool call id or activation id a step may carry (characters). */
 export const MAX_STEP_ID_LENGTH = 256;
@@ -16,7 +14,11 @@ export const MAX_STEP_ID_LENGTH = 256;
 /** What is wrong with a step, naming the field (relative to the step), or undefined when it is usable. */
 export function stepProblem(step: Step): { readonly field: string; readonly message: string } | undefined {
   const id = (field: string, value: string) =>
-    value === "" ? { field, message: "is required" } : value.length > MAX_STEP_ID_LENGTH ? { field, message: `is longer than ${MAX_STEP_ID_LENGTH} characters` } : undefined;
+    value === ""
+      ? { field, message: "is required" }
+      : value.length > MAX_STEP_ID_LENGTH
+        ? { field, message: `is longer than ${MAX_STEP_ID_LENGTH} characters` }
+        : undefined;
   const run = id("run_id", step.runId);
   if (run) return run;
   if ("toolCallId" in step) return id("tool_call_id", step.toolCallId);

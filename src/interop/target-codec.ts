@@ -74,7 +74,10 @@ export function targetToProto(target: Target, delegatedGrantToken = ""): PbTarge
       return create(TargetSchema, { kind: { case: "tool", value: create(ToolInvocationSchema) } });
     case "start_agent":
       return create(TargetSchema, {
-        kind: { case: "startAgent", value: create(StartAgentSchema, { definitionName: target.definitionName, definitionVersion: target.definitionVersion, delegatedGrantToken }) },
+        kind: {
+          case: "startAgent",
+          value: create(StartAgentSchema, { definitionName: target.definitionName, definitionVersion: target.definitionVersion, delegatedGrantToken }),
+        },
       });
     case "graph_operation": {
       const known: Readonly<Partial<Record<string, PbOperationKind>>> = OPERATION_KIND_TO_PROTO;
@@ -102,5 +105,8 @@ export function stepFromProto(pb: PbStep): Step | undefined {
 export function stepToProto(step: Step): PbStep {
   return "toolCallId" in step
     ? create(StepSchema, { runId: step.runId, of: { case: "toolCallId", value: step.toolCallId } })
-    : create(StepSchema, { runId: step.runId, of: { case: "activation", value: create(ActivationAttemptSchema, { activationId: step.activationId, attempt: step.attempt }) } });
+    : create(StepSchema, {
+        runId: step.runId,
+        of: { case: "activation", value: create(ActivationAttemptSchema, { activationId: step.activationId, attempt: step.attempt }) },
+      });
 }

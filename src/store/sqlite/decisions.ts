@@ -44,7 +44,9 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
   const putStep = db.prepare<[Record<string, string | null>], never>(`
     INSERT INTO decision_steps (${STEP_COLUMNS.join(", ")}) VALUES (${STEP_COLUMNS.map((c) => `@${c}`).join(", ")})
     ON CONFLICT (grant_id, run_id, step_key) DO UPDATE SET
-      ${STEP_COLUMNS.slice(3).map((c) => `${c} = excluded.${c}`).join(", ")}`);
+      ${STEP_COLUMNS.slice(3)
+        .map((c) => `${c} = excluded.${c}`)
+        .join(", ")}`);
 
   const effectsOf = db.transaction((record: DecisionRecord, effects: DecisionEffects) => {
     if (effects.approval) {
