@@ -19,6 +19,12 @@ export interface DecideContext {
   readonly maxArgumentDepth?: number;
   /** For a start-agent call: the grant the shell verified from the call's delegated grant token. */
   readonly delegatedGrant?: TaskGrant;
+  /**
+   * Re-checking a held call for its approval (`recheckCall`): the approval stores the action and
+   * arguments, not the target, so the target is not checked here; it is checked again, with the
+   * delegated grant, when the approved call is made.
+   */
+  readonly recheck?: boolean;
 }
 
 /** Nesting bound `decide` applies when the context names none. */
@@ -90,7 +96,7 @@ function decideChecked(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: 
     return deny("NOT_GRANTED", `The tool ${shown} is not available in this task. Do not call it again; use the tools you were given.`);
   }
   // 3b. The call's target matches the action's kind; an agent starts only under a delegated grant.
-  const target = checkTarget(grant, action, call.target, ctx);
+  const target = ctx.recheck === true ? undefined : checkTarget(grant, action, call.target, ctx);
   if (target) return deny(target.code, target.message);
   // 4. Arguments are an object valid against the tool's input schema.
   const args = call.arguments;
