@@ -5,6 +5,7 @@ import type { DecisionRecord, Store } from "../../src/store/port.js";
 import { describeApprovalContract } from "./contract-approvals.js";
 import { expectStoreError } from "./contract-assert.js";
 import { describeAuditContract } from "./contract-audit.js";
+import { describeStepsContract } from "./contract-steps.js";
 import { describeEffectsContract } from "./contract-effects.js";
 import { makeApiKey, makeApproval, makeDecision, makeGrant, makeKey } from "./fixtures.js";
 
@@ -322,6 +323,7 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
     describeApprovalContract(() => store);
     describeEffectsContract(() => store);
     describeAuditContract(() => store);
+    describeStepsContract(() => store);
 
     describe("after close()", () => {
       // Typed over the port's operations, so a new operation without a case here fails compilation.
