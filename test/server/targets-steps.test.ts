@@ -1,9 +1,12 @@
 import { create } from "@bufbuild/protobuf";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApprovalOutcome } from "../../src/gen/charter/v1/approval_pb.js";
 import { Decision, GraphOperationSchema, TargetSchema, type ToolCall } from "../../src/gen/charter/v1/common_pb.js";
 import type { TestCharter } from "../support/charter-server.js";
-import { issueRun, OperationKind, operationCall, startAgentCall, startRefundCharter } from "../support/refund-workflow.js";
+import { issueRun, OperationKind, operationCall, REFUND_WORKFLOW, startAgentCall, startRefundCharter } from "../support/refund-workflow.js";
 
 // Targets and steps over real gRPC, on the refund workflow fixture: a graph run's operations are
 // authorized as attempts of node activations; the same step asked again (a retry after a timeout)
@@ -161,5 +164,37 @@ describe("starting an agent", () => {
       decision: Decision.DENY,
       reason: { code: "AGENT_NOT_DELEGATED" },
     });
+  });
+});
+
+describe("a retry after the grant or the policy changed", () => {
+  const dir = mkdtempSync(join(tmpdir(), "charter-steps-policy-"));
+  const policyFile = join(dir, "policy.yaml");
+  let withdrawable: TestCharter;
+  beforeAll(async () => {
+    writeFileSync(policyFile, readFileSync(REFUND_WORKFLOW.policy, "utf8"));
+    withdrawable = await startRefundCharter({ config: { policy: policyFile } });
+  });
+  afterAll(async () => {
+    await withdrawable.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const ask = async (token: string, call: ToolCall) => (await withdrawable.clients.authority.authorize({ grantToken: token, call })).verdict;
+
+  it("is denied GRANT_REVOKED, never answered from the step, once the grant is revoked", async () => {
+    const run = await issueRun(withdrawable);
+    expect(await ask(run.token, lookup("run-revoked"))).toMatchObject({ decision: Decision.ALLOW });
+    await withdrawable.clients.grants.revokeGrant({ grantId: run.id, reason: "compromised" });
+    expect(await ask(run.token, lookup("run-revoked"))).toMatchObject({ decision: Decision.DENY, reason: { code: "GRANT_REVOKED" }, receipt: "" });
+  });
+
+  it("is denied POLICY_WITHDRAWN once the policy in force denies the action", async () => {
+    const run = await issueRun(withdrawable);
+    expect(await ask(run.token, lookup("run-withdrawn"))).toMatchObject({ decision: Decision.ALLOW });
+    const policy = readFileSync(policyFile, "utf8").replace('version: "refund-workflow-policy-1"', 'version: "refund-workflow-policy-2"');
+    // A new global source denies the lookup: tightening reaches the outstanding grant at once.
+    writeFileSync(policyFile, policy.replace("\nprofiles:", "\n  no-lookups:\n    global: true\n    deny: [refund.lookup_order]\nprofiles:"));
+    await withdrawable.server.reload();
+    expect(await ask(run.token, lookup("run-withdrawn"))).toMatchObject({ decision: Decision.DENY, reason: { code: "POLICY_WITHDRAWN" }, receipt: "" });
   });
 });
