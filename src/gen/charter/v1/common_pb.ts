@@ -565,7 +565,7 @@ export const StartAgentSchema: GenMessage<StartAgent> = /*@__PURE__*/
  */
 export type GraphOperation = Message<"charter.v1.GraphOperation"> & {
   /**
-   * The node's name in the graph (recorded; not matched against the catalog).
+   * The node's name in the graph: the runtime's own, not matched against the catalog.
    *
    * @generated from field: string node_name = 1;
    */
