@@ -4,14 +4,17 @@ import type { TaskGrant } from "../core/grant.js";
 import { isJsonObject } from "../core/json.js";
 import { parseCallArguments, type CallRequest } from "../core/call-request.js";
 import type { ApprovalRecord, ToolCall, Verdict } from "../core/verdict.js";
-import { StoreError, type BudgetLimits, type CommitRefusalCode, type DecisionEffects, type DecisionRecord } from "../store/port.js";
+import { StoreError, type BudgetLimits, type DecisionEffects, type DecisionRecord, type HeldStep } from "../store/port.js";
 import { signReceipt } from "../token/index.js";
 import { approvalDraft } from "./approvals.js";
+import { refusedVerdict } from "./commit-refusal.js";
 import type { AuthorityContext, PolicySet } from "./context.js";
 import { invalidRequest } from "./errors.js";
 import { DEFAULT_AUTHORITY_LIMITS, type AuthorityLimits } from "./limits.js";
 import { loadGrant, type GrantCheck } from "./load-grant.js";
 import { nativeSha256Hex } from "./sha256.js";
+import { answerHeld, checkStep, redecides, stepAsk, stepSlot, type StepAsk } from "./steps.js";
+import { loadDelegatedGrant } from "./target-grant.js";
 
 /** A verdict with what the shell added: the decision id it was recorded under and, on allow, the receipt. */
 export interface Decided {
@@ -61,6 +64,7 @@ export async function authorizeBatch(ctx: AuthorityContext, req: AuthorizeBatchR
 function checkCall(call: CallRequest, field: string): void {
   if (call.callId === "") throw invalidRequest(`${field}.call_id`, "is required");
   if (call.toolName === "" && call.actionId === "") throw invalidRequest(`${field}.tool_name`, "tool_name or action_id is required");
+  checkStep(call, field);
 }
 
 /** Calls of a batch decided between two turns of the event loop. */
@@ -103,22 +107,53 @@ async function pipeline(ctx: AuthorityContext, token: string, calls: readonly Ca
     // A long batch lets other requests run between slices, so one caller cannot hold the event loop.
     if (i > 0 && i % YIELD_EVERY === 0) await yieldToEventLoop();
     signal?.throwIfAborted();
+    // Only a verified grant can be allowed, so an allow always has its grant at hand.
+    const grant = loaded.check.ok ? loaded.check.grant : undefined;
+    // A step already decided is answered from the step index, before anything is decided or consumed.
+    const ask = grant ? stepAsk(call, limits) : undefined;
+    const held = ask && grant ? await ctx.store.getStep(grant.id, ask.runId, ask.stepKey) : undefined;
+    if (ask && held && !redecides(held, ask)) {
+      out.push(await heldStep(ctx, loaded, call, ask, held));
+      continue;
+    }
     const approval = await loadApproval(ctx, loaded, call);
-    const decided = decideStep(loaded, call, approval, limits);
+    const delegatedGrant = await loadDelegatedGrant(ctx, loaded.check, call, loaded.now);
+    const decided = decideStep(loaded, call, approval, limits, delegatedGrant);
     const { argumentsDigest } = decided;
     const pending = await approvalStep(ctx, loaded, decided);
     const decisionId = ctx.newId("dec");
-    const verdict = await commitStep(ctx, loaded, pending, decisionId);
+    // A stepped allow is signed before its commit: the step keeps the receipt, so a retry is answered the same one.
+    const early = ask && grant && pending.decision === "allow" ? await signStep(ctx, loaded, grant, pending, decisionId, argumentsDigest) : undefined;
+    const committed = await commitStep(ctx, loaded, pending, decisionId, ask && { ask, slot: stepSlot(ask, pending, early) });
+    if ("held" in committed) {
+      // Another replica (or a concurrent retry) decided the step first: its decision is the answer.
+      out.push(await heldStep(ctx, loaded, call, ask as StepAsk, committed.held));
+      continue;
+    }
+    const { verdict } = committed;
     signal?.throwIfAborted();
-    // Only a verified grant can be allowed, so an allow always has its grant at hand.
-    const grant = loaded.check.ok ? loaded.check.grant : undefined;
     out.push(
       verdict.decision === "allow" && grant
-        ? { verdict, decisionId, receipt: await signStep(ctx, loaded, grant, verdict, decisionId, argumentsDigest) }
+        ? { verdict, decisionId, receipt: early ?? (await signStep(ctx, loaded, grant, verdict, decisionId, argumentsDigest)) }
         : { verdict, decisionId },
     );
   }
   return out;
+}
+
+/**
+ * A step decided already answers the call: a retry gets the held verdict, decision id and
+ * receipt, and nothing is consumed or recorded; a different call under the step (or one the
+ * policy has since withdrawn) is a deny recorded as a new decision, keyed by run and step, that
+ * leaves the step's decision standing.
+ */
+async function heldStep(ctx: AuthorityContext, loaded: Loaded, call: CallRequest, ask: StepAsk, held: HeldStep): Promise<Decided> {
+  const grant = (loaded.check as Extract<GrantCheck, { ok: true }>).grant;
+  const answer = answerHeld(held, ask, call, grant, loaded.policySet.policy);
+  if (answer.kind === "replay") return answer.receipt === undefined ? { verdict: answer.verdict, decisionId: answer.decisionId } : answer;
+  const decisionId = ctx.newId("dec");
+  const committed = await commitStep(ctx, loaded, answer.verdict, decisionId, { ask });
+  return { verdict: "held" in committed ? answer.verdict : committed.verdict, decisionId };
 }
 
 /**
@@ -162,7 +197,7 @@ async function loadApproval(ctx: AuthorityContext, loaded: Loaded, call: CallReq
  * under the policy in force (the kill switch: a suspended source or a new deny stops an
  * outstanding grant at once; nothing the policy adds widens it).
  */
-function decideStep(loaded: Loaded, req: CallRequest, approval: ApprovalRecord | undefined, limits: AuthorityLimits): DecideResult {
+function decideStep(loaded: Loaded, req: CallRequest, approval: ApprovalRecord | undefined, limits: AuthorityLimits, delegatedGrant?: TaskGrant): DecideResult {
   const names = { callId: req.callId, actionId: "", toolName: req.toolName, callDigest: "" };
   const refused = (verdict: Verdict) => ({ verdict, argumentsDigest: "" });
   if (!loaded.check.ok) return refused({ decision: "deny", reason: { code: loaded.check.code, message: loaded.check.message }, ...names });
@@ -173,10 +208,17 @@ function decideStep(loaded: Loaded, req: CallRequest, approval: ApprovalRecord |
     arguments: args.value,
     ...(req.toolName === "" ? {} : { toolName: req.toolName }),
     ...(req.actionId === "" ? {} : { actionId: req.actionId }),
+    ...(req.target === undefined ? {} : { target: req.target }),
   };
   // The policy read once by the load step: what it has withdrawn since the grant was issued is denied (POLICY_WITHDRAWN).
   const { catalog, policy } = loaded.policySet;
-  const options = { now: loaded.now, maxArgumentDepth: limits.arguments.maxDepth, hash: nativeSha256Hex, ...(approval ? { approval } : {}) };
+  const options = {
+    now: loaded.now,
+    maxArgumentDepth: limits.arguments.maxDepth,
+    hash: nativeSha256Hex,
+    ...(approval ? { approval } : {}),
+    ...(delegatedGrant ? { delegatedGrant } : {}),
+  };
   // The digests, computed once here with the native hash, share one canonical serialization of the arguments.
   const assessed = assessInForce(loaded.check.grant, catalog, policy, call, options);
   const verdict = withCallDigest(assessed);
@@ -205,32 +247,32 @@ async function approvalStep(ctx: AuthorityContext, loaded: Loaded, decided: Deci
  * Commit: one unit of work in the store, durable before the answer — an allow's approval
  * consumption and budget charges (the calling grant and every ancestor), the decision record and
  * its audit record. When the store finds the budget spent or the approval used or expired
- * meanwhile, the allow becomes a deny with that reason, before anything is signed.
+ * meanwhile, the allow becomes a deny with that reason, before anything is signed. A stepped
+ * call's record is keyed by its run and step, and claims the step when `step.slot` is given;
+ * when the step is held already, nothing is written and the held decision comes back.
  */
-async function commitStep(ctx: AuthorityContext, loaded: Loaded, verdict: Verdict, decisionId: string): Promise<Verdict> {
-  const effects: DecisionEffects =
-    verdict.decision === "allow"
-      ? {
-          ...(loaded.budget.length > 0 ? { budget: { actionId: verdict.actionId, grants: loaded.budget } } : {}),
-          ...(verdict.approvalId === undefined ? {} : { approval: { approvalId: verdict.approvalId, callDigest: verdict.callDigest } }),
-        }
-      : {};
-  const outcome = await ctx.store.commitDecision(decisionRecord(loaded, verdict, decisionId), effects);
+async function commitStep(
+  ctx: AuthorityContext,
+  loaded: Loaded,
+  verdict: Verdict,
+  decisionId: string,
+  step?: { readonly ask: StepAsk; readonly slot?: DecisionEffects["step"] },
+): Promise<{ readonly verdict: Verdict } | { readonly held: HeldStep }> {
+  const effects: DecisionEffects = {
+    ...(verdict.decision === "allow" && loaded.budget.length > 0 ? { budget: { actionId: verdict.actionId, grants: loaded.budget } } : {}),
+    ...(verdict.decision === "allow" && verdict.approvalId !== undefined ? { approval: { approvalId: verdict.approvalId, callDigest: verdict.callDigest } } : {}),
+    ...(step?.slot === undefined ? {} : { step: step.slot }),
+  };
+  const outcome = await ctx.store.commitDecision(decisionRecord(loaded, verdict, decisionId, step?.ask), effects);
+  if (outcome.kind === "step_held") return { held: outcome.held };
   ctx.audit.appended(effects.approval ? 2 : 1);
   if (effects.approval) ctx.approvalFeed.notify();
-  if (outcome.kind === "committed") return verdict;
-  return { ...verdict, decision: "deny", reason: { code: outcome.reasonCode, message: REFUSAL_MESSAGES[outcome.reasonCode](verdict) } };
+  if (outcome.kind === "committed") return { verdict };
+  return { verdict: refusedVerdict(verdict, outcome.reasonCode) };
 }
 
-/** What the model is told when the commit refused an allow. */
-const REFUSAL_MESSAGES: Readonly<Record<CommitRefusalCode, (v: Verdict) => string>> = {
-  LIMIT_EXCEEDED: () => "This task has used all the calls its budget allows for this. Stop making such calls and report back.",
-  APPROVAL_CONSUMED: (v) => `The approval for this call to ${JSON.stringify(v.toolName || v.actionId)} was already used; request a new one.`,
-  APPROVAL_EXPIRED: (v) => `The approval for this call to ${JSON.stringify(v.toolName || v.actionId)} has expired; request a new one.`,
-};
-
 /** What is recorded of a decision: ids, names, digests and codes; never argument values or the token. */
-function decisionRecord(loaded: Loaded, verdict: Verdict, decisionId: string): DecisionRecord {
+function decisionRecord(loaded: Loaded, verdict: Verdict, decisionId: string, step?: StepAsk): DecisionRecord {
   const grant: TaskGrant | undefined = loaded.check.ok ? loaded.check.grant : undefined;
   return {
     decisionId,
@@ -248,6 +290,7 @@ function decisionRecord(loaded: Loaded, verdict: Verdict, decisionId: string): D
     catalogVersion: loaded.policySet.catalog.version,
     policyVersion: loaded.policySet.policy.version,
     ...(loaded.caller === undefined ? {} : { caller: loaded.caller }),
+    ...(step === undefined ? {} : { runId: step.runId, stepKey: step.stepKey }),
   };
 }
 

@@ -19,6 +19,8 @@ commands:
   issue      compose a grant for --profile and print its token
   catalog    print the tool catalog of --token (--dialect neutral|openai_chat|openai_responses|anthropic|mcp|gemini|langchain|pydantic_ai)
   check      decide one call offline: --token T | --profile P, --tool NAME | --action ID, --args JSON [--approval-id A]
+             a target: --operation KIND [--node N --definition ID] | --agent NAME [--agent-version V --delegated-token T]
+             a step: --run ID (--tool-call ID | --activation ID [--attempt N]); --call-id ID
              exit code: 0 allow, 1 deny, 2 requires approval, 3 effect suppressed
   validate   load catalog and policy and report every problem
   approvals  list|show|approve|reject|watch an owner's approvals

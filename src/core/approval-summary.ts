@@ -29,7 +29,7 @@ export const SUMMARY_MAX_ENTRIES = 64;
 export function summarizeArguments(action: CatalogAction, args: JsonObject): ArgumentSummary[] {
   const shown = new Set(action.summary ?? []);
   const out: ArgumentSummary[] = [];
-  walk(args, action.tool?.inputSchema, "", shown, out);
+  walk(args, action.tool?.inputSchema ?? action.inputSchema, "", shown, out);
   return out.slice(0, SUMMARY_MAX_ENTRIES);
 }
 

@@ -58,7 +58,7 @@ export interface RecheckCall {
  */
 export function recheckCall(grant: TaskGrant, policy: Policy, catalog: Catalog, call: RecheckCall, now: number): Reason | undefined {
   // Only the reason matters here: the call digest is not computed.
-  const { verdict } = assess(grant, catalog, { callId: "recheck", actionId: call.actionId, arguments: call.arguments }, { now });
+  const { verdict } = assess(grant, catalog, { callId: "recheck", actionId: call.actionId, arguments: call.arguments }, { now, recheck: true });
   if (verdict.decision === "deny" && verdict.reason) return verdict.reason;
   const sources = grant.sources.map((id) => policy.sources.get(id));
   // A suspended global source is skipped (turning it off only relaxes); any other source must still be active.

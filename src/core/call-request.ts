@@ -1,5 +1,7 @@
 import type { JsonValue } from "./json.js";
+import type { Step } from "./step.js";
 import { parseStrictJson, type JsonLimits, type StrictJsonProblem } from "./strict-json.js";
+import type { Target } from "./target.js";
 
 /**
  * A tool call as a gateway sends it, before anything is decided: names as given ("" when absent)
@@ -14,6 +16,12 @@ export interface CallRequest {
   readonly argumentsJson: string;
   /** The approval the caller presents for this call, when retrying a call that required approval. */
   readonly approvalId?: string;
+  /** What the call does once allowed; absent means "invoke the tool". */
+  readonly target?: Target;
+  /** A start-agent target's grant token, delegated from the calling grant for the sub-agent. */
+  readonly delegatedGrantToken?: string;
+  /** Where the call sits in its run; with one, the same step asked again answers the verdict already given. */
+  readonly step?: Step;
 }
 
 /** The parsed arguments, or why the text is not usable (a message for the model). */

@@ -1,3 +1,4 @@
+import { readActionKind, type ActionKindDeclaration } from "./action-kind.js";
 import { ProblemList } from "./errors.js";
 import { cloneJson, isJsonObject, type JsonObject, type JsonSchema } from "./json.js";
 import { parseResourceTemplate, type ResourceTemplate } from "./resource.js";
@@ -36,8 +37,12 @@ export interface ToolAnnotations {
 
 const HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const;
 
-/** A capability the deployment knows, with its tool (if models may call it) and authority metadata. */
-export interface CatalogAction {
+/**
+ * A capability the deployment knows, with its tool (if models may call it) and authority
+ * metadata. Its kind (ActionKindDeclaration): a tool action declares neither `agent` nor
+ * `operation`; a start-agent action its agent definition; a graph operation its definition and kind.
+ */
+export interface CatalogAction extends ActionKindDeclaration {
   readonly id: string;
   readonly effect: Effect;
   /** Whether a grant holding this action may hand it on to a sub-agent. */
@@ -45,7 +50,9 @@ export interface CatalogAction {
   /** A template such as `mailbox/{to}`, resolved from the call's arguments. */
   readonly resource?: ResourceTemplate;
   readonly tool?: ToolDescriptor;
-  /** The tool's input schema, compiled once at load time. */
+  /** The input schema an agent or operation action without a tool declares (a tool's is in `tool`). */
+  readonly inputSchema?: JsonObject;
+  /** The input schema (the tool's, or the action's own `inputSchema`), compiled once at load time. */
   readonly input?: CompiledSchema;
   /** Argument paths (JSON Pointers) an owner is shown in an approval request; other arguments appear as digests. */
   readonly summary?: SummaryPaths;
@@ -65,7 +72,7 @@ export interface Catalog {
 /** Action ids, and the names of sources, profiles and requirements: letters, digits and _ . : -. */
 export const ACTION_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-const ACTION_KEYS = new Set(["id", "effect", "delegable", "resource", "tool", "summary"]);
+const ACTION_KEYS = new Set(["id", "kind", "agent", "operation", "inputSchema", "effect", "delegable", "resource", "tool", "summary"]);
 const TOOL_KEYS = new Set(["name", "description", "inputSchema", "outputSchema", "annotations"]);
 
 /**
@@ -129,23 +136,27 @@ function readAction(raw: unknown, index: number, problems: ProblemList, schemas:
   const delegable = raw["delegable"] ?? false;
   if (typeof delegable !== "boolean") problems.add(id, "delegable must be true or false");
 
+  const kind = readActionKind(raw, id, problems);
   const tool = raw["tool"] === undefined ? undefined : readTool(raw["tool"], id, problems);
-  const input = tool ? compileChecked(tool.inputSchema, id, "inputSchema", problems, schemas) : undefined;
+  const inputSchema = tool?.inputSchema ?? readOwnInput(raw, id, kind, problems);
+  const input = inputSchema ? compileChecked(inputSchema, id, "inputSchema", problems, schemas) : undefined;
   if (tool?.outputSchema) compileChecked(tool.outputSchema, id, "outputSchema", problems, schemas);
 
   let resource: ResourceTemplate | undefined;
   const template = raw["resource"];
   if (template !== undefined) {
-    resource = readResource(template, id, tool, problems);
+    resource = readResource(template, id, inputSchema, problems);
   }
-  const summary = raw["summary"] === undefined ? undefined : readSummaryPaths(raw["summary"], id, tool?.inputSchema, problems);
-  if (problems.size > before) return undefined;
+  const summary = raw["summary"] === undefined ? undefined : readSummaryPaths(raw["summary"], id, inputSchema, problems);
+  if (problems.size > before || !kind) return undefined;
   return {
     id,
+    ...kind,
     effect: effect as Effect,
     delegable: delegable as boolean,
     ...(resource ? { resource } : {}),
     ...(tool ? { tool } : {}),
+    ...(!tool && inputSchema ? { inputSchema } : {}),
     ...(input ? { input } : {}),
     ...(summary ? { summary } : {}),
   };
@@ -218,7 +229,30 @@ export function compileChecked(schema: JsonSchema, subject: string, what: string
   }
 }
 
-function readResource(raw: unknown, id: string, tool: ToolDescriptor | undefined, problems: ProblemList): ResourceTemplate | undefined {
+/**
+ * The `inputSchema` an agent or operation action declares beside (not in) a tool: graph runtimes
+ * call operations without a model, so such an action needs no tool. A tool action keeps its
+ * schema in its tool; an action with a tool declares it there only.
+ */
+function readOwnInput(raw: JsonObject, id: string, kind: ActionKindDeclaration | undefined, problems: ProblemList): JsonObject | undefined {
+  const schema = raw["inputSchema"];
+  if (schema === undefined) return undefined;
+  if (!kind || (kind.agent === undefined && kind.operation === undefined)) {
+    problems.add(id, "only agent and operation actions declare inputSchema beside a tool; a tool action declares it in its tool");
+    return undefined;
+  }
+  if (raw["tool"] !== undefined) {
+    problems.add(id, "an action with a tool declares its inputSchema in the tool");
+    return undefined;
+  }
+  if (!isJsonObject(schema) || schema["type"] !== "object") {
+    problems.add(id, 'inputSchema must be an object schema (with type: "object")');
+    return undefined;
+  }
+  return cloneJson(schema);
+}
+
+function readResource(raw: unknown, id: string, inputSchema: JsonObject | undefined, problems: ProblemList): ResourceTemplate | undefined {
   if (typeof raw !== "string") {
     problems.add(id, "resource must be a template string such as mailbox/{to}");
     return undefined;
@@ -228,11 +262,11 @@ function readResource(raw: unknown, id: string, tool: ToolDescriptor | undefined
     problems.add(id, `invalid resource template "${raw}": ${parsed}`);
     return undefined;
   }
-  if (!tool) {
+  if (!inputSchema) {
     if (parsed.arguments.length > 0) problems.add(id, `resource template "${raw}" names arguments but the action has no tool schema`);
     return parsed;
   }
-  const declared = tool.inputSchema["properties"];
+  const declared = inputSchema["properties"];
   for (const arg of parsed.arguments) {
     if (!isJsonObject(declared) || !Object.hasOwn(declared, arg)) {
       problems.add(id, `resource template "${raw}" names argument "${arg}", which the input schema does not declare`);

@@ -7,6 +7,7 @@ import { isJsonObject, jsonEqual, type JsonSchema } from "./json.js";
 import type { Rule } from "./policy.js";
 import { resolveResource } from "./resource.js";
 import { formatProblems, type SchemaProblem } from "./schema.js";
+import { checkTarget } from "./target.js";
 import type { ApprovalRecord, Reason, ReasonCode, ToolCall, Verdict } from "./verdict.js";
 
 /** What `decide` needs besides the grant, the catalog and the call. */
@@ -19,6 +20,14 @@ export interface DecideContext {
   readonly maxArgumentDepth?: number;
   /** The sha256 call digests are computed with (default: the core's pure-JS `sha256Hex`; the server passes node's). */
   readonly hash?: Hash;
+  /** For a start-agent call: the grant the shell verified from the call's delegated grant token. */
+  readonly delegatedGrant?: TaskGrant;
+  /**
+   * Re-checking a held call for its approval (`recheckCall`): the approval stores the action and
+   * arguments, not the target, so the target is not checked here; it is checked again, with the
+   * delegated grant, when the approved call is made.
+   */
+  readonly recheck?: boolean;
 }
 
 /**
@@ -122,6 +131,9 @@ function decideChecked(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: 
   if (!listedForApproval && !index.allowed.has(action.id)) {
     return deny("NOT_GRANTED", `The tool ${shown()} is not available in this task. Do not call it again; use the tools you were given.`);
   }
+  // 3b. The call's target matches the action's kind; an agent starts only under a delegated grant.
+  const target = ctx.recheck === true ? undefined : checkTarget(grant, action, call.target, ctx);
+  if (target) return deny(target.code, target.message);
   // 4. Arguments are an object valid against the tool's input schema.
   const args = call.arguments;
   if (!isJsonObject(args)) return deny("INVALID_ARGUMENTS", `The arguments for ${shown()} must be a JSON object.`);

@@ -20,3 +20,6 @@ export * from "./approval.js";
 export * from "./approval-summary.js";
 export * from "./audit-chain.js";
 export * from "./summary-paths.js";
+export * from "./action-kind.js";
+export * from "./target.js";
+export * from "./step.js";

@@ -2,6 +2,7 @@ import { ACTION_ID as NAME, type Catalog } from "./catalog.js";
 import { ProblemList } from "./errors.js";
 import { isJsonObject, type JsonObject, type JsonSchema } from "./json.js";
 import { readCaveats } from "./policy-caveats.js";
+import { withOperationKinds } from "./policy-kinds.js";
 
 /** `grant` sources contribute allows; a `narrow` source's non-empty allow list intersects them. */
 export type SourceKind = "grant" | "narrow";
@@ -76,7 +77,7 @@ export function approversFor(policy: Pick<Policy, "requirements">, requirement: 
 }
 
 export const DEFAULT_RUNTIME_SECONDS = 3600;
-const SOURCE_KEYS = new Set(["kind", "status", "global", "description", "allow", "approval", "deny", "limits", "constraints", "rules"]);
+const SOURCE_KEYS = new Set(["kind", "status", "global", "description", "allow", "approval", "deny", "operations", "limits", "constraints", "rules"]);
 const LIMIT_KEYS = new Set(["maxCalls", "maxCallsPerAction", "maxDelegationDepth", "maxRuntimeSeconds"]);
 
 /**
@@ -161,11 +162,9 @@ function readSource(id: string, raw: unknown, catalog: Catalog, problems: Proble
   const global = raw["global"] ?? false;
   if (typeof global !== "boolean") problems.add(subject, "global must be true or false");
 
-  const [allow, approval, deny] = (["allow", "approval", "deny"] as const).map((list) => readIdList(raw[list], `${subject} ${list}`, catalog, problems)) as [
-    string[],
-    string[],
-    string[],
-  ];
+  const listed = (["allow", "approval", "deny"] as const).map((list) => readIdList(raw[list], `${subject} ${list}`, catalog, problems)) as [string[], string[], string[]];
+  // `operations: {allow: [signal], approval: [fork]}` lists every operation action of those kinds.
+  const [allow, approval, deny] = withOperationKinds(listed, raw["operations"], subject, catalog, problems);
   if (kind === "narrow" && approval.length > 0) {
     problems.add(subject, "a narrow source only restricts: list approval-required actions in a grant source");
   }

@@ -10,8 +10,8 @@ import { acceptsValue, type SchemaCompiler } from "./schema.js";
  */
 export function checkSatisfiable(schema: JsonSchema, action: CatalogAction, schemas: SchemaCompiler): string[] {
   if (schema === false) return ["the schema `false` can never match"];
-  if (schema === true || !action.tool) return [];
-  const tool = action.tool.inputSchema;
+  const tool = action.tool?.inputSchema ?? action.inputSchema;
+  if (schema === true || !tool) return [];
   const declared = isJsonObject(tool["properties"]) ? tool["properties"] : {};
   const closed = tool["additionalProperties"] === false && tool["patternProperties"] === undefined;
   const problems: string[] = [];

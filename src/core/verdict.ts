@@ -1,10 +1,14 @@
+import type { Target } from "./target.js";
+
 /** What Charter answers for one tool call. */
 export type Decision = "allow" | "deny" | "require_approval" | "effect_suppressed";
 
 /**
  * Why a call was denied (or suppressed). The first group is decided by the pure core in this
  * order; GRANT_INVALID, GRANT_REVOKED and LIMIT_EXCEEDED need state and are added by the shell;
- * POLICY_WITHDRAWN is `decideInForce`'s (the policy in force withdrew the grant or the action).
+ * POLICY_WITHDRAWN is `decideInForce`'s (the policy in force withdrew the grant or the action);
+ * TARGET_MISMATCH, UNKNOWN_TARGET_KIND and AGENT_NOT_DELEGATED are the target check's
+ * (`checkTarget`); STEP_CONFLICT is the shell's (a step asked again with another call).
  */
 export const REASON_CODES = [
   "GRANT_EXPIRED",
@@ -23,6 +27,10 @@ export const REASON_CODES = [
   "GRANT_REVOKED",
   "LIMIT_EXCEEDED",
   "POLICY_WITHDRAWN",
+  "TARGET_MISMATCH",
+  "UNKNOWN_TARGET_KIND",
+  "AGENT_NOT_DELEGATED",
+  "STEP_CONFLICT",
 ] as const;
 
 export type ReasonCode = (typeof REASON_CODES)[number];
@@ -39,6 +47,8 @@ export interface ToolCall {
   readonly toolName?: string;
   readonly actionId?: string;
   readonly arguments: unknown;
+  /** What the call does once allowed; absent means "invoke the tool". */
+  readonly target?: Target;
 }
 
 /**

@@ -18,6 +18,8 @@ export interface DecisionRow {
   readonly catalog_version: string;
   readonly policy_version: string;
   readonly caller: string | null;
+  readonly run_id: string | null;
+  readonly step_key: string | null;
 }
 
 export const DECISION_COLUMNS = [
@@ -36,6 +38,8 @@ export const DECISION_COLUMNS = [
   "catalog_version",
   "policy_version",
   "caller",
+  "run_id",
+  "step_key",
 ] as const satisfies readonly (keyof DecisionRow)[];
 
 /** Every decision this version knows; a new one in the core fails compilation here until it is listed. */
@@ -59,6 +63,8 @@ export function decisionRow(r: DecisionRecord): DecisionRow {
     catalog_version: r.catalogVersion,
     policy_version: r.policyVersion,
     caller: r.caller ?? null,
+    run_id: r.runId ?? null,
+    step_key: r.stepKey ?? null,
   };
 }
 
@@ -94,6 +100,8 @@ export function decisionRecord(row: DecisionRow): DecisionRecord {
     ...(row.reason_code === null ? {} : { reasonCode: row.reason_code as ReasonCode }),
     ...(row.approval_id === null ? {} : { approvalId: row.approval_id }),
     ...(row.caller === null ? {} : { caller: row.caller }),
+    ...(row.run_id === null ? {} : { runId: row.run_id }),
+    ...(row.step_key === null ? {} : { stepKey: row.step_key }),
   };
 }
 
@@ -131,5 +139,7 @@ export function decisionAudit(r: DecisionRecord) {
     catalogVersion: r.catalogVersion,
     policyVersion: r.policyVersion,
     ...(r.caller === undefined ? {} : { caller: r.caller }),
+    ...(r.runId === undefined ? {} : { runId: r.runId }),
+    ...(r.stepKey === undefined ? {} : { step: r.stepKey }),
   };
 }

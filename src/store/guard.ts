@@ -29,6 +29,7 @@ export const STORE_DOING: Describers<StoreOperations> = {
   rewrapKey: (kid) => `re-wrap key ${kid}`,
   commitDecision: (record) => `commit decision ${record.decisionId}`,
   getDecision: (id) => `read decision ${id}`,
+  getStep: (grantId, runId) => `read a step of run ${runId} of grant ${grantId}`,
   createApiKey: (key) => `create api key ${key.id}`,
   listApiKeys: () => "list api keys",
   revokeApiKey: (id) => `revoke api key ${id}`,

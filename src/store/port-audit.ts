@@ -50,6 +50,10 @@ export interface AuditEntry {
   readonly rpc?: string;
   /** What was refused and why, in words (never a credential or an argument value). */
   readonly detail?: string;
+  /** A decision's run, when its call carried a step. */
+  readonly runId?: string;
+  /** A decision's step (`stepKey`: the tool call id, or the activation and attempt), when its call carried one. */
+  readonly step?: string;
 }
 
 /** A signed statement of the chain head: record `seq` has hash `hash`. */

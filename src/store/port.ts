@@ -23,6 +23,8 @@ export function isStoreError(err: unknown): err is StoreError {
 // The approval and audit parts of the port live in their own files; the port is still one.
 import type { ApprovalStore } from "./port-approvals.js";
 import type { AuditStore } from "./port-audit.js";
+import type { HeldStep, StepSlot, StepStore } from "./port-steps.js";
+export type { HeldStep, StepSlot, StepStore } from "./port-steps.js";
 export type { ApprovalCursor, ApprovalDraft, ApprovalQuery, ApprovalStore, ApprovalVote, StoredApproval, VoteOutcome } from "./port-approvals.js";
 export { AUDIT_KINDS, type AuditCheckpoint, type AuditEntry, type AuditKind, type AuditStore } from "./port-audit.js";
 
@@ -121,6 +123,10 @@ export interface DecisionRecord {
   readonly policyVersion: string;
   /** The authenticated caller (its principal) that asked; absent offline and before authentication. */
   readonly caller?: string;
+  /** The run the call belongs to, when it carries a step. */
+  readonly runId?: string;
+  /** The call's step (`stepKey`), when it carries one: the audit keys decisions by run and step. */
+  readonly stepKey?: string;
 }
 
 /** One grant's limits, as a budget charge needs them. A grant without either limit has nothing to count. */
@@ -146,6 +152,11 @@ export interface DecisionEffects {
   readonly budget?: BudgetCharge;
   /** Consumed only when the record is an allow: approved, unexpired at `decidedAt`, unused, same digest. */
   readonly approval?: { readonly approvalId: string; readonly callDigest: string };
+  /**
+   * The step the decision claims — unlike the others, for every decision, not only an allow.
+   * When the step is held already (and not replaceable, see StepSlot), nothing is written.
+   */
+  readonly step?: StepSlot;
 }
 
 /** Reason codes the store may turn an allow into when its effects cannot be had. */
@@ -156,7 +167,11 @@ export type CommitRefusalCode = "LIMIT_EXCEEDED" | "APPROVAL_CONSUMED" | "APPROV
  * approval was used or expired meanwhile — the same record as a deny with `reasonCode`, and no
  * effect at all. Either way the record is durable and in the audit chain when this resolves.
  */
-export type CommitOutcome = { readonly kind: "committed" } | { readonly kind: "refused"; readonly reasonCode: CommitRefusalCode; readonly detail: string };
+export type CommitOutcome =
+  | { readonly kind: "committed" }
+  | { readonly kind: "refused"; readonly reasonCode: CommitRefusalCode; readonly detail: string }
+  /** The step was decided already (another replica or a concurrent retry won): nothing was written or consumed. */
+  | { readonly kind: "step_held"; readonly held: HeldStep };
 
 /** The decisions Charter made, recorded before it answers. */
 export interface DecisionStore {
@@ -205,7 +220,7 @@ export interface ApiKeyStore {
 }
 
 /** Everything Charter persists, behind one port with one adapter per database. */
-export interface Store extends GrantStore, KeyStore, DecisionStore, ApprovalStore, AuditStore, ApiKeyStore {
+export interface Store extends GrantStore, KeyStore, DecisionStore, StepStore, ApprovalStore, AuditStore, ApiKeyStore {
   /**
    * Resolves when the store is still the one opened and can answer; fails UNAVAILABLE once it
    * cannot (closed, or a SQLite file deleted, replaced or truncated under the process). The server

@@ -8,6 +8,7 @@ import {
   projectCatalog,
   type ApprovalRecord,
   type ComposeRequest,
+  type DecideContext,
   type DelegationSpec,
   type ToolCall,
 } from "../../src/core/index.js";
@@ -69,7 +70,10 @@ describe("decide()", () => {
     const policy = v.input["policy"] === undefined ? undefined : policyOf(v.input["policy"], catalog);
     const grant = grantOf(v.input["grant"], catalog, policy);
     const call = v.input["call"] as ToolCall;
-    const ctx = v.input["ctx"] as { now: number; approval?: ApprovalRecord };
+    // A start-agent vector's delegated grant is built like the grant: `{compose, delegations}`.
+    const raw = v.input["ctx"] as { now: number; approval?: ApprovalRecord; delegatedGrant?: unknown };
+    const { delegatedGrant, ...rest } = raw;
+    const ctx: DecideContext = delegatedGrant === undefined ? rest : { ...rest, delegatedGrant: grantOf(delegatedGrant, catalog, policy) };
     // "$digest" stands for this call's digest, computed from the action the vector expects.
     const expected = v.expected as { actionId?: string };
     const digest = callDigest(grant.id, expected.actionId || call.actionId || call.toolName || "", call.arguments);

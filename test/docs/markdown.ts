@@ -140,3 +140,19 @@ export function setDiff(documented: readonly string[], expected: readonly string
     repeated: documented.filter((c, i) => documented.indexOf(c) !== i).sort(),
   };
 }
+
+/** The lines of each fenced code block of a section whose fence names `lang` (```sh), in order. */
+export function codeBlocks(s: Section, lang: string): string[][] {
+  const blocks: string[][] = [];
+  let current: string[] | undefined;
+  for (const line of s.body) {
+    if (current === undefined) {
+      if (line.trim() === `\`\`\`${lang}`) current = [];
+    } else if (FENCE.test(line)) {
+      blocks.push(current);
+      current = undefined;
+    } else current.push(line);
+  }
+  if (current !== undefined) throw new Error(`"${s.heading.text}": a code block is not closed`);
+  return blocks;
+}

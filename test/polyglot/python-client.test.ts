@@ -15,6 +15,7 @@ const PYTHON = "/usr/bin/python3";
 const GENERATE = join(ROOT, "examples/python/generate.sh");
 const EXAMPLE = join(ROOT, "examples/python/charter_example.py");
 const PLUGIN = "/usr/bin/grpc_python_plugin";
+const STEPS = join(ROOT, "test/polyglot/python_steps.py");
 /** A python or protoc run is killed after this; a test runs at most two of them. */
 const RUN_TIMEOUT_MS = 30_000;
 const TEST_TIMEOUT_MS = 2 * RUN_TIMEOUT_MS + 5_000;
@@ -138,6 +139,18 @@ describe("the Python client from generated stubs", () => {
     expect(out.trimEnd().split("\n").at(-1)).toBe("python example: ok");
     expect(result.stderr).toBe("");
   });
+
+  it(
+    "passes a step and a target: a retried step is the same decision, changed arguments STEP_CONFLICT, kind 42 UNKNOWN_TARGET_KIND",
+    { timeout: TEST_TIMEOUT_MS },
+    async () => {
+      const dir = await generatedStubs();
+      const result = await run(PYTHON, [STEPS, "--address", `127.0.0.1:${charter?.server.port ?? 0}`, "--stubs", dir]);
+      expect(result.code, describeRun(result)).toBe(0);
+      expect(result.stdout).toContain("changed arguments: STEP_CONFLICT\n");
+      expect(result.stdout.trimEnd().split("\n").at(-1)).toBe("python steps: ok");
+    },
+  );
 
   it("refuses a receipt whose payload was altered after signing", { timeout: TEST_TIMEOUT_MS }, async () => {
     const result = await runExample("--tamper-receipt");

@@ -5,6 +5,7 @@ import type { DecisionRecord, Store } from "../../src/store/port.js";
 import { describeApprovalContract } from "./contract-approvals.js";
 import { expectStoreError } from "./contract-assert.js";
 import { describeAuditContract } from "./contract-audit.js";
+import { describeStepsContract } from "./contract-steps.js";
 import { describeEffectsContract } from "./contract-effects.js";
 import { makeApiKey, makeApproval, makeDecision, makeGrant, makeKey } from "./fixtures.js";
 
@@ -169,6 +170,22 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         expect(await store.getDecision("dec_kept")).toBeDefined();
         expect(await store.readAudit(0, 1000)).toEqual(before);
       });
+
+      it("prunes the step index of a pruned grant, keeping its decision, and no other grant's steps", async () => {
+        const root = makeGrant("g-stepped");
+        const kept = makeGrant("g-kept", undefined, { expiresAt: root.expiresAt + 100 });
+        for (const g of [root, kept]) await store.putGrant(g);
+        const slot = { runId: "r", stepKey: '["tool_call","t"]', fingerprint: "f", verdictJson: '{"decision":"deny"}' };
+        for (const g of [root, kept]) {
+          await store.commitDecision(makeDecision(`dec_${g.id}`, { grantId: g.id, decision: "deny", reasonCode: "NOT_GRANTED", runId: "r", stepKey: slot.stepKey }), {
+            step: slot,
+          });
+        }
+        expect(await store.pruneGrants(root.expiresAt + 1)).toBe(1);
+        expect(await store.getStep("g-stepped", "r", slot.stepKey)).toBeUndefined();
+        expect(await store.getDecision("dec_g-stepped")).toBeDefined();
+        expect(await store.getStep("g-kept", "r", slot.stepKey)).toMatchObject({ decisionId: "dec_g-kept" });
+      });
     });
 
     describe("keys", () => {
@@ -322,6 +339,7 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
     describeApprovalContract(() => store);
     describeEffectsContract(() => store);
     describeAuditContract(() => store);
+    describeStepsContract(() => store);
 
     describe("after close()", () => {
       // Typed over the port's operations, so a new operation without a case here fails compilation.
@@ -337,6 +355,7 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         retireKey: (s) => s.retireKey("k", 1),
         commitDecision: (s) => s.commitDecision(makeDecision("dec_late")),
         getDecision: (s) => s.getDecision("dec_1"),
+        getStep: (s) => s.getStep("g", "run", "step"),
         rewrapKey: (s) => s.rewrapKey("k", "a", "b"),
         createApiKey: (s) => s.createApiKey(makeApiKey("key_late")),
         listApiKeys: (s) => s.listApiKeys(),

@@ -7,6 +7,7 @@ import { verdictToProto } from "../../interop/verdict-codec.js";
 import type { CliIo } from "../io.js";
 import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
 import { SERVER_FLAGS, serverAddress, withTarget, type Target } from "../target.js";
+import { TARGET_STEP_FLAGS, targetAndStep } from "./check-step.js";
 import { issueOn } from "./issue.js";
 
 /** Exit codes of `charter check`, one per decision. */
@@ -26,6 +27,7 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
     action: { type: "string" },
     args: { type: "string" },
     "approval-id": { type: "string" },
+    ...TARGET_STEP_FLAGS,
     ...SERVER_FLAGS,
   });
   if (values.token !== undefined && values.profile !== undefined) throw new UsageError("give --token or --profile, not both");
@@ -43,7 +45,7 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
   // The text is sent as typed: what is decided is exactly what the user wrote.
   const approvalId = values["approval-id"];
   const call: CallRequest = {
-    callId: "cli",
+    ...targetAndStep(values),
     toolName: values.tool ?? "",
     actionId: values.action ?? "",
     argumentsJson,

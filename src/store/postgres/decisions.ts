@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { DECISION_COLUMNS, decisionAudit, decisionRecord, decisionRow, recommitOutcome, type DecisionRow } from "../decision-row.js";
-import type { CommitOutcome, CommitRefusalCode, DecisionEffects, DecisionRecord, DecisionStore } from "../port.js";
+import type { CommitOutcome, CommitRefusalCode, DecisionEffects, DecisionRecord, DecisionStore, StepStore } from "../port.js";
+import { heldStep, replacesHeld, selectStepSql, STEP_COLUMNS, stepRow, type HeldStepRow } from "../step-row.js";
 import { consumeApproval, expireDue } from "./approvals.js";
 import { budgetUsage, chargeBudget } from "./budgets.js";
 import { inChainUnit, type ChainUnit } from "./chain.js";
@@ -9,6 +10,13 @@ const INSERT = `
   INSERT INTO decisions (${DECISION_COLUMNS.join(", ")})
   VALUES (${DECISION_COLUMNS.map((_, i) => `$${i + 1}`).join(", ")})`;
 const SELECT = `SELECT ${DECISION_COLUMNS.join(", ")} FROM decisions WHERE decision_id = $1`;
+const SELECT_STEP = selectStepSql((n) => `$${n}`);
+// A replaceable held step (a require_approval superseded by the approved call) is overwritten in place.
+const PUT_STEP = `
+  INSERT INTO decision_steps (${STEP_COLUMNS.join(", ")}) VALUES (${STEP_COLUMNS.map((_, i) => `$${i + 1}`).join(", ")})
+  ON CONFLICT (grant_id, run_id, step_key) DO UPDATE SET ${STEP_COLUMNS.slice(3)
+    .map((c) => `${c} = EXCLUDED.${c}`)
+    .join(", ")}`;
 
 type Refusal = { readonly reasonCode: CommitRefusalCode; readonly detail: string };
 
@@ -35,13 +43,20 @@ async function effectsOf(unit: ChainUnit, record: DecisionRecord, effects: Decis
  * audit record. COMMIT returns once PostgreSQL has made it durable, so no verdict leaves before
  * its record. A rerun after a deadlock or a lost connection is safe: it is idempotent by decision id.
  */
-export function postgresDecisionStore(pool: pg.Pool): DecisionStore {
+export function postgresDecisionStore(pool: pg.Pool): DecisionStore & StepStore {
   return {
     commitDecision: (record, effects = {}) =>
       inChainUnit(pool, async (unit): Promise<CommitOutcome> => {
         const row = decisionRow(record);
         const stored = (await unit.tx.query<DecisionRow>(SELECT, [row.decision_id])).rows[0];
         if (stored !== undefined) return recommitOutcome(stored, row);
+        // The step first, under the chain lock: a step another replica decided already is answered, not decided again.
+        const slot = effects.step;
+        const heldRow = slot === undefined ? undefined : (await unit.tx.query<HeldStepRow>(SELECT_STEP, [record.grantId, slot.runId, slot.stepKey])).rows[0];
+        if (slot !== undefined && heldRow !== undefined) {
+          const held = heldStep(heldRow);
+          if (!replacesHeld(held, slot, record)) return { kind: "step_held", held };
+        }
         let outcome: CommitOutcome = { kind: "committed" };
         let written = row;
         if (record.decision === "allow" && (effects.approval || effects.budget)) {
@@ -60,6 +75,13 @@ export function postgresDecisionStore(pool: pg.Pool): DecisionStore {
           INSERT,
           DECISION_COLUMNS.map((c) => written[c]),
         );
+        if (slot !== undefined) {
+          const step = stepRow(record, slot, written);
+          await unit.tx.query(
+            PUT_STEP,
+            STEP_COLUMNS.map((c) => step[c]),
+          );
+        }
         await unit.append(decisionAudit(decisionRecord(written)));
         return outcome;
       }),
@@ -70,5 +92,10 @@ export function postgresDecisionStore(pool: pg.Pool): DecisionStore {
     },
 
     getBudgetUsage: (grantId) => budgetUsage(pool, grantId),
+
+    async getStep(grantId, runId, stepKey) {
+      const row = (await pool.query<HeldStepRow>(SELECT_STEP, [grantId, runId, stepKey])).rows[0];
+      return row === undefined ? undefined : heldStep(row);
+    },
   };
 }

@@ -59,13 +59,18 @@ export function postgresGrantStore(pool: pg.Pool): GrantStore {
 
     async pruneGrants(before) {
       // A grant still valid at `before` keeps every ancestor its chain names, with its revocation.
-      const { rowCount } = await pool.query(
-        `DELETE FROM grants
-         WHERE expires_at < $1
-           AND NOT EXISTS (SELECT 1 FROM grants AS kept WHERE kept.expires_at >= $1 AND (kept.grant_json::jsonb -> 'chain') ? grants.id)`,
+      // A pruned grant's steps go with it (one statement): its token is refused before any step is looked up.
+      const { rows } = await pool.query<{ pruned: string }>(
+        `WITH gone AS (
+           DELETE FROM grants
+           WHERE expires_at < $1
+             AND NOT EXISTS (SELECT 1 FROM grants AS kept WHERE kept.expires_at >= $1 AND (kept.grant_json::jsonb -> 'chain') ? grants.id)
+           RETURNING id
+         ), steps AS (DELETE FROM decision_steps WHERE grant_id IN (SELECT id FROM gone))
+         SELECT count(*) AS pruned FROM gone`,
         [before],
       );
-      return rowCount ?? 0;
+      return Number(rows[0]?.pruned ?? 0);
     },
 
     revokeGrant: (id, reason, at, caller) =>

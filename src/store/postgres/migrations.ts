@@ -158,4 +158,26 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE decisions ADD COLUMN caller TEXT;
     `,
   },
+  {
+    version: 6,
+    name: "decision-steps",
+    sql: `
+      -- The run and step a decision was asked for (NULL for calls without a step and decisions made before).
+      ALTER TABLE decisions ADD COLUMN run_id TEXT;
+      ALTER TABLE decisions ADD COLUMN step_key TEXT;
+      CREATE INDEX decisions_run_step ON decisions (grant_id, run_id, step_key) WHERE run_id IS NOT NULL;
+
+      -- One decision per (grant, run, step): a retry of the step answers this one (Authorize is idempotent).
+      CREATE TABLE decision_steps (
+        grant_id     TEXT NOT NULL,
+        run_id       TEXT NOT NULL,
+        step_key     TEXT NOT NULL,
+        fingerprint  TEXT NOT NULL,
+        decision_id  TEXT NOT NULL REFERENCES decisions (decision_id),
+        verdict_json TEXT NOT NULL,
+        receipt      TEXT,
+        PRIMARY KEY (grant_id, run_id, step_key)
+      );
+    `,
+  },
 ];

@@ -1,6 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { DECISION_COLUMNS, decisionAudit, decisionRecord, decisionRow, recommitOutcome, type DecisionRow } from "../decision-row.js";
-import type { CommitOutcome, CommitRefusalCode, DecisionEffects, DecisionRecord, DecisionStore } from "../port.js";
+import type { CommitOutcome, CommitRefusalCode, DecisionEffects, DecisionRecord, DecisionStore, StepStore } from "../port.js";
+import { heldStep, replacesHeld, selectStepSql, STEP_COLUMNS, stepRow, type HeldStepRow } from "../step-row.js";
 import type { ConsumeApproval } from "./approvals.js";
 import type { AuditAppend } from "./audit.js";
 import type { ChargeBudget } from "./budgets.js";
@@ -33,11 +34,19 @@ class Refusal extends Error {
  * them all back and the record is written as a deny with the refusal's code), the decision row
  * and its audit record. Errors are left raw for the caller (openSqliteStore) to translate.
  */
-export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionStore {
+export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionStore & StepStore {
   const insert = db.prepare<[DecisionRow], never>(`
     INSERT INTO decisions (${DECISION_COLUMNS.join(", ")})
     VALUES (${DECISION_COLUMNS.map((c) => `@${c}`).join(", ")})`);
   const select = db.prepare<[string], DecisionRow>(`SELECT ${DECISION_COLUMNS.join(", ")} FROM decisions WHERE decision_id = ?`);
+  const selectStep = db.prepare<[string, string, string], HeldStepRow>(selectStepSql(() => "?"));
+  // A replaceable held step (a require_approval superseded by the approved call) is overwritten in place.
+  const putStep = db.prepare<[Record<string, string | null>], never>(`
+    INSERT INTO decision_steps (${STEP_COLUMNS.join(", ")}) VALUES (${STEP_COLUMNS.map((c) => `@${c}`).join(", ")})
+    ON CONFLICT (grant_id, run_id, step_key) DO UPDATE SET
+      ${STEP_COLUMNS.slice(3)
+        .map((c) => `${c} = excluded.${c}`)
+        .join(", ")}`);
 
   const effectsOf = db.transaction((record: DecisionRecord, effects: DecisionEffects) => {
     if (effects.approval) {
@@ -55,6 +64,13 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
     const row = decisionRow(record);
     const stored = select.get(row.decision_id);
     if (stored !== undefined) return recommitOutcome(stored, row);
+    // The step first: a step decided already (by a concurrent retry, or another process on the file) is answered, not decided again.
+    const slot = effects.step;
+    const heldRow = slot === undefined ? undefined : selectStep.get(record.grantId, slot.runId, slot.stepKey);
+    if (slot !== undefined && heldRow !== undefined) {
+      const held = heldStep(heldRow);
+      if (!replacesHeld(held, slot, record)) return { kind: "step_held", held };
+    }
     let outcome: CommitOutcome = { kind: "committed" };
     let written = row;
     if (record.decision === "allow" && (effects.approval || effects.budget)) {
@@ -68,6 +84,7 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
       }
     }
     insert.run(written);
+    if (slot !== undefined) putStep.run(stepRow(record, slot, written));
     deps.append(decisionAudit(decisionRecord(written)));
     return outcome;
   };
@@ -79,5 +96,9 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
       return row === undefined ? undefined : decisionRecord(row);
     },
     getBudgetUsage: deps.usage,
+    async getStep(grantId, runId, stepKey) {
+      const row = selectStep.get(grantId, runId, stepKey);
+      return row === undefined ? undefined : heldStep(row);
+    },
   };
 }

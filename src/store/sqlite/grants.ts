@@ -68,13 +68,15 @@ export function sqliteGrantStore(db: Database, group: GroupCommit, append: Audit
     .pluck();
 
   // Expired before @before, and no kept grant (expiring at or after @before) names it in its chain.
-  const prune = db.prepare<[{ before: number }], never>(`
-    DELETE FROM grants
-    WHERE expires_at < @before
+  const PRUNED = `
+    expires_at < @before
       AND NOT EXISTS (
         SELECT 1 FROM grants AS kept, json_each(kept.grant_json, '$.chain') AS link
         WHERE kept.expires_at >= @before AND link.value = grants.id
-      )`);
+      )`;
+  const prune = db.prepare<[{ before: number }], never>(`DELETE FROM grants WHERE ${PRUNED}`);
+  // A pruned grant's steps go with it: its token is refused before any step is looked up.
+  const pruneSteps = db.prepare<[{ before: number }], never>(`DELETE FROM decision_steps WHERE grant_id IN (SELECT id FROM grants WHERE ${PRUNED})`);
 
   const put = (grant: TaskGrant, caller: string | undefined) => {
     const json = grantToJson(grant);
@@ -115,7 +117,11 @@ export function sqliteGrantStore(db: Database, group: GroupCommit, append: Audit
       return ids.length > 0 && anyRevoked.get(JSON.stringify(ids)) === 1;
     },
     // A unit of the group commit, so it is ordered with the writes queued before it.
-    pruneGrants: (before) => group.run(() => prune.run({ before }).changes),
+    pruneGrants: (before) =>
+      group.run(() => {
+        pruneSteps.run({ before });
+        return prune.run({ before }).changes;
+      }),
   };
 }
 

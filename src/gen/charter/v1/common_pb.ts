@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file charter/v1/common.proto.
  */
 export const file_charter_v1_common: GenFile = /*@__PURE__*/
-  fileDesc("ChdjaGFydGVyL3YxL2NvbW1vbi5wcm90bxIKY2hhcnRlci52MSLaAwoFR3JhbnQSCgoCaWQYASABKAkSDwoHcm9vdF9pZBgCIAEoCRIRCglwYXJlbnRfaWQYAyABKAkSDQoFY2hhaW4YBCADKAkSDwoHc3ViamVjdBgFIAEoCRINCgVvd25lchgGIAEoCRIPCgdwdXJwb3NlGAcgASgJEg8KB3Byb2ZpbGUYCCABKAkSEQoJaXNzdWVkX2F0GAkgASgDEhIKCmV4cGlyZXNfYXQYCiABKAMSFwoPY2F0YWxvZ192ZXJzaW9uGAsgASgJEg8KB2FsbG93ZWQYDCADKAkSGQoRYXBwcm92YWxfcmVxdWlyZWQYDSADKAkSDgoGZGVuaWVkGA4gAygJEi8KB2NhdmVhdHMYDyADKAsyHi5jaGFydGVyLnYxLkdyYW50LkNhdmVhdHNFbnRyeRIiCgZsaW1pdHMYECABKAsyEi5jaGFydGVyLnYxLkxpbWl0cxIjCgRtb2RlGBEgASgOMhUuY2hhcnRlci52MS5HcmFudE1vZGUSDwoHc291cmNlcxgSIAMoCRpJCgxDYXZlYXRzRW50cnkSCwoDa2V5GAEgASgJEigKBXZhbHVlGAIgASgLMhkuY2hhcnRlci52MS5BY3Rpb25DYXZlYXRzOgI4ASJeCg1BY3Rpb25DYXZlYXRzEhgKEGNvbnN0cmFpbnRzX2pzb24YASADKAkSEgoKYmluZHNfanNvbhgCIAEoCRIfCgVydWxlcxgDIAMoCzIQLmNoYXJ0ZXIudjEuUnVsZSJdCgRSdWxlEhEKCXdoZW5fanNvbhgBIAEoCRIaChByZXF1aXJlX2FwcHJvdmFsGAIgASgJSAASDgoEZGVueRgDIAEoCUgAEg4KBnNvdXJjZRgEIAEoCUIGCgR0aGVuIogBCgZMaW1pdHMSFgoJbWF4X2NhbGxzGAEgASgFSACIAQESIQoUbWF4X2NhbGxzX3Blcl9hY3Rpb24YAiABKAVIAYgBARIcChRtYXhfZGVsZWdhdGlvbl9kZXB0aBgDIAEoBUIMCgpfbWF4X2NhbGxzQhcKFV9tYXhfY2FsbHNfcGVyX2FjdGlvbiKDAQoLQ2F0YWxvZ1ZpZXcSEAoIZ3JhbnRfaWQYASABKAkSFwoPY2F0YWxvZ192ZXJzaW9uGAIgASgJEiMKBG1vZGUYAyABKA4yFS5jaGFydGVyLnYxLkdyYW50TW9kZRIkCgV0b29scxgEIAMoCzIVLmNoYXJ0ZXIudjEuVG9vbEVudHJ5IrECCglUb29sRW50cnkSEQoJYWN0aW9uX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSGQoRaW5wdXRfc2NoZW1hX2pzb24YBCABKAkSHwoSb3V0cHV0X3NjaGVtYV9qc29uGAUgASgJSACIAQESJgoGc3RhdHVzGAYgASgOMhYuY2hhcnRlci52MS5Ub29sU3RhdHVzEiIKBmVmZmVjdBgHIAEoDjISLmNoYXJ0ZXIudjEuRWZmZWN0Eh4KEXJlc291cmNlX3RlbXBsYXRlGAggASgJSAGIAQESGQoRZGVzY3JpcHRvcl9kaWdlc3QYCSABKAlCFQoTX291dHB1dF9zY2hlbWFfanNvbkIUChJfcmVzb3VyY2VfdGVtcGxhdGUiWQoIVG9vbENhbGwSDwoHY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSEQoJYWN0aW9uX2lkGAMgASgJEhYKDmFyZ3VtZW50c19qc29uGAQgASgJIicKBlJlYXNvbhIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkigwIKB1ZlcmRpY3QSJgoIZGVjaXNpb24YASABKA4yFC5jaGFydGVyLnYxLkRlY2lzaW9uEiIKBnJlYXNvbhgCIAEoCzISLmNoYXJ0ZXIudjEuUmVhc29uEhEKCWFjdGlvbl9pZBgDIAEoCRIRCgl0b29sX25hbWUYBCABKAkSEAoIcmVzb3VyY2UYBSABKAkSEwoLcmVxdWlyZW1lbnQYBiABKAkSEwoLYXBwcm92YWxfaWQYByABKAkSEwoLY2FsbF9kaWdlc3QYCCABKAkSEwoLZGVjaXNpb25faWQYCSABKAkSDwoHcmVjZWlwdBgKIAEoCRIPCgdjYWxsX2lkGAsgASgJIr0DCghBcHByb3ZhbBIKCgJpZBgBIAEoCRIQCghncmFudF9pZBgCIAEoCRITCgtjYWxsX2RpZ2VzdBgDIAEoCRIRCglhY3Rpb25faWQYBCABKAkSEQoJdG9vbF9uYW1lGAUgASgJEhMKC3JlcXVpcmVtZW50GAYgASgJEg8KB3N1YmplY3QYByABKAkSDQoFb3duZXIYCCABKAkSKgoGc3RhdHVzGAkgASgOMhouY2hhcnRlci52MS5BcHByb3ZhbFN0YXR1cxISCgpjcmVhdGVkX2F0GAogASgDEhIKCmV4cGlyZXNfYXQYCyABKAMSEgoKZGVjaWRlZF9hdBgMIAEoAxISCgpkZWNpZGVkX2J5GA0gASgJEgwKBG5vdGUYDiABKAkSDwoHcm9vdF9pZBgPIAEoCRIaChJyZXF1aXJlZF9hcHByb3ZhbHMYECABKAUSEwoLYXBwcm92ZWRfYnkYESADKAkSLAoHc3VtbWFyeRgSIAMoCzIbLmNoYXJ0ZXIudjEuQXJndW1lbnRTdW1tYXJ5EikKDXN0YXR1c19yZWFzb24YEyABKAsyEi5jaGFydGVyLnYxLlJlYXNvbiKEAQoPQXJndW1lbnRTdW1tYXJ5EgwKBHBhdGgYASABKAkSLAoHZGlzcGxheRgCIAEoDjIbLmNoYXJ0ZXIudjEuQXJndW1lbnREaXNwbGF5EhIKCnZhbHVlX2pzb24YAyABKAkSEQoJdHJ1bmNhdGVkGAQgASgIEg4KBmRpZ2VzdBgFIAEoCSpTCglHcmFudE1vZGUSGgoWR1JBTlRfTU9ERV9VTlNQRUNJRklFRBAAEhMKD0dSQU5UX01PREVfTElWRRABEhUKEUdSQU5UX01PREVfU0hBRE9XEAIq2gEKB0RpYWxlY3QSFwoTRElBTEVDVF9VTlNQRUNJRklFRBAAEhMKD0RJQUxFQ1RfTkVVVFJBTBABEhcKE0RJQUxFQ1RfT1BFTkFJX0NIQVQQAhIcChhESUFMRUNUX09QRU5BSV9SRVNQT05TRVMQAxIVChFESUFMRUNUX0FOVEhST1BJQxAEEg8KC0RJQUxFQ1RfTUNQEAUSEgoORElBTEVDVF9HRU1JTkkQBhIVChFESUFMRUNUX0xBTkdDSEFJThAHEhcKE0RJQUxFQ1RfUFlEQU5USUNfQUkQCCpwCgZFZmZlY3QSFgoSRUZGRUNUX1VOU1BFQ0lGSUVEEAASDwoLRUZGRUNUX1JFQUQQARIQCgxFRkZFQ1RfV1JJVEUQAhITCg9FRkZFQ1RfRVhURVJOQUwQAxIWChJFRkZFQ1RfREVTVFJVQ1RJVkUQBCpmCgpUb29sU3RhdHVzEhsKF1RPT0xfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGAoUVE9PTF9TVEFUVVNfQ0FMTEFCTEUQARIhCh1UT09MX1NUQVRVU19SRVFVSVJFU19BUFBST1ZBTBACKooBCghEZWNpc2lvbhIYChRERUNJU0lPTl9VTlNQRUNJRklFRBAAEhIKDkRFQ0lTSU9OX0FMTE9XEAESEQoNREVDSVNJT05fREVOWRACEh0KGURFQ0lTSU9OX1JFUVVJUkVfQVBQUk9WQUwQAxIeChpERUNJU0lPTl9FRkZFQ1RfU1VQUFJFU1NFRBAEKuUBCg5BcHByb3ZhbFN0YXR1cxIfChtBUFBST1ZBTF9TVEFUVVNfVU5TUEVDSUZJRUQQABIbChdBUFBST1ZBTF9TVEFUVVNfUEVORElORxABEhwKGEFQUFJPVkFMX1NUQVRVU19BUFBST1ZFRBACEhwKGEFQUFJPVkFMX1NUQVRVU19SRUpFQ1RFRBADEhsKF0FQUFJPVkFMX1NUQVRVU19FWFBJUkVEEAQSHAoYQVBQUk9WQUxfU1RBVFVTX0NPTlNVTUVEEAUSHgoaQVBQUk9WQUxfU1RBVFVTX1NVUEVSU0VERUQQBiqJAQoPQXJndW1lbnREaXNwbGF5EiAKHEFSR1VNRU5UX0RJU1BMQVlfVU5TUEVDSUZJRUQQABIaChZBUkdVTUVOVF9ESVNQTEFZX1ZBTFVFEAESGwoXQVJHVU1FTlRfRElTUExBWV9ESUdFU1QQAhIbChdBUkdVTUVOVF9ESVNQTEFZX0hJRERFThADYgZwcm90bzM");
+  fileDesc("ChdjaGFydGVyL3YxL2NvbW1vbi5wcm90bxIKY2hhcnRlci52MSLaAwoFR3JhbnQSCgoCaWQYASABKAkSDwoHcm9vdF9pZBgCIAEoCRIRCglwYXJlbnRfaWQYAyABKAkSDQoFY2hhaW4YBCADKAkSDwoHc3ViamVjdBgFIAEoCRINCgVvd25lchgGIAEoCRIPCgdwdXJwb3NlGAcgASgJEg8KB3Byb2ZpbGUYCCABKAkSEQoJaXNzdWVkX2F0GAkgASgDEhIKCmV4cGlyZXNfYXQYCiABKAMSFwoPY2F0YWxvZ192ZXJzaW9uGAsgASgJEg8KB2FsbG93ZWQYDCADKAkSGQoRYXBwcm92YWxfcmVxdWlyZWQYDSADKAkSDgoGZGVuaWVkGA4gAygJEi8KB2NhdmVhdHMYDyADKAsyHi5jaGFydGVyLnYxLkdyYW50LkNhdmVhdHNFbnRyeRIiCgZsaW1pdHMYECABKAsyEi5jaGFydGVyLnYxLkxpbWl0cxIjCgRtb2RlGBEgASgOMhUuY2hhcnRlci52MS5HcmFudE1vZGUSDwoHc291cmNlcxgSIAMoCRpJCgxDYXZlYXRzRW50cnkSCwoDa2V5GAEgASgJEigKBXZhbHVlGAIgASgLMhkuY2hhcnRlci52MS5BY3Rpb25DYXZlYXRzOgI4ASJeCg1BY3Rpb25DYXZlYXRzEhgKEGNvbnN0cmFpbnRzX2pzb24YASADKAkSEgoKYmluZHNfanNvbhgCIAEoCRIfCgVydWxlcxgDIAMoCzIQLmNoYXJ0ZXIudjEuUnVsZSJdCgRSdWxlEhEKCXdoZW5fanNvbhgBIAEoCRIaChByZXF1aXJlX2FwcHJvdmFsGAIgASgJSAASDgoEZGVueRgDIAEoCUgAEg4KBnNvdXJjZRgEIAEoCUIGCgR0aGVuIogBCgZMaW1pdHMSFgoJbWF4X2NhbGxzGAEgASgFSACIAQESIQoUbWF4X2NhbGxzX3Blcl9hY3Rpb24YAiABKAVIAYgBARIcChRtYXhfZGVsZWdhdGlvbl9kZXB0aBgDIAEoBUIMCgpfbWF4X2NhbGxzQhcKFV9tYXhfY2FsbHNfcGVyX2FjdGlvbiKDAQoLQ2F0YWxvZ1ZpZXcSEAoIZ3JhbnRfaWQYASABKAkSFwoPY2F0YWxvZ192ZXJzaW9uGAIgASgJEiMKBG1vZGUYAyABKA4yFS5jaGFydGVyLnYxLkdyYW50TW9kZRIkCgV0b29scxgEIAMoCzIVLmNoYXJ0ZXIudjEuVG9vbEVudHJ5IrECCglUb29sRW50cnkSEQoJYWN0aW9uX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSGQoRaW5wdXRfc2NoZW1hX2pzb24YBCABKAkSHwoSb3V0cHV0X3NjaGVtYV9qc29uGAUgASgJSACIAQESJgoGc3RhdHVzGAYgASgOMhYuY2hhcnRlci52MS5Ub29sU3RhdHVzEiIKBmVmZmVjdBgHIAEoDjISLmNoYXJ0ZXIudjEuRWZmZWN0Eh4KEXJlc291cmNlX3RlbXBsYXRlGAggASgJSAGIAQESGQoRZGVzY3JpcHRvcl9kaWdlc3QYCSABKAlCFQoTX291dHB1dF9zY2hlbWFfanNvbkIUChJfcmVzb3VyY2VfdGVtcGxhdGUinQEKCFRvb2xDYWxsEg8KB2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhEKCWFjdGlvbl9pZBgDIAEoCRIWCg5hcmd1bWVudHNfanNvbhgEIAEoCRIiCgZ0YXJnZXQYBSABKAsyEi5jaGFydGVyLnYxLlRhcmdldBIeCgRzdGVwGAYgASgLMhAuY2hhcnRlci52MS5TdGVwIqIBCgZUYXJnZXQSKgoEdG9vbBgBIAEoCzIaLmNoYXJ0ZXIudjEuVG9vbEludm9jYXRpb25IABItCgtzdGFydF9hZ2VudBgCIAEoCzIWLmNoYXJ0ZXIudjEuU3RhcnRBZ2VudEgAEjUKD2dyYXBoX29wZXJhdGlvbhgDIAEoCzIaLmNoYXJ0ZXIudjEuR3JhcGhPcGVyYXRpb25IAEIGCgRraW5kIhAKDlRvb2xJbnZvY2F0aW9uImAKClN0YXJ0QWdlbnQSFwoPZGVmaW5pdGlvbl9uYW1lGAEgASgJEhoKEmRlZmluaXRpb25fdmVyc2lvbhgCIAEoCRIdChVkZWxlZ2F0ZWRfZ3JhbnRfdG9rZW4YAyABKAkidwoOR3JhcGhPcGVyYXRpb24SEQoJbm9kZV9uYW1lGAEgASgJEh8KF29wZXJhdGlvbl9kZWZpbml0aW9uX2lkGAIgASgJEjEKDm9wZXJhdGlvbl9raW5kGAMgASgOMhkuY2hhcnRlci52MS5PcGVyYXRpb25LaW5kImkKBFN0ZXASDgoGcnVuX2lkGAEgASgJEhYKDHRvb2xfY2FsbF9pZBgCIAEoCUgAEjMKCmFjdGl2YXRpb24YAyABKAsyHS5jaGFydGVyLnYxLkFjdGl2YXRpb25BdHRlbXB0SABCBAoCb2YiOwoRQWN0aXZhdGlvbkF0dGVtcHQSFQoNYWN0aXZhdGlvbl9pZBgBIAEoCRIPCgdhdHRlbXB0GAIgASgNIicKBlJlYXNvbhIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkigwIKB1ZlcmRpY3QSJgoIZGVjaXNpb24YASABKA4yFC5jaGFydGVyLnYxLkRlY2lzaW9uEiIKBnJlYXNvbhgCIAEoCzISLmNoYXJ0ZXIudjEuUmVhc29uEhEKCWFjdGlvbl9pZBgDIAEoCRIRCgl0b29sX25hbWUYBCABKAkSEAoIcmVzb3VyY2UYBSABKAkSEwoLcmVxdWlyZW1lbnQYBiABKAkSEwoLYXBwcm92YWxfaWQYByABKAkSEwoLY2FsbF9kaWdlc3QYCCABKAkSEwoLZGVjaXNpb25faWQYCSABKAkSDwoHcmVjZWlwdBgKIAEoCRIPCgdjYWxsX2lkGAsgASgJIr0DCghBcHByb3ZhbBIKCgJpZBgBIAEoCRIQCghncmFudF9pZBgCIAEoCRITCgtjYWxsX2RpZ2VzdBgDIAEoCRIRCglhY3Rpb25faWQYBCABKAkSEQoJdG9vbF9uYW1lGAUgASgJEhMKC3JlcXVpcmVtZW50GAYgASgJEg8KB3N1YmplY3QYByABKAkSDQoFb3duZXIYCCABKAkSKgoGc3RhdHVzGAkgASgOMhouY2hhcnRlci52MS5BcHByb3ZhbFN0YXR1cxISCgpjcmVhdGVkX2F0GAogASgDEhIKCmV4cGlyZXNfYXQYCyABKAMSEgoKZGVjaWRlZF9hdBgMIAEoAxISCgpkZWNpZGVkX2J5GA0gASgJEgwKBG5vdGUYDiABKAkSDwoHcm9vdF9pZBgPIAEoCRIaChJyZXF1aXJlZF9hcHByb3ZhbHMYECABKAUSEwoLYXBwcm92ZWRfYnkYESADKAkSLAoHc3VtbWFyeRgSIAMoCzIbLmNoYXJ0ZXIudjEuQXJndW1lbnRTdW1tYXJ5EikKDXN0YXR1c19yZWFzb24YEyABKAsyEi5jaGFydGVyLnYxLlJlYXNvbiKEAQoPQXJndW1lbnRTdW1tYXJ5EgwKBHBhdGgYASABKAkSLAoHZGlzcGxheRgCIAEoDjIbLmNoYXJ0ZXIudjEuQXJndW1lbnREaXNwbGF5EhIKCnZhbHVlX2pzb24YAyABKAkSEQoJdHJ1bmNhdGVkGAQgASgIEg4KBmRpZ2VzdBgFIAEoCSpTCglHcmFudE1vZGUSGgoWR1JBTlRfTU9ERV9VTlNQRUNJRklFRBAAEhMKD0dSQU5UX01PREVfTElWRRABEhUKEUdSQU5UX01PREVfU0hBRE9XEAIq2gEKB0RpYWxlY3QSFwoTRElBTEVDVF9VTlNQRUNJRklFRBAAEhMKD0RJQUxFQ1RfTkVVVFJBTBABEhcKE0RJQUxFQ1RfT1BFTkFJX0NIQVQQAhIcChhESUFMRUNUX09QRU5BSV9SRVNQT05TRVMQAxIVChFESUFMRUNUX0FOVEhST1BJQxAEEg8KC0RJQUxFQ1RfTUNQEAUSEgoORElBTEVDVF9HRU1JTkkQBhIVChFESUFMRUNUX0xBTkdDSEFJThAHEhcKE0RJQUxFQ1RfUFlEQU5USUNfQUkQCCpwCgZFZmZlY3QSFgoSRUZGRUNUX1VOU1BFQ0lGSUVEEAASDwoLRUZGRUNUX1JFQUQQARIQCgxFRkZFQ1RfV1JJVEUQAhITCg9FRkZFQ1RfRVhURVJOQUwQAxIWChJFRkZFQ1RfREVTVFJVQ1RJVkUQBCpmCgpUb29sU3RhdHVzEhsKF1RPT0xfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGAoUVE9PTF9TVEFUVVNfQ0FMTEFCTEUQARIhCh1UT09MX1NUQVRVU19SRVFVSVJFU19BUFBST1ZBTBACKooBCghEZWNpc2lvbhIYChRERUNJU0lPTl9VTlNQRUNJRklFRBAAEhIKDkRFQ0lTSU9OX0FMTE9XEAESEQoNREVDSVNJT05fREVOWRACEh0KGURFQ0lTSU9OX1JFUVVJUkVfQVBQUk9WQUwQAxIeChpERUNJU0lPTl9FRkZFQ1RfU1VQUFJFU1NFRBAEKuUBCg5BcHByb3ZhbFN0YXR1cxIfChtBUFBST1ZBTF9TVEFUVVNfVU5TUEVDSUZJRUQQABIbChdBUFBST1ZBTF9TVEFUVVNfUEVORElORxABEhwKGEFQUFJPVkFMX1NUQVRVU19BUFBST1ZFRBACEhwKGEFQUFJPVkFMX1NUQVRVU19SRUpFQ1RFRBADEhsKF0FQUFJPVkFMX1NUQVRVU19FWFBJUkVEEAQSHAoYQVBQUk9WQUxfU1RBVFVTX0NPTlNVTUVEEAUSHgoaQVBQUk9WQUxfU1RBVFVTX1NVUEVSU0VERUQQBirtAQoNT3BlcmF0aW9uS2luZBIeChpPUEVSQVRJT05fS0lORF9VTlNQRUNJRklFRBAAEhsKF09QRVJBVElPTl9LSU5EX0FDVElWSVRZEAESGQoVT1BFUkFUSU9OX0tJTkRfU0lHTkFMEAISFgoST1BFUkFUSU9OX0tJTkRfSk9CEAMSHAoYT1BFUkFUSU9OX0tJTkRfT1dORURfSk9CEAQSGwoXT1BFUkFUSU9OX0tJTkRfU1VCR1JBUEgQBRIYChRPUEVSQVRJT05fS0lORF9BR0VOVBAGEhcKE09QRVJBVElPTl9LSU5EX0ZPUksQByqJAQoPQXJndW1lbnREaXNwbGF5EiAKHEFSR1VNRU5UX0RJU1BMQVlfVU5TUEVDSUZJRUQQABIaChZBUkdVTUVOVF9ESVNQTEFZX1ZBTFVFEAESGwoXQVJHVU1FTlRfRElTUExBWV9ESUdFU1QQAhIbChdBUkdVTUVOVF9ESVNQTEFZX0hJRERFThADYgZwcm90bzM");
 
 /**
  * A task grant: what one agent run may do. Issued by GrantService, carried by the
@@ -431,6 +431,26 @@ export type ToolCall = Message<"charter.v1.ToolCall"> & {
    * @generated from field: string arguments_json = 4;
    */
   argumentsJson: string;
+
+  /**
+   * What the action does once allowed. Absent means "invoke the named tool" (what every
+   * client before targets meant). Present, it must match the action's declared kind, or the
+   * call is denied TARGET_MISMATCH; a target whose kind this server does not know (a newer
+   * client's) is denied UNKNOWN_TARGET_KIND, never treated as a tool invocation.
+   *
+   * @generated from field: charter.v1.Target target = 5;
+   */
+  target?: Target | undefined;
+
+  /**
+   * Where the call comes from in its run. With a step, Authorize is idempotent: the same
+   * grant, run and step asked again with the same action, arguments and target answers the
+   * verdict already given (same decision id, same receipt) and consumes nothing more; asked
+   * with anything else it is denied STEP_CONFLICT. Absent: every call is a new decision.
+   *
+   * @generated from field: charter.v1.Step step = 6;
+   */
+  step?: Step | undefined;
 };
 
 /**
@@ -439,6 +459,212 @@ export type ToolCall = Message<"charter.v1.ToolCall"> & {
  */
 export const ToolCallSchema: GenMessage<ToolCall> = /*@__PURE__*/
   messageDesc(file_charter_v1_common, 6);
+
+/**
+ * What an authorized action does: invoke a tool, start an agent, or run a graph operation.
+ *
+ * @generated from message charter.v1.Target
+ */
+export type Target = Message<"charter.v1.Target"> & {
+  /**
+   * Exactly one kind. None set (or a kind this server does not know) is denied UNKNOWN_TARGET_KIND.
+   *
+   * @generated from oneof charter.v1.Target.kind
+   */
+  kind: {
+    /**
+     * Invoke the action's tool (the default when the ToolCall carries no target).
+     *
+     * @generated from field: charter.v1.ToolInvocation tool = 1;
+     */
+    value: ToolInvocation;
+    case: "tool";
+  } | {
+    /**
+     * Start a sub-agent from an agent definition.
+     *
+     * @generated from field: charter.v1.StartAgent start_agent = 2;
+     */
+    value: StartAgent;
+    case: "startAgent";
+  } | {
+    /**
+     * Run one operation of a graph node.
+     *
+     * @generated from field: charter.v1.GraphOperation graph_operation = 3;
+     */
+    value: GraphOperation;
+    case: "graphOperation";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message charter.v1.Target.
+ * Use `create(TargetSchema)` to create a new message.
+ */
+export const TargetSchema: GenMessage<Target> = /*@__PURE__*/
+  messageDesc(file_charter_v1_common, 7);
+
+/**
+ * Invoke the named tool. Carries nothing: the ToolCall names the tool.
+ *
+ * @generated from message charter.v1.ToolInvocation
+ */
+export type ToolInvocation = Message<"charter.v1.ToolInvocation"> & {
+};
+
+/**
+ * Describes the message charter.v1.ToolInvocation.
+ * Use `create(ToolInvocationSchema)` to create a new message.
+ */
+export const ToolInvocationSchema: GenMessage<ToolInvocation> = /*@__PURE__*/
+  messageDesc(file_charter_v1_common, 8);
+
+/**
+ * Start a sub-agent. Allowed only with a grant delegated from the caller's grant for it
+ * (GrantService.DelegateGrant), so the sub-agent's authority is a narrowing of the caller's;
+ * without one the call is denied AGENT_NOT_DELEGATED.
+ *
+ * @generated from message charter.v1.StartAgent
+ */
+export type StartAgent = Message<"charter.v1.StartAgent"> & {
+  /**
+   * The agent definition's name, as the catalog action declares it.
+   *
+   * @generated from field: string definition_name = 1;
+   */
+  definitionName: string;
+
+  /**
+   * The definition's version; must equal the catalog's when the catalog pins one.
+   *
+   * @generated from field: string definition_version = 2;
+   */
+  definitionVersion: string;
+
+  /**
+   * The grant token DelegateGrant answered for the sub-agent: delegated from this call's
+   * grant, valid and unrevoked.
+   *
+   * @generated from field: string delegated_grant_token = 3;
+   */
+  delegatedGrantToken: string;
+};
+
+/**
+ * Describes the message charter.v1.StartAgent.
+ * Use `create(StartAgentSchema)` to create a new message.
+ */
+export const StartAgentSchema: GenMessage<StartAgent> = /*@__PURE__*/
+  messageDesc(file_charter_v1_common, 9);
+
+/**
+ * Run one operation of a graph node.
+ *
+ * @generated from message charter.v1.GraphOperation
+ */
+export type GraphOperation = Message<"charter.v1.GraphOperation"> & {
+  /**
+   * The node's name in the graph: the runtime's own, not matched against the catalog.
+   *
+   * @generated from field: string node_name = 1;
+   */
+  nodeName: string;
+
+  /**
+   * The operation definition's id, as the catalog action declares it (by default its action id).
+   *
+   * @generated from field: string operation_definition_id = 2;
+   */
+  operationDefinitionId: string;
+
+  /**
+   * What kind of operation it is; must equal the catalog action's operation kind.
+   *
+   * @generated from field: charter.v1.OperationKind operation_kind = 3;
+   */
+  operationKind: OperationKind;
+};
+
+/**
+ * Describes the message charter.v1.GraphOperation.
+ * Use `create(GraphOperationSchema)` to create a new message.
+ */
+export const GraphOperationSchema: GenMessage<GraphOperation> = /*@__PURE__*/
+  messageDesc(file_charter_v1_common, 10);
+
+/**
+ * Where a call sits in its run: a model turn's tool call, or one attempt of a graph node's
+ * activation (a recovered activation that replays its operation is a new attempt).
+ *
+ * @generated from message charter.v1.Step
+ */
+export type Step = Message<"charter.v1.Step"> & {
+  /**
+   * The run (agent run or graph run) the step belongs to. Required.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * Exactly one. Neither set is INVALID_ARGUMENT.
+   *
+   * @generated from oneof charter.v1.Step.of
+   */
+  of: {
+    /**
+     * The tool call id of an agent's model turn.
+     *
+     * @generated from field: string tool_call_id = 2;
+     */
+    value: string;
+    case: "toolCallId";
+  } | {
+    /**
+     * An attempt of a graph node's activation.
+     *
+     * @generated from field: charter.v1.ActivationAttempt activation = 3;
+     */
+    value: ActivationAttempt;
+    case: "activation";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message charter.v1.Step.
+ * Use `create(StepSchema)` to create a new message.
+ */
+export const StepSchema: GenMessage<Step> = /*@__PURE__*/
+  messageDesc(file_charter_v1_common, 11);
+
+/**
+ * Attempt `attempt` (1, 2, …) of activation `activation_id`.
+ *
+ * @generated from message charter.v1.ActivationAttempt
+ */
+export type ActivationAttempt = Message<"charter.v1.ActivationAttempt"> & {
+  /**
+   * The activation's id, unique in its run.
+   *
+   * @generated from field: string activation_id = 1;
+   */
+  activationId: string;
+
+  /**
+   * The attempt number, from 1; a new attempt is a new step.
+   *
+   * @generated from field: uint32 attempt = 2;
+   */
+  attempt: number;
+};
+
+/**
+ * Describes the message charter.v1.ActivationAttempt.
+ * Use `create(ActivationAttemptSchema)` to create a new message.
+ */
+export const ActivationAttemptSchema: GenMessage<ActivationAttempt> = /*@__PURE__*/
+  messageDesc(file_charter_v1_common, 12);
 
 /**
  * Why a verdict was reached.
@@ -450,8 +676,12 @@ export type Reason = Message<"charter.v1.Reason"> & {
    * A stable code: GRANT_EXPIRED, GRANT_INVALID, GRANT_REVOKED, UNKNOWN_ACTION,
    * EXPLICIT_DENY, NOT_GRANTED, INVALID_ARGUMENTS, CONSTRAINT_VIOLATION, RULE_DENY,
    * APPROVAL_MISMATCH, APPROVAL_EXPIRED, APPROVAL_REJECTED, APPROVAL_CONSUMED,
-   * LIMIT_EXCEEDED, or SHADOW_MODE (with DECISION_EFFECT_SUPPRESSED). A string, so that
-   * codes can be added without a contract change; docs/api.md lists what each means.
+   * LIMIT_EXCEEDED, POLICY_WITHDRAWN, TARGET_MISMATCH, UNKNOWN_TARGET_KIND,
+   * AGENT_NOT_DELEGATED, STEP_CONFLICT, or SHADOW_MODE (with DECISION_EFFECT_SUPPRESSED).
+   * A string, so that codes can be added without a contract change; docs/api.md lists what
+   * each means. What a runtime does with a verdict: on a deny, an agent's model is shown the
+   * message and its run continues; a graph run fails the operation with the code. A non-OK
+   * gRPC status means "could not decide": nothing runs.
    *
    * @generated from field: string code = 1;
    */
@@ -470,7 +700,7 @@ export type Reason = Message<"charter.v1.Reason"> & {
  * Use `create(ReasonSchema)` to create a new message.
  */
 export const ReasonSchema: GenMessage<Reason> = /*@__PURE__*/
-  messageDesc(file_charter_v1_common, 7);
+  messageDesc(file_charter_v1_common, 13);
 
 /**
  * The signed-off outcome of authorizing one tool call. A deny is data, not an error.
@@ -566,7 +796,7 @@ export type Verdict = Message<"charter.v1.Verdict"> & {
  * Use `create(VerdictSchema)` to create a new message.
  */
 export const VerdictSchema: GenMessage<Verdict> = /*@__PURE__*/
-  messageDesc(file_charter_v1_common, 8);
+  messageDesc(file_charter_v1_common, 14);
 
 /**
  * A request for an owner's approval of one exact tool call.
@@ -715,7 +945,7 @@ export type Approval = Message<"charter.v1.Approval"> & {
  * Use `create(ApprovalSchema)` to create a new message.
  */
 export const ApprovalSchema: GenMessage<Approval> = /*@__PURE__*/
-  messageDesc(file_charter_v1_common, 9);
+  messageDesc(file_charter_v1_common, 15);
 
 /**
  * One argument of a call, as an approval's owner sees it.
@@ -764,7 +994,7 @@ export type ArgumentSummary = Message<"charter.v1.ArgumentSummary"> & {
  * Use `create(ArgumentSummarySchema)` to create a new message.
  */
 export const ArgumentSummarySchema: GenMessage<ArgumentSummary> = /*@__PURE__*/
-  messageDesc(file_charter_v1_common, 10);
+  messageDesc(file_charter_v1_common, 16);
 
 /**
  * Whether a grant's decisions take effect.
@@ -1074,6 +1304,76 @@ export const ApprovalStatusSchema: GenEnum<ApprovalStatus> = /*@__PURE__*/
   enumDesc(file_charter_v1_common, 5);
 
 /**
+ * The kinds of graph operation. The union may grow: a value this server does not know is
+ * denied UNKNOWN_TARGET_KIND, and OPERATION_KIND_UNSPECIFIED is denied too.
+ *
+ * @generated from enum charter.v1.OperationKind
+ */
+export enum OperationKind {
+  /**
+   * Not set; denied UNKNOWN_TARGET_KIND.
+   *
+   * @generated from enum value: OPERATION_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * An activity: a unit of work with effects.
+   *
+   * @generated from enum value: OPERATION_KIND_ACTIVITY = 1;
+   */
+  ACTIVITY = 1,
+
+  /**
+   * A wait for an external signal.
+   *
+   * @generated from enum value: OPERATION_KIND_SIGNAL = 2;
+   */
+  SIGNAL = 2,
+
+  /**
+   * A job started outside the graph and awaited.
+   *
+   * @generated from enum value: OPERATION_KIND_JOB = 3;
+   */
+  JOB = 3,
+
+  /**
+   * A job the graph owns (started, awaited and cancelled with it).
+   *
+   * @generated from enum value: OPERATION_KIND_OWNED_JOB = 4;
+   */
+  OWNED_JOB = 4,
+
+  /**
+   * A child graph.
+   *
+   * @generated from enum value: OPERATION_KIND_SUBGRAPH = 5;
+   */
+  SUBGRAPH = 5,
+
+  /**
+   * An agent run as a node.
+   *
+   * @generated from enum value: OPERATION_KIND_AGENT = 6;
+   */
+  AGENT = 6,
+
+  /**
+   * A fork into parallel branches.
+   *
+   * @generated from enum value: OPERATION_KIND_FORK = 7;
+   */
+  FORK = 7,
+}
+
+/**
+ * Describes the enum charter.v1.OperationKind.
+ */
+export const OperationKindSchema: GenEnum<OperationKind> = /*@__PURE__*/
+  enumDesc(file_charter_v1_common, 6);
+
+/**
  * How one argument of a call appears in an approval's summary.
  *
  * @generated from enum charter.v1.ArgumentDisplay
@@ -1112,5 +1412,5 @@ export enum ArgumentDisplay {
  * Describes the enum charter.v1.ArgumentDisplay.
  */
 export const ArgumentDisplaySchema: GenEnum<ArgumentDisplay> = /*@__PURE__*/
-  enumDesc(file_charter_v1_common, 6);
+  enumDesc(file_charter_v1_common, 7);
 
