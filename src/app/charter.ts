@@ -1,6 +1,6 @@
 import { Server, type ConnectionInjector } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { hasApiKeys, pruneExpiredGrants } from "../authority/index.js";
+import { hasApiKeys, pruneExpiredGrants, type Notifier } from "../authority/index.js";
 import { ConfigError, type CharterConfig } from "../config/config.js";
 import { authenticationInterceptor } from "../server/authentication.js";
 import { HEALTH_FILE, createHealth } from "../server/health.js";
@@ -36,6 +36,10 @@ export interface StartOptions {
   readonly log: Logger;
   /** Unix seconds; tests pass a frozen clock. */
   readonly now?: () => number;
+  /** Set in a cluster worker (its slot): the primary, not the worker, announces the server stopped. */
+  readonly worker?: number;
+  /** The approval feed (a cluster worker's relays through the primary). */
+  readonly approvalFeed?: Notifier;
 }
 
 /**
@@ -48,7 +52,7 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
   const log = options.log;
   const plan = await planListen(config.listen);
   const security = transportSecurity(config);
-  const ctx = await createAppContext(config, options.now ? { now: options.now } : {});
+  const ctx = await createAppContext(config, { ...(options.now ? { now: options.now } : {}), ...(options.approvalFeed ? { approvalFeed: options.approvalFeed } : {}) });
   let keyReload: NodeJS.Timeout | undefined;
   const shutdown = new AbortController();
   const server = new Server(serverOptions(config));
@@ -125,7 +129,7 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
         await closed;
         await housekeeping.stop();
         await ctx.close();
-        log.info("charter stopped");
+        log.info(options.worker === undefined ? "charter stopped" : "worker stopped");
       },
     };
   } catch (err) {
