@@ -6,12 +6,14 @@ import { authenticationInterceptor } from "../server/authentication.js";
 import { HEALTH_FILE, createHealth } from "../server/health.js";
 import { storeIntegrityInterceptor } from "../server/store-integrity.js";
 import { loggingInterceptor } from "../server/logging.js";
+import { telemetryInterceptor } from "../server/telemetry.js";
 import { requestLimits, serverOptions } from "./limits.js";
 import { listenCapped, type CappedListener } from "./listener.js";
 import { addReflection } from "../server/reflection.js";
 import { CONTRACT_FILES, charterServices } from "../server/services.js";
 import { createAppContext, type AppContext } from "./context.js";
 import { planListen, type ListenPlan } from "./listen.js";
+import { startProcessTelemetry, type ProcessTelemetry } from "./telemetry.js";
 import { transportSecurity } from "./tls.js";
 
 /** How often the server re-reads the signing keys, so a `charter keys rotate-signing` is picked up. */
@@ -24,6 +26,8 @@ export interface RunningCharter {
   readonly address: string;
   /** The application context the server answers from (tests use it to act as an operator would). */
   readonly context: AppContext;
+  /** Where `GET /metrics` is served, when `metricsListen` is set (a cluster worker has none: its primary serves them). */
+  readonly metricsAddress?: string;
   /** Client connections open now (at most `maxConnections`). */
   connections(): number;
   /** Reloads catalog and policy; a bad reload keeps the old pair and rejects with the reason. */
@@ -56,7 +60,9 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
   let keyReload: NodeJS.Timeout | undefined;
   const shutdown = new AbortController();
   const server = new Server(serverOptions(config));
+  let telemetry: ProcessTelemetry | undefined;
   try {
+    telemetry = await startProcessTelemetry(config, ctx, log, options.worker);
     const keys = await hasApiKeys(ctx);
     checkExposure(config.listen, plan, { keys, mutualTls: security.mutual });
     const protectedMode = plan.loopbackOnly && !security.mutual;
@@ -73,7 +79,8 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
     const health = createHealth(["", ...CONTRACT_FILES.flatMap((f) => f.services.map((s) => s.typeName))], { shutdown: shutdown.signal });
     for (const binding of [
       ...charterServices(ctx, {
-        interceptors: [loggingInterceptor(log), storeIntegrityInterceptor(ctx), authentication],
+        // The telemetry interceptor only when metrics or traces are configured: off, it costs nothing.
+        interceptors: [loggingInterceptor(log), ...(telemetry.enabled ? [telemetryInterceptor()] : []), storeIntegrityInterceptor(ctx), authentication],
         shutdown: shutdown.signal,
         log,
         limits: requestLimits(config),
@@ -106,9 +113,11 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
     keyReload = setInterval(() => void ctx.ring.reload().catch((err: unknown) => log.error({ err }, "signing key reload failed")), KEY_RELOAD_INTERVAL_MS);
     keyReload.unref();
 
+    const { metricsAddress } = telemetry;
     return {
       port,
       address,
+      ...(metricsAddress === undefined ? {} : { metricsAddress }),
       context: ctx,
       connections: () => listeners.reduce((n, l) => n + l.connections(), 0),
       async reload() {
@@ -128,6 +137,7 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
         await shutdownServer(server, graceMs);
         await closed;
         await housekeeping.stop();
+        await telemetry?.stop();
         await ctx.close();
         log.info(options.worker === undefined ? "charter stopped" : "worker stopped");
       },
@@ -136,6 +146,7 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
     clearInterval(keyReload);
     shutdown.abort();
     server.forceShutdown();
+    await telemetry?.stop();
     await ctx.close();
     throw err;
   }

@@ -1,12 +1,16 @@
 import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "pino";
 import type { CharterConfig } from "../config/config.js";
+import { clusterMetricsSource } from "../telemetry/index.js";
 import { createAppContext } from "./context.js";
+import { startMetricsEndpoint, type MetricsEndpoint } from "./metrics-endpoint.js";
 import { WORKER_SLOT_ENV, isWorkerMessage, type PrimaryMessage } from "./worker-messages.js";
 
 /** What the primary answers: where the workers listen, and how to stop them all. */
 export interface RunningCluster {
   readonly address: string;
+  /** Where the primary serves every worker's metrics summed, when `metricsListen` is set. */
+  readonly metricsAddress?: string;
   /** Workers alive now. */
   workers(): number;
   /** Sends every worker a reload (each logs its outcome). */
@@ -40,11 +44,13 @@ export class WorkerStartError extends Error {
  * owns the one listening socket per address (with port 0: the port the first worker got, shared
  * while any worker lives) and hands each connection to a worker in turn, so one HTTP/2
  * connection stays on the worker that got it. A worker that exits while the primary is not stopping is logged and
- * restarted with a back-off. Messages relay the approval feed between workers, so a watch on one
+ * restarted with a back-off. With `metricsListen`, the primary serves the workers' metrics summed
+ * (prom-client's AggregatorRegistry asks each worker over IPC at every scrape). Messages relay the approval feed between workers, so a watch on one
  * sees an approval decided through another at once.
  */
 export async function startCluster(config: CharterConfig, log: Logger): Promise<RunningCluster> {
   await (await createAppContext(config, { tokenCacheSize: 1 })).close();
+  const metrics: MetricsEndpoint | undefined = config.metricsListen === "" ? undefined : await startMetricsEndpoint(config, clusterMetricsSource(), log);
   const slots = new Map<number, Worker>();
   let stopping = false;
 
@@ -94,6 +100,7 @@ export async function startCluster(config: CharterConfig, log: Logger): Promise<
         }),
     );
     await Promise.all(exits);
+    await metrics?.close();
   };
 
   let first: { address: string; port: number };
@@ -106,6 +113,7 @@ export async function startCluster(config: CharterConfig, log: Logger): Promise<
   log.info({ address: first.address, workers: config.workers }, "charter workers serving");
   return {
     address: first.address,
+    ...(metrics ? { metricsAddress: metrics.address } : {}),
     workers: () => slots.size,
     reload: () => {
       for (const w of slots.values()) send(w, { charter: "reload" });

@@ -5,6 +5,8 @@ import { isJsonObject } from "../core/json.js";
 import { parseCallArguments, type CallRequest } from "../core/call-request.js";
 import type { ApprovalRecord, ToolCall, Verdict } from "../core/verdict.js";
 import { StoreError, type BudgetLimits, type CommitRefusalCode, type DecisionEffects, type DecisionRecord } from "../store/port.js";
+import { recordDecision } from "../telemetry/instruments.js";
+import { traced } from "../telemetry/tracing.js";
 import { signReceipt } from "../token/index.js";
 import { approvalDraft } from "./approvals.js";
 import type { AuthorityContext, PolicySet } from "./context.js";
@@ -95,7 +97,7 @@ interface DecideResult {
 async function pipeline(ctx: AuthorityContext, token: string, calls: readonly CallRequest[], options: RequestOptions): Promise<Decided[]> {
   const { signal } = options;
   signal?.throwIfAborted();
-  const loaded = await load(ctx, token, options.caller);
+  const loaded = await traced("charter.load", () => load(ctx, token, options.caller));
   const limits = ctx.limits ?? DEFAULT_AUTHORITY_LIMITS;
   const out: Decided[] = [];
   for (const [i, call] of calls.entries()) {
@@ -103,17 +105,18 @@ async function pipeline(ctx: AuthorityContext, token: string, calls: readonly Ca
     if (i > 0 && i % YIELD_EVERY === 0) await yieldToEventLoop();
     signal?.throwIfAborted();
     const approval = await loadApproval(ctx, loaded, call);
-    const decided = decideStep(loaded, call, approval, limits);
+    const decided = traced("charter.decide", () => decideStep(loaded, call, approval, limits));
     const { argumentsDigest } = decided;
-    const pending = await approvalStep(ctx, loaded, decided);
+    const pending = await traced("charter.approval", () => approvalStep(ctx, loaded, decided));
     const decisionId = ctx.newId("dec");
-    const verdict = await commitStep(ctx, loaded, pending, decisionId);
+    const verdict = await traced("charter.commit", () => commitStep(ctx, loaded, pending, decisionId));
+    recordDecision(verdict.decision, verdict.reason?.code);
     signal?.throwIfAborted();
     // Only a verified grant can be allowed, so an allow always has its grant at hand.
     const grant = loaded.check.ok ? loaded.check.grant : undefined;
     out.push(
       verdict.decision === "allow" && grant
-        ? { verdict, decisionId, receipt: await signStep(ctx, loaded, grant, verdict, decisionId, argumentsDigest) }
+        ? { verdict, decisionId, receipt: await traced("charter.sign", () => signStep(ctx, loaded, grant, verdict, decisionId, argumentsDigest)) }
         : { verdict, decisionId },
     );
   }

@@ -7,6 +7,7 @@ import { createCharterClients, type CharterClients } from "../../src/client/inde
 import { ApprovalEventKind, ApprovalOutcome } from "../../src/gen/charter/v1/approval_pb.js";
 import { Decision } from "../../src/gen/charter/v1/common_pb.js";
 import { runCapture } from "../support/cli.js";
+import { ALLOWS, AUTHORIZE_OK, scrape } from "../support/metrics.js";
 
 // `charter serve --workers 2` as a real process: the primary forks two servers on one SQLite
 // file. Budgets and the audit chain stay exact across them, watchers see approvals made through
@@ -46,13 +47,13 @@ interface Served {
   signal(name: NodeJS.Signals): void;
 }
 
-async function serveWorkers(name: string): Promise<Served> {
+async function serveWorkers(name: string, env: Readonly<Record<string, string>> = {}): Promise<Served> {
   expect(existsSync(BIN), "dist/ is missing: `npm test` builds it first").toBe(true);
   const dataDir = join(dir, name);
   const child = spawn(
     process.execPath,
     [BIN, "serve", "--workers", "2", "--config", "fixtures/charter.yaml", "--policy", policy, "--listen", "127.0.0.1:0", "--data-dir", dataDir],
-    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
+    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } },
   );
   let out = "";
   let err = "";
@@ -118,7 +119,7 @@ describe("charter serve --workers 2", () => {
   let served: Served;
   let clients: CharterClients[];
   beforeAll(async () => {
-    served = await serveWorkers("shared");
+    served = await serveWorkers("shared", { CHARTER_METRICS_LISTEN: "127.0.0.1:0" });
     clients = connections(served.address, 8);
   }, 30_000);
   afterAll(async () => {
@@ -145,6 +146,19 @@ describe("charter serve --workers 2", () => {
       served.dataDir,
       verdicts.map((r) => r.verdict?.decisionId ?? ""),
     );
+  });
+
+  it("serves every worker's metrics summed from the primary's endpoint", async () => {
+    const metrics = served.lines().find((l) => l["msg"] === "metrics endpoint serving");
+    expect(metrics?.["worker"]).toBeUndefined();
+    const address = metrics?.["address"] as string;
+    const before = await scrape(address);
+    const { grantToken } = await (clients[0] as CharterClients).grants.issueGrant({ profile: "open", subject: "agent:m", owner: "ana@example.com", purpose: "metrics" });
+    const verdicts = await Promise.all(clients.map((c, i) => c.authority.authorize({ grantToken, call: search(`m-${i}`) })));
+    expect(verdicts.every((r) => r.verdict?.decision === Decision.ALLOW)).toBe(true);
+    const after = await scrape(address);
+    expect((after.get(ALLOWS) ?? 0) - (before.get(ALLOWS) ?? 0)).toBe(clients.length);
+    expect((after.get(AUTHORIZE_OK) ?? 0) - (before.get(AUTHORIZE_OK) ?? 0)).toBe(clients.length);
   });
 
   it("wakes watchers on both workers when an approval is created and decided through either", async () => {

@@ -1,0 +1,142 @@
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { readCaches } from "./caches.js";
+import type { Instruments } from "./instruments.js";
+
+/** A process's Prometheus metrics and the recorder that feeds them. */
+export interface CharterMetrics {
+  readonly registry: Registry;
+  readonly instruments: Instruments;
+}
+
+/** Latency buckets in seconds: 50 µs to 2.5 s (Charter's calls are sub-millisecond to a few ms). */
+const LATENCY_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/**
+ * The metrics of one server process, in a registry of its own: decisions by verdict and reason,
+ * RPC latency by method and status, store-operation and audit-commit latency, and the registered
+ * caches (entries, bytes, hits, misses) read at each scrape. Label children are made once per
+ * label set and kept (nested maps, no key string built per call), so recording allocates nothing.
+ */
+export function createMetrics(): CharterMetrics {
+  const registry = new Registry();
+  const decisions = new Counter({
+    name: "charter_decisions_total",
+    help: "Verdicts answered, by verdict and reason code",
+    labelNames: ["verdict", "reason"],
+    registers: [registry],
+  });
+  const rpcs = new Histogram({
+    name: "charter_rpc_duration_seconds",
+    help: "RPC latency by method and the status the client got",
+    labelNames: ["method", "status"],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const store = new Histogram({
+    name: "charter_store_operation_seconds",
+    help: "Store operation latency by operation",
+    labelNames: ["operation"],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const auditCommit = new Histogram({
+    name: "charter_audit_commit_seconds",
+    help: "Durable group commits of the audit log (transaction and flush)",
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const auditUnits = new Counter({ name: "charter_audit_commit_units_total", help: "Units of work committed by the audit group commits", registers: [registry] });
+  cacheMetrics(registry);
+
+  const decisionChild = children2((verdict: string, reason: string) => decisions.labels(verdict, reason));
+  const rpcChild = children2((method: string, status: string) => rpcs.labels(method, status));
+  const storeChild = children1((operation: string) => store.labels(operation));
+  return {
+    registry,
+    instruments: {
+      decision: (verdict, reason) => decisionChild(verdict, reason).inc(),
+      rpc: (method, status, seconds) => rpcChild(method, status).observe(seconds),
+      store: (operation, seconds) => storeChild(operation).observe(seconds),
+      auditCommit: (seconds, units) => {
+        auditCommit.observe(seconds);
+        auditUnits.inc(units);
+      },
+    },
+  };
+}
+
+/** Cache gauges and counters, filled from the registered caches when scraped (counters advance by the change since the last scrape). */
+function cacheMetrics(registry: Registry): void {
+  const last = new Map<string, number>();
+  const advance = (counter: Counter, kind: string, cache: string, total: number | undefined) => {
+    if (total === undefined) return;
+    const key = `${kind}\u0000${cache}`;
+    const delta = total - (last.get(key) ?? 0);
+    last.set(key, total);
+    // A cache made again (a new context) starts from 0: count it from there.
+    counter.inc({ cache }, delta >= 0 ? delta : total);
+  };
+  const hits = new Counter({ name: "charter_cache_hits_total", help: "Lookups answered by a cache", labelNames: ["cache"], registers: [registry] });
+  const misses = new Counter({ name: "charter_cache_misses_total", help: "Lookups a cache could not answer", labelNames: ["cache"], registers: [registry] });
+  new Gauge({
+    name: "charter_cache_entries",
+    help: "Entries a cache holds",
+    labelNames: ["cache"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [cache, stats] of readCaches()) {
+        this.set({ cache }, stats.entries);
+        advance(hits, "hits", cache, stats.hits);
+        advance(misses, "misses", cache, stats.misses);
+      }
+    },
+  });
+  new Gauge({
+    name: "charter_cache_bytes",
+    help: "Bytes a cache's entries are counted as",
+    labelNames: ["cache"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [cache, stats] of readCaches()) if (stats.bytes !== undefined) this.set({ cache }, stats.bytes);
+    },
+  });
+}
+
+/** A memo of label children by one label value. */
+function children1<C>(make: (a: string) => C): (a: string) => C {
+  const byA = new Map<string, C>();
+  return (a) => {
+    let child = byA.get(a);
+    if (child === undefined) byA.set(a, (child = make(a)));
+    return child;
+  };
+}
+
+/** A memo of label children by two label values (nested maps: no key string per call). */
+function children2<C>(make: (a: string, b: string) => C): (a: string, b: string) => C {
+  const byA = new Map<string, Map<string, C>>();
+  return (a, b) => {
+    let byB = byA.get(a);
+    if (byB === undefined) byA.set(a, (byB = new Map<string, C>()));
+    let child = byB.get(b);
+    if (child === undefined) byB.set(b, (child = make(a, b)));
+    return child;
+  };
+}
+
+/** In a cluster worker: answer the primary's metrics requests with this registry (prom-client's own IPC messages). */
+export function reportToClusterPrimary(registry: Registry): void {
+  new AggregatorRegistry();
+  AggregatorRegistry.setRegistries([registry]);
+}
+
+/** In the cluster primary: every worker's metrics, summed (counters and histograms add; cache gauges add up across workers). */
+export function clusterMetricsSource(): () => Promise<string> {
+  const aggregator = new AggregatorRegistry();
+  return () => aggregator.clusterMetrics();
+}
+
+/** The Prometheus text format's content type. */
+export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
