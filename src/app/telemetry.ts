@@ -16,7 +16,7 @@ export interface ProcessTelemetry {
 /**
  * Sets up what `metricsListen` and `tracingOtlpEndpoint` ask for in one server process: the
  * Prometheus recorder (installed for the authority, store and server instruments) with the
- * token cache registered, served on its own port — or, in a cluster worker, reported to the
+ * token cache and the compiled schemas registered, served on its own port — or, in a cluster worker, reported to the
  * primary, which serves the sum — and the OTLP trace export.
  */
 export async function startProcessTelemetry(config: CharterConfig, ctx: AppContext, log: Logger, worker: number | undefined): Promise<ProcessTelemetry> {
@@ -28,10 +28,16 @@ export async function startProcessTelemetry(config: CharterConfig, ctx: AppConte
     if (worker === undefined) endpoint = await startMetricsEndpoint(config, () => metrics.registry.metrics(), log);
     else reportToClusterPrimary(metrics.registry);
     installInstruments(metrics.instruments);
-    unregister = registerCache("token", () => {
+    const unregisterToken = registerCache("token", () => {
       const s = ctx.verifier.stats();
       return { entries: s.size, bytes: s.bytes, hits: s.cacheHits, misses: s.signatureVerifications };
     });
+    // The compiler of the catalog in force (a reload brings a new one, with counts from 0).
+    const unregisterSchemas = registerCache("schemas", () => ctx.policySet().catalog.schemas.stats());
+    unregister = () => {
+      unregisterToken();
+      unregisterSchemas();
+    };
   }
   if (config.tracingOtlpEndpoint !== "") {
     tracing = await startTracing({ endpoint: config.tracingOtlpEndpoint, attributes: worker === undefined ? {} : { "charter.worker": worker } });

@@ -1,5 +1,6 @@
-import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { AggregatorRegistry, Counter, Gauge, Registry } from "prom-client";
 import { readCaches } from "./caches.js";
+import { FastCounter, FastHistogram } from "./fast-metrics.js";
 import type { Instruments } from "./instruments.js";
 
 /** A process's Prometheus metrics and the recorder that feeds them. */
@@ -14,52 +15,29 @@ const LATENCY_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
 /**
  * The metrics of one server process, in a registry of its own: decisions by verdict and reason,
  * RPC latency by method and status, store-operation and audit-commit latency, and the registered
- * caches (entries, bytes, hits, misses) read at each scrape. Label children are made once per
- * label set and kept (nested maps, no key string built per call), so recording allocates nothing.
+ * caches (entries, bytes, hits, misses) read at each scrape. The hot-path metrics are
+ * `FastCounter`/`FastHistogram`: label children made once per label set and kept, so recording
+ * allocates nothing and hashes nothing.
  */
 export function createMetrics(): CharterMetrics {
   const registry = new Registry();
-  const decisions = new Counter({
-    name: "charter_decisions_total",
-    help: "Verdicts answered, by verdict and reason code",
-    labelNames: ["verdict", "reason"],
-    registers: [registry],
-  });
-  const rpcs = new Histogram({
-    name: "charter_rpc_duration_seconds",
-    help: "RPC latency by method and the status the client got",
-    labelNames: ["method", "status"],
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
-  const store = new Histogram({
-    name: "charter_store_operation_seconds",
-    help: "Store operation latency by operation",
-    labelNames: ["operation"],
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
-  const auditCommit = new Histogram({
-    name: "charter_audit_commit_seconds",
-    help: "Durable group commits of the audit log (transaction and flush)",
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
-  const auditUnits = new Counter({ name: "charter_audit_commit_units_total", help: "Units of work committed by the audit group commits", registers: [registry] });
+  const decisions = new FastCounter("charter_decisions_total", "Verdicts answered, by verdict and reason code", ["verdict", "reason"], registry);
+  const rpcs = new FastHistogram("charter_rpc_duration_seconds", "RPC latency by method and the status the client got", ["method", "status"], LATENCY_BUCKETS, registry);
+  const store = new FastHistogram("charter_store_operation_seconds", "Store operation latency by operation", ["operation"], LATENCY_BUCKETS, registry);
+  const auditCommit = new FastHistogram("charter_audit_commit_seconds", "Durable group commits of the audit log (transaction and flush)", [], LATENCY_BUCKETS, registry);
+  const auditUnits = new FastCounter("charter_audit_commit_units_total", "Units of work committed by the audit group commits", [], registry);
   cacheMetrics(registry);
-
-  const decisionChild = children2((verdict: string, reason: string) => decisions.labels(verdict, reason));
-  const rpcChild = children2((method: string, status: string) => rpcs.labels(method, status));
-  const storeChild = children1((operation: string) => store.labels(operation));
+  const commits = auditCommit.child();
+  const units = auditUnits.child();
   return {
     registry,
     instruments: {
-      decision: (verdict, reason) => decisionChild(verdict, reason).inc(),
-      rpc: (method, status, seconds) => rpcChild(method, status).observe(seconds),
-      store: (operation, seconds) => storeChild(operation).observe(seconds),
-      auditCommit: (seconds, units) => {
-        auditCommit.observe(seconds);
-        auditUnits.inc(units);
+      decision: (verdict, reason) => void (decisions.child(verdict, reason).n += 1),
+      rpc: (method, status, seconds) => rpcs.observe(rpcs.child(method, status), seconds),
+      store: (operation, seconds) => store.observe(store.child(operation), seconds),
+      auditCommit: (seconds, n) => {
+        auditCommit.observe(commits, seconds);
+        units.n += n;
       },
     },
   };
@@ -102,28 +80,6 @@ function cacheMetrics(registry: Registry): void {
       for (const [cache, stats] of readCaches()) if (stats.bytes !== undefined) this.set({ cache }, stats.bytes);
     },
   });
-}
-
-/** A memo of label children by one label value. */
-function children1<C>(make: (a: string) => C): (a: string) => C {
-  const byA = new Map<string, C>();
-  return (a) => {
-    let child = byA.get(a);
-    if (child === undefined) byA.set(a, (child = make(a)));
-    return child;
-  };
-}
-
-/** A memo of label children by two label values (nested maps: no key string per call). */
-function children2<C>(make: (a: string, b: string) => C): (a: string, b: string) => C {
-  const byA = new Map<string, Map<string, C>>();
-  return (a, b) => {
-    let byB = byA.get(a);
-    if (byB === undefined) byA.set(a, (byB = new Map<string, C>()));
-    let child = byB.get(b);
-    if (child === undefined) byB.set(b, (child = make(a, b)));
-    return child;
-  };
 }
 
 /** In a cluster worker: answer the primary's metrics requests with this registry (prom-client's own IPC messages). */
