@@ -29,7 +29,11 @@ export async function serveAsWorker(config: CharterConfig, log: Logger): Promise
     },
     wait: (ms, signal) => local.wait(ms, signal),
   };
-  const running = await startCharter(config, { log: workerLog, worker: slot, approvalFeed });
+  const running = await startCharter(config, { log: workerLog, worker: slot, approvalFeed }).catch((err: unknown) => {
+    // The IPC channel would keep a worker that failed to start alive: close it, so the process exits with the CLI's code.
+    cluster.worker?.disconnect();
+    throw err;
+  });
   tell({ charter: "listening", address: running.address, port: running.port });
   await new Promise<void>((resolve) => {
     let stopped: Promise<void> | undefined;
@@ -39,7 +43,7 @@ export async function serveAsWorker(config: CharterConfig, log: Logger): Promise
         .catch((err: unknown) => workerLog.error({ err }, "shutdown failed"))
         .finally(() => {
           process.off("message", onMessage);
-          if (process.connected) process.disconnect();
+          cluster.worker?.disconnect();
           resolve();
         });
     };

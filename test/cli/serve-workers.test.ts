@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -173,7 +173,10 @@ describe("charter serve --workers 2", () => {
     // Three rounds: each watcher must see each event well within the poll interval, which only the relay achieves.
     for (let round = 0; round < 3; round++) {
       const args = JSON.stringify({ customer_id: "cus_ABC123", amount: 10 + round, currency: "EUR", description: "x" });
-      const held = await (clients[5] as CharterClients).authority.authorize({ grantToken, call: { callId: `pay-${round}`, toolName: "charge_payment", argumentsJson: args } });
+      const held = await (clients[5] as CharterClients).authority.authorize({
+        grantToken,
+        call: { callId: `pay-${round}`, toolName: "charge_payment", argumentsJson: args },
+      });
       expect(held.verdict?.decision).toBe(Decision.REQUIRE_APPROVAL);
       const id = held.verdict?.approvalId ?? "";
       await until("every watcher to see the approval created", () => seen.every((s) => s.includes(`${id} ${ApprovalEventKind.CREATED}`)), 200);
@@ -246,5 +249,17 @@ describe("charter serve --workers 2, SIGTERM under load", () => {
     expect(workersOf(lines, (l) => l["msg"] === "worker stopped")).toEqual(new Set([1, 2]));
     expect(workersOf(lines, (l) => l["method"] === "/charter.v1.AuthorityService/Authorize")).toEqual(new Set([1, 2]));
     await expectAllLogged(served.dataDir, received);
+  });
+});
+
+describe("charter serve --workers 2, a worker that cannot start", () => {
+  it("exits with the worker's code (78 for a configuration problem) and its message, leaving no process behind", () => {
+    const result = spawnSync(
+      process.execPath,
+      [BIN, "serve", "--workers", "2", "--config", "fixtures/charter.yaml", "--listen", "0.0.0.0:0", "--data-dir", join(dir, "refused"), "--log-level", "silent"],
+      { cwd: ROOT, encoding: "utf8", timeout: 20_000 },
+    );
+    expect(result.status).toBe(78);
+    expect(result.stderr).toContain("refusing to listen on 0.0.0.0:0");
   });
 });
