@@ -14,7 +14,8 @@ import { fileURLToPath } from "node:url";
 import { createAppContext } from "../src/app/context.js";
 import { authorize, issueGrant } from "../src/authority/index.js";
 import { DEFAULTS } from "../src/config/config.js";
-import { createMetrics, installInstruments, recordDecision, recordStoreSince, startTimer } from "../src/telemetry/index.js";
+import { installInstruments, recordDecision, recordStoreSince, startTimer } from "../src/telemetry/index.js";
+import { createMetrics } from "../src/telemetry/metrics.js";
 import { unbudgetedPolicy } from "../test/support/unbudgeted-policy.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));

@@ -1,7 +1,6 @@
 import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "pino";
 import type { CharterConfig } from "../config/config.js";
-import { clusterMetricsSource } from "../telemetry/index.js";
 import { createAppContext } from "./context.js";
 import { startMetricsEndpoint, type MetricsEndpoint } from "./metrics-endpoint.js";
 import { WORKER_SLOT_ENV, isWorkerMessage, type PrimaryMessage } from "./worker-messages.js";
@@ -50,7 +49,8 @@ export class WorkerStartError extends Error {
  */
 export async function startCluster(config: CharterConfig, log: Logger): Promise<RunningCluster> {
   await (await createAppContext(config, { tokenCacheSize: 1 })).close();
-  const metrics: MetricsEndpoint | undefined = config.metricsListen === "" ? undefined : await startMetricsEndpoint(config, clusterMetricsSource(), log);
+  const metrics: MetricsEndpoint | undefined =
+    config.metricsListen === "" ? undefined : await startMetricsEndpoint(config, (await import("../telemetry/metrics.js")).clusterMetricsSource(), log);
   const slots = new Map<number, Worker>();
   let stopping = false;
 

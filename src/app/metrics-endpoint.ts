@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { Logger } from "pino";
 import { ConfigError, type CharterConfig } from "../config/config.js";
-import { METRICS_CONTENT_TYPE } from "../telemetry/index.js";
+import type { MetricsSource } from "../telemetry/index.js";
 import { planListen } from "./listen.js";
 
 /** A listening metrics endpoint. */
@@ -18,7 +18,7 @@ export interface MetricsEndpoint {
  */
 export async function startMetricsEndpoint(
   config: Pick<CharterConfig, "metricsListen" | "metricsAllowRemote">,
-  metrics: () => Promise<string>,
+  metrics: MetricsSource,
   log: Logger,
 ): Promise<MetricsEndpoint> {
   const plan = await planListen(config.metricsListen).catch((err: unknown) => {
@@ -34,8 +34,8 @@ export async function startMetricsEndpoint(
       res.writeHead(404).end();
       return;
     }
-    metrics().then(
-      (text) => res.writeHead(200, { "content-type": METRICS_CONTENT_TYPE }).end(text),
+    metrics.read().then(
+      (text) => res.writeHead(200, { "content-type": metrics.contentType }).end(text),
       (err: unknown) => {
         log.warn({ err: { message: (err as Error).message } }, "metrics scrape failed");
         res.writeHead(503).end();

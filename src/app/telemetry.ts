@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { CharterConfig } from "../config/config.js";
-import { createMetrics, installInstruments, registerCache, reportToClusterPrimary, startTracing, type Tracing } from "../telemetry/index.js";
+import { installInstruments, registerCache, startTracing, type Tracing } from "../telemetry/index.js";
 import type { AppContext } from "./context.js";
 import { startMetricsEndpoint, type MetricsEndpoint } from "./metrics-endpoint.js";
 
@@ -24,8 +24,9 @@ export async function startProcessTelemetry(config: CharterConfig, ctx: AppConte
   let tracing: Tracing | undefined;
   let unregister: () => void = () => undefined;
   if (config.metricsListen !== "") {
+    const { createMetrics, registrySource, reportToClusterPrimary } = await import("../telemetry/metrics.js");
     const metrics = createMetrics();
-    if (worker === undefined) endpoint = await startMetricsEndpoint(config, () => metrics.registry.metrics(), log);
+    if (worker === undefined) endpoint = await startMetricsEndpoint(config, registrySource(metrics.registry), log);
     else reportToClusterPrimary(metrics.registry);
     installInstruments(metrics.instruments);
     const unregisterToken = registerCache("token", () => {

@@ -2,7 +2,7 @@ export { installInstruments, recordAuditCommitSince, recordDecision, recordRpcSi
 export type { Instruments } from "./instruments.js";
 export { readCaches, registerCache } from "./caches.js";
 export type { CacheStats } from "./caches.js";
-export { METRICS_CONTENT_TYPE, clusterMetricsSource, createMetrics, reportToClusterPrimary } from "./metrics.js";
-export type { CharterMetrics } from "./metrics.js";
+// `./metrics.js` (prom-client, about 45 ms to load) is imported on demand by whoever turns metrics on, not from here.
+export type { CharterMetrics, MetricsSource } from "./metrics.js";
 export { annotateSpan, startTracing, traced } from "./tracing.js";
 export type { Tracing } from "./tracing.js";

@@ -88,11 +88,19 @@ export function reportToClusterPrimary(registry: Registry): void {
   AggregatorRegistry.setRegistries([registry]);
 }
 
-/** In the cluster primary: every worker's metrics, summed (counters and histograms add; cache gauges add up across workers). */
-export function clusterMetricsSource(): () => Promise<string> {
-  const aggregator = new AggregatorRegistry();
-  return () => aggregator.clusterMetrics();
+/** What a metrics endpoint serves: the text of a scrape and its content type. */
+export interface MetricsSource {
+  readonly contentType: string;
+  read(): Promise<string>;
 }
 
-/** The Prometheus text format's content type. */
-export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
+/** One process's registry as an endpoint's source. */
+export function registrySource(registry: Registry): MetricsSource {
+  return { contentType: Registry.PROMETHEUS_CONTENT_TYPE, read: () => registry.metrics() };
+}
+
+/** In the cluster primary: every worker's metrics, summed (counters and histograms add; cache gauges add up across workers). */
+export function clusterMetricsSource(): MetricsSource {
+  const aggregator = new AggregatorRegistry();
+  return { contentType: Registry.PROMETHEUS_CONTENT_TYPE, read: () => aggregator.clusterMetrics() };
+}
