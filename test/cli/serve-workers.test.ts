@@ -98,6 +98,22 @@ const workersOf = (lines: Line[], match: (l: Line) => boolean) => new Set(lines.
 const search = (id: string) => ({ callId: id, toolName: "web_search", argumentsJson: JSON.stringify({ query: id }) });
 const cli = (dataDir: string, ...args: string[]) => runCapture([...args, "--config", join(ROOT, "fixtures", "charter.yaml"), "--policy", policy, "--data-dir", dataDir]);
 
+/** Authorize calls (allows and denies) on every connection until `stopped()`; a connection whose server went away stops; every decision id answered goes to `received`. */
+function loadUntil(clients: readonly CharterClients[], grantToken: string, tag: string, received: string[], stopped: () => boolean): Promise<void> {
+  const lane = async (c: CharterClients, w: number) => {
+    for (let i = 0; !stopped(); i++) {
+      try {
+        const call = i % 5 === 0 ? { callId: `${tag}${w}-${i}`, toolName: "run_shell", argumentsJson: '{"command":"ls"}' } : search(`${tag}${w}-${i}`);
+        const { verdict } = await c.authority.authorize({ grantToken, call });
+        if (verdict) received.push(verdict.decisionId);
+      } catch {
+        return; // refused: the worker is gone or stopping
+      }
+    }
+  };
+  return Promise.all(clients.map((c, w) => lane(c, w))).then(() => undefined);
+}
+
 /** The chain verifies, and every decision id a client received is one of its records. */
 async function expectAllLogged(dataDir: string, received: readonly string[]): Promise<void> {
   const verify = await cli(dataDir, "audit", "verify");
@@ -194,14 +210,27 @@ describe("charter serve --workers 2", () => {
     await until("both workers to reload", () => workersOf(served.lines(), (l) => l["msg"] === "catalog and policy reloaded").size === 2);
   });
 
-  it("replaces a worker that was killed, logging it, and keeps serving", async () => {
+  it("replaces a worker killed under load, logging it, loses no decision it answered, and keeps serving", async () => {
     const serving = served.lines().find((l) => l["msg"] === "charter serving" && l["worker"] === 2);
     const pid = serving?.["pid"] as number;
     expect(pid).toBeGreaterThan(0);
-    process.kill(pid, "SIGKILL");
-    await until("the restart", () => served.lines().some((l) => l["msg"] === "worker restarted" && l["worker"] === 2));
+    const loaded = connections(served.address, 8);
+    const received: string[] = [];
+    let stopped = false;
+    try {
+      const { grantToken } = await (loaded[0] as CharterClients).grants.issueGrant({ profile: "open", subject: "agent:w", owner: "ana@example.com", purpose: "kill" });
+      const load = loadUntil(loaded, grantToken, "k", received, () => stopped);
+      await until("some load", () => received.length >= 200);
+      process.kill(pid, "SIGKILL");
+      await until("the restart", () => served.lines().some((l) => l["msg"] === "worker restarted" && l["worker"] === 2));
+      stopped = true;
+      await load;
+    } finally {
+      for (const c of loaded) c.close();
+    }
     const exited = served.lines().find((l) => l["msg"] === "worker exited; restarting it");
     expect(exited).toMatchObject({ worker: 2, pid, signal: "SIGKILL" });
+    await expectAllLogged(served.dataDir, received);
     const fresh = connections(served.address, 4);
     try {
       const { grantToken } = await (fresh[0] as CharterClients).grants.issueGrant({ profile: "open", subject: "agent:w", owner: "ana@example.com", purpose: "after" });
@@ -224,18 +253,7 @@ describe("charter serve --workers 2, SIGTERM under load", () => {
     let stopped = false;
     try {
       const { grantToken } = await (clients[0] as CharterClients).grants.issueGrant({ profile: "open", subject: "agent:w", owner: "ana@example.com", purpose: "term" });
-      const worker = async (c: CharterClients, w: number) => {
-        for (let i = 0; !stopped; i++) {
-          try {
-            const call = i % 5 === 0 ? { callId: `t${w}-${i}`, toolName: "run_shell", argumentsJson: '{"command":"ls"}' } : search(`t${w}-${i}`);
-            const { verdict } = await c.authority.authorize({ grantToken, call });
-            if (verdict) received.push(verdict.decisionId);
-          } catch {
-            return; // refused: the server is stopping
-          }
-        }
-      };
-      const load = Promise.all(clients.map((c, w) => worker(c, w)));
+      const load = loadUntil(clients, grantToken, "t", received, () => stopped);
       await until("some load", () => received.length >= 300);
       served.signal("SIGTERM");
       expect(await served.exited).toBe(0);
