@@ -1,17 +1,19 @@
 import { Server, type ConnectionInjector } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { hasApiKeys, pruneExpiredGrants } from "../authority/index.js";
+import { hasApiKeys, pruneExpiredGrants, type Notifier } from "../authority/index.js";
 import { ConfigError, type CharterConfig } from "../config/config.js";
 import { authenticationInterceptor } from "../server/authentication.js";
 import { HEALTH_FILE, createHealth } from "../server/health.js";
 import { storeIntegrityInterceptor } from "../server/store-integrity.js";
 import { loggingInterceptor } from "../server/logging.js";
+import { telemetryInterceptor } from "../server/telemetry.js";
 import { requestLimits, serverOptions } from "./limits.js";
 import { listenCapped, type CappedListener } from "./listener.js";
 import { addReflection } from "../server/reflection.js";
 import { CONTRACT_FILES, charterServices } from "../server/services.js";
 import { createAppContext, type AppContext } from "./context.js";
 import { planListen, type ListenPlan } from "./listen.js";
+import { startProcessTelemetry, type ProcessTelemetry } from "./telemetry.js";
 import { transportSecurity } from "./tls.js";
 
 /** How often the server re-reads the signing keys, so a `charter keys rotate-signing` is picked up. */
@@ -24,6 +26,8 @@ export interface RunningCharter {
   readonly address: string;
   /** The application context the server answers from (tests use it to act as an operator would). */
   readonly context: AppContext;
+  /** Where `GET /metrics` is served, when `metricsListen` is set (a cluster worker has none: its primary serves them). */
+  readonly metricsAddress?: string;
   /** Client connections open now (at most `maxConnections`). */
   connections(): number;
   /** Reloads catalog and policy; a bad reload keeps the old pair and rejects with the reason. */
@@ -36,6 +40,10 @@ export interface StartOptions {
   readonly log: Logger;
   /** Unix seconds; tests pass a frozen clock. */
   readonly now?: () => number;
+  /** Set in a cluster worker (its slot): the primary, not the worker, announces the server stopped. */
+  readonly worker?: number;
+  /** The approval feed (a cluster worker's relays through the primary). */
+  readonly approvalFeed?: Notifier;
 }
 
 /**
@@ -48,11 +56,13 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
   const log = options.log;
   const plan = await planListen(config.listen);
   const security = transportSecurity(config);
-  const ctx = await createAppContext(config, options.now ? { now: options.now } : {});
+  const ctx = await createAppContext(config, { ...(options.now ? { now: options.now } : {}), ...(options.approvalFeed ? { approvalFeed: options.approvalFeed } : {}) });
   let keyReload: NodeJS.Timeout | undefined;
   const shutdown = new AbortController();
   const server = new Server(serverOptions(config));
+  let telemetry: ProcessTelemetry | undefined;
   try {
+    telemetry = await startProcessTelemetry(config, ctx, log, options.worker);
     const keys = await hasApiKeys(ctx);
     checkExposure(config.listen, plan, { keys, mutualTls: security.mutual });
     const protectedMode = plan.loopbackOnly && !security.mutual;
@@ -69,7 +79,8 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
     const health = createHealth(["", ...CONTRACT_FILES.flatMap((f) => f.services.map((s) => s.typeName))], { shutdown: shutdown.signal });
     for (const binding of [
       ...charterServices(ctx, {
-        interceptors: [loggingInterceptor(log), storeIntegrityInterceptor(ctx), authentication],
+        // The telemetry interceptor only when metrics or traces are configured: off, it costs nothing.
+        interceptors: [loggingInterceptor(log), ...(telemetry.enabled ? [telemetryInterceptor()] : []), storeIntegrityInterceptor(ctx), authentication],
         shutdown: shutdown.signal,
         log,
         limits: requestLimits(config),
@@ -102,9 +113,11 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
     keyReload = setInterval(() => void ctx.ring.reload().catch((err: unknown) => log.error({ err }, "signing key reload failed")), KEY_RELOAD_INTERVAL_MS);
     keyReload.unref();
 
+    const { metricsAddress } = telemetry;
     return {
       port,
       address,
+      ...(metricsAddress === undefined ? {} : { metricsAddress }),
       context: ctx,
       connections: () => listeners.reduce((n, l) => n + l.connections(), 0),
       async reload() {
@@ -124,14 +137,16 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
         await shutdownServer(server, graceMs);
         await closed;
         await housekeeping.stop();
+        await telemetry?.stop();
         await ctx.close();
-        log.info("charter stopped");
+        log.info(options.worker === undefined ? "charter stopped" : "worker stopped");
       },
     };
   } catch (err) {
     clearInterval(keyReload);
     shutdown.abort();
     server.forceShutdown();
+    await telemetry?.stop();
     await ctx.close();
     throw err;
   }

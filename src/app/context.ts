@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { createAuditCheckpointer, createNotifier, type AuthorityContext, type PolicySet } from "../authority/index.js";
+import { createAuditCheckpointer, createNotifier, type AuthorityContext, type Notifier, type PolicySet } from "../authority/index.js";
 import { ConfigError, type CharterConfig } from "../config/config.js";
 import { openStore, type Store } from "../store/index.js";
 import { createGrantVerifier, isTokenError, openKeyRing, parseKek, sealStoredKeys, sealedKeyStore, type KeyEncryptionKey } from "../token/index.js";
@@ -38,6 +38,8 @@ export interface AppContextOptions {
   readonly now?: () => number;
   /** Verified tokens to remember; default `config.tokenCacheSize` (the CLI, a one-shot process, passes 1). */
   readonly tokenCacheSize?: number;
+  /** The approval feed; a cluster worker passes one that also tells the other workers. Default: this process only. */
+  readonly approvalFeed?: Notifier;
 }
 
 /**
@@ -74,7 +76,7 @@ export async function createAppContext(config: CharterConfig, options: AppContex
       tokens,
       maxBatch: config.maxBatch,
       approvalTtlSeconds: config.approvalTtlSeconds,
-      approvalFeed: createNotifier(),
+      approvalFeed: options.approvalFeed ?? createNotifier(),
       audit: createAuditCheckpointer({ store, ring, tokens, now }, config.auditCheckpointRecords),
       limits: { arguments: { maxBytes: config.maxArgumentsBytes, maxDepth: config.maxArgumentsDepth }, maxTokenBytes: config.maxTokenBytes },
       now,

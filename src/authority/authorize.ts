@@ -5,6 +5,8 @@ import { isJsonObject } from "../core/json.js";
 import { parseCallArguments, type CallRequest } from "../core/call-request.js";
 import type { ApprovalRecord, ToolCall, Verdict } from "../core/verdict.js";
 import { StoreError, type BudgetLimits, type DecisionEffects, type DecisionRecord, type HeldStep } from "../store/port.js";
+import { recordDecision } from "../telemetry/instruments.js";
+import { traced } from "../telemetry/tracing.js";
 import { signReceipt } from "../token/index.js";
 import { approvalDraft } from "./approvals.js";
 import { refusedVerdict } from "./commit-refusal.js";
@@ -100,7 +102,7 @@ interface DecideResult {
 async function pipeline(ctx: AuthorityContext, token: string, calls: readonly CallRequest[], options: RequestOptions): Promise<Decided[]> {
   const { signal } = options;
   signal?.throwIfAborted();
-  const loaded = await load(ctx, token, options.caller);
+  const loaded = await traced("charter.load", () => load(ctx, token, options.caller));
   const limits = ctx.limits ?? DEFAULT_AUTHORITY_LIMITS;
   const out: Decided[] = [];
   for (const [i, call] of calls.entries()) {
@@ -118,23 +120,25 @@ async function pipeline(ctx: AuthorityContext, token: string, calls: readonly Ca
     }
     const approval = await loadApproval(ctx, loaded, call);
     const delegatedGrant = await loadDelegatedGrant(ctx, loaded.check, call, loaded.now);
-    const decided = decideStep(loaded, call, approval, limits, delegatedGrant);
+    const decided = traced("charter.decide", () => decideStep(loaded, call, approval, limits, delegatedGrant));
     const { argumentsDigest } = decided;
-    const pending = await approvalStep(ctx, loaded, decided);
+    const pending = await traced("charter.approval", () => approvalStep(ctx, loaded, decided));
     const decisionId = ctx.newId("dec");
     // A stepped allow is signed before its commit: the step keeps the receipt, so a retry is answered the same one.
-    const early = ask && grant && pending.decision === "allow" ? await signStep(ctx, loaded, grant, pending, decisionId, argumentsDigest) : undefined;
-    const committed = await commitStep(ctx, loaded, pending, decisionId, ask && { ask, slot: stepSlot(ask, pending, early) });
+    const early =
+      ask && grant && pending.decision === "allow" ? await traced("charter.sign", () => signStep(ctx, loaded, grant, pending, decisionId, argumentsDigest)) : undefined;
+    const committed = await traced("charter.commit", () => commitStep(ctx, loaded, pending, decisionId, ask && { ask, slot: stepSlot(ask, pending, early) }));
     if ("held" in committed) {
       // Another replica (or a concurrent retry) decided the step first: its decision is the answer.
       out.push(await heldStep(ctx, loaded, call, ask as StepAsk, committed.held));
       continue;
     }
     const { verdict } = committed;
+    recordDecision(verdict.decision, verdict.reason?.code);
     signal?.throwIfAborted();
     out.push(
       verdict.decision === "allow" && grant
-        ? { verdict, decisionId, receipt: early ?? (await signStep(ctx, loaded, grant, verdict, decisionId, argumentsDigest)) }
+        ? { verdict, decisionId, receipt: early ?? (await traced("charter.sign", () => signStep(ctx, loaded, grant, verdict, decisionId, argumentsDigest))) }
         : { verdict, decisionId },
     );
   }
@@ -153,7 +157,10 @@ async function heldStep(ctx: AuthorityContext, loaded: Loaded, call: CallRequest
   if (answer.kind === "replay") return answer.receipt === undefined ? { verdict: answer.verdict, decisionId: answer.decisionId } : answer;
   const decisionId = ctx.newId("dec");
   const committed = await commitStep(ctx, loaded, answer.verdict, decisionId, { ask });
-  return { verdict: "held" in committed ? answer.verdict : committed.verdict, decisionId };
+  const verdict = "held" in committed ? answer.verdict : committed.verdict;
+  // A replay is not a new decision; a conflicting call is (recorded, and counted).
+  recordDecision(verdict.decision, verdict.reason?.code);
+  return { verdict, decisionId };
 }
 
 /**

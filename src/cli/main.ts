@@ -15,7 +15,8 @@ import { UsageError } from "./options.js";
 export const USAGE = `usage: charter <command> [flags]
 
 commands:
-  serve      serve the gRPC API (loopback only until an API key or mutual TLS is configured)
+  serve      serve the gRPC API (loopback only until an API key or mutual TLS is configured);
+             --workers N server processes (default: one per core; 1 = a single process)
   issue      compose a grant for --profile and print its token
   catalog    print the tool catalog of --token (--dialect neutral|openai_chat|openai_responses|anthropic|mcp|gemini|langchain|pydantic_ai)
   check      decide one call offline: --token T | --profile P, --tool NAME | --action ID, --args JSON [--approval-id A]

@@ -1,8 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { isIPv4 } from "node:net";
+import { availableParallelism } from "node:os";
 import { isJsonObject } from "../core/json.js";
 import { parseDocumentText } from "../load/documents.js";
 import { rolesMapText, securityProblems } from "./security-settings.js";
+import { telemetryProblems } from "./telemetry-settings.js";
 
 export { parseClientRoles, requiresKek } from "./security-settings.js";
 
@@ -89,6 +91,14 @@ export interface CharterConfig {
   readonly grantRetentionSeconds: number;
   /** How often the server prunes expired grants, in seconds. */
   readonly pruneIntervalSeconds: number;
+  /** Server processes `charter serve` runs (node:cluster); 1 = one process, no primary. */
+  readonly workers: number;
+  /** `host:port` of the Prometheus endpoint (`GET /metrics`); "" = no metrics. Loopback only unless `metricsAllowRemote`. */
+  readonly metricsListen: string;
+  /** Lets `metricsListen` be a non-loopback address (the endpoint has no authentication). */
+  readonly metricsAllowRemote: boolean;
+  /** OTLP/HTTP traces endpoint (`http://collector:4318/v1/traces`); "" = no trace export (spans are no-ops). */
+  readonly tracingOtlpEndpoint: string;
 }
 
 export const DEFAULTS: Omit<CharterConfig, "catalog" | "policy"> = {
@@ -128,6 +138,10 @@ export const DEFAULTS: Omit<CharterConfig, "catalog" | "policy"> = {
   connectionAgeGraceMs: 10_000,
   grantRetentionSeconds: 7 * 24 * 3600,
   pruneIntervalSeconds: 3600,
+  workers: availableParallelism(),
+  metricsListen: "",
+  metricsAllowRemote: false,
+  tracingOtlpEndpoint: "",
 };
 
 /** Environment variables that override the config file, by config key. */
@@ -171,6 +185,10 @@ export const ENV_KEYS: Readonly<Record<keyof CharterConfig, string>> = {
   connectionAgeGraceMs: "CHARTER_CONNECTION_AGE_GRACE_MS",
   grantRetentionSeconds: "CHARTER_GRANT_RETENTION_SECONDS",
   pruneIntervalSeconds: "CHARTER_PRUNE_INTERVAL_SECONDS",
+  workers: "CHARTER_WORKERS",
+  metricsListen: "CHARTER_METRICS_LISTEN",
+  metricsAllowRemote: "CHARTER_METRICS_ALLOW_REMOTE",
+  tracingOtlpEndpoint: "CHARTER_TRACING_OTLP_ENDPOINT",
 };
 
 /** Settings that hold a secret: taken from the environment only, never from a config file. */
@@ -205,6 +223,7 @@ const NUMERIC = new Set<keyof CharterConfig>([
   "connectionAgeGraceMs",
   "grantRetentionSeconds",
   "pruneIntervalSeconds",
+  "workers",
 ]);
 
 /** The token layer's own ceiling on a token's length (`MAX_TOKEN_LENGTH`): maxTokenBytes may not exceed it. */
@@ -273,7 +292,7 @@ export async function resolveConfig(options: {
   }
   if (!(LOG_LEVELS as readonly unknown[]).includes(raw["logLevel"])) problems.push(`logLevel must be one of ${LOG_LEVELS.join(", ")}`);
   if (typeof raw["listen"] === "string" && parseListen(raw["listen"]) === undefined) problems.push(`listen must be host:port, got "${raw["listen"]}"`);
-  problems.push(...securityProblems(raw));
+  problems.push(...securityProblems(raw), ...telemetryProblems(raw));
   if (typeof raw["maxTokenBytes"] === "number" && raw["maxTokenBytes"] > MAX_TOKEN_BYTES_CEILING) {
     problems.push(`maxTokenBytes must be at most ${MAX_TOKEN_BYTES_CEILING}`);
   }

@@ -29,6 +29,8 @@ export interface SchemaProblem {
  */
 export interface SchemaCompiler {
   compile(schema: JsonSchema): CompiledSchema;
+  /** Validators held now (both generations) and compile calls answered from them or not, for metrics. */
+  stats(): { readonly entries: number; readonly hits: number; readonly misses: number };
 }
 
 /** Schemas one generation of compiled validators holds by default (see `createSchemaCompiler`). */
@@ -62,11 +64,15 @@ export function createSchemaCompiler(options: SchemaCompilerOptions = {}): Schem
   const maxTextBytes = perGeneration * 256;
   let current = newGeneration();
   let previous: Generation | undefined;
+  let calls = 0;
+  let misses = 0;
 
   return {
+    stats: () => ({ entries: current.byText.size + (previous?.byText.size ?? 0), hits: calls - misses, misses }),
     compile(schema) {
       const asObject = typeof schema === "object" ? schema : undefined;
       const hit = (asObject && (current.byObject.get(asObject) ?? previous?.byObject.get(asObject))) || undefined;
+      calls += 1;
       if (hit) return hit;
       const key = canonicalJson(schema);
       let compiled = current.byText.get(key);
@@ -74,6 +80,7 @@ export function createSchemaCompiler(options: SchemaCompilerOptions = {}): Schem
       // Only the generation that compiled a validator indexes it, so no generation pins an older one.
       if (older) return older;
       if (!compiled) {
+        misses += 1;
         if (current.byText.size >= perGeneration || current.textBytes + key.length > maxTextBytes) {
           previous = current;
           current = newGeneration();

@@ -1,3 +1,4 @@
+import { recordStoreSince, startTimer } from "../telemetry/instruments.js";
 import { isStoreError, StoreError, type Store } from "./port.js";
 
 /** The operations of a port: every member is a method answering a promise. */
@@ -83,6 +84,7 @@ export function guardStore<T extends Operations<T>>(ops: T, describe: Describers
     const doingOf = describe[name] as (...args: unknown[]) => string;
     guarded[name] = async (...args: unknown[]) => {
       let doing: string = name;
+      const started = startTimer();
       try {
         doing = doingOf(...args);
         if (!open) throw new StoreError("UNAVAILABLE", `${options.adapter} could not ${doing}: the store is closed`);
@@ -90,6 +92,8 @@ export function guardStore<T extends Operations<T>>(ops: T, describe: Describers
         return await op.apply(ops, args);
       } catch (err) {
         throw isStoreError(err) ? err : options.translate(err, doing);
+      } finally {
+        recordStoreSince(name, started);
       }
     };
   }

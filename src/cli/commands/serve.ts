@@ -1,31 +1,78 @@
-import { pino } from "pino";
+import { pino, type Logger } from "pino";
 import { startCharter } from "../../app/charter.js";
+import { WorkerStartError, startCluster } from "../../app/cluster.js";
+import { isClusterWorker, serveAsWorker } from "../../app/worker.js";
+import type { CharterConfig } from "../../config/config.js";
 import type { CliIo } from "../io.js";
 import { CONFIG_FLAGS, configFrom, parse } from "../options.js";
+
+/** Flags of `charter serve` besides the configuration flags every command takes. */
+const SERVE_FLAGS = { ...CONFIG_FLAGS, workers: { type: "string" } } as const;
 
 /**
  * `charter serve`: runs the server until SIGTERM or SIGINT (graceful: in-flight calls finish,
  * then the store closes). SIGHUP reloads catalog and policy; a bad reload keeps the old pair.
+ * With `--workers N` (default: one per core) a primary forks N server processes (node:cluster)
+ * and relays the signals to them; `--workers 1` is one process and no primary.
  */
 export async function serveCommand(args: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parse(args, CONFIG_FLAGS);
-  const config = await configFrom(values, io.env);
+  const { values } = parse(args, SERVE_FLAGS);
+  const { workers, ...configValues } = values;
+  // The flag is the environment variable's override (flags win over the environment and the file).
+  const config = await configFrom(configValues, workers === undefined ? io.env : { ...io.env, CHARTER_WORKERS: workers });
   const log = pino({ level: config.logLevel, base: { service: "charter" } });
+  if (isClusterWorker()) {
+    await serveAsWorker(config, log);
+    return 0;
+  }
+  return config.workers === 1 ? serveOne(config, log, io) : servePrimary(config, log, io);
+}
+
+/** One process: the server itself handles the signals. */
+async function serveOne(config: CharterConfig, log: Logger, io: CliIo): Promise<number> {
   const running = await startCharter(config, { log });
   io.err(`charter listening on ${running.address}`);
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
+  await untilStopped(
+    log,
+    () => void running.reload().catch(() => undefined),
+    () => running.stop(),
+  );
+  return 0;
+}
+
+/** The cluster primary: forks the workers, relays SIGHUP, stops them all on SIGTERM or SIGINT, then says `charter stopped` once. */
+async function servePrimary(config: CharterConfig, log: Logger, io: CliIo): Promise<number> {
+  let running;
+  try {
+    running = await startCluster(config, log);
+  } catch (err) {
+    // The worker printed why on its own stderr; answer its exit code (78 for a configuration problem).
+    if (err instanceof WorkerStartError) return err.exitCode;
+    throw err;
+  }
+  io.err(`charter listening on ${running.address} (${config.workers} workers)`);
+  await untilStopped(
+    log,
+    () => running.reload(),
+    () => running.stop(),
+  );
+  log.info("charter stopped");
+  return 0;
+}
+
+/** Waits for SIGTERM or SIGINT, reloading on SIGHUP meanwhile; then stops (a failed stop is logged). */
+function untilStopped(log: Logger, reload: () => void, stop: () => Promise<void>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const onSignal = (signal: string) => {
       log.info({ signal }, "shutting down");
       process.off("SIGHUP", reload);
-      running.stop().then(resolve, (err: unknown) => {
+      stop().then(resolve, (err: unknown) => {
         log.error({ err }, "shutdown failed");
         resolve();
       });
     };
-    const reload = () => void running.reload().catch(() => undefined);
-    process.once("SIGTERM", () => stop("SIGTERM"));
-    process.once("SIGINT", () => stop("SIGINT"));
+    process.once("SIGTERM", () => onSignal("SIGTERM"));
+    process.once("SIGINT", () => onSignal("SIGINT"));
     process.on("SIGHUP", reload);
   });
-  return 0;
 }

@@ -1,4 +1,5 @@
 import type { Database } from "better-sqlite3";
+import { recordAuditCommitSince, startTimer } from "../../telemetry/instruments.js";
 
 /** Runs units of work in shared transactions; `close` flushes what is queued. */
 export interface GroupCommit {
@@ -45,8 +46,10 @@ export function createGroupCommit(db: Database): GroupCommit {
     queue = [];
     if (group.length === 0) return;
     let results;
+    const started = startTimer();
     try {
       results = runGroup.immediate(group);
+      recordAuditCommitSince(started, group.length);
     } catch (err) {
       for (const unit of group) unit.reject(err);
       return;

@@ -1,0 +1,8 @@
+export { installInstruments, recordAuditCommitSince, recordDecision, recordRpcSince, recordStoreSince, startTimer } from "./instruments.js";
+export type { Instruments } from "./instruments.js";
+export { readCaches, registerCache } from "./caches.js";
+export type { CacheStats } from "./caches.js";
+// `./metrics.js` (prom-client, about 45 ms to load) is imported on demand by whoever turns metrics on, not from here.
+export type { CharterMetrics, MetricsSource } from "./metrics.js";
+export { annotateSpan, startTracing, traced } from "./tracing.js";
+export type { Tracing } from "./tracing.js";

@@ -1,0 +1,55 @@
+/**
+ * The seam between Charter's hot paths and its metrics: the authority, the store and the server
+ * call these functions, which do nothing until `installInstruments` is given a recorder (the
+ * Prometheus one, when `metricsListen` is set). Off, a call costs one indirect call; timers read
+ * no clock.
+ */
+export interface Instruments {
+  /** A verdict answered (after the commit): `allow`, `deny`, `require_approval`, `effect_suppressed`, and its reason code ("" for none). */
+  decision(verdict: string, reason: string): void;
+  /** An RPC ended with a status (its name: OK, UNAVAILABLE…) after `seconds`. */
+  rpc(method: string, status: string, seconds: number): void;
+  /** A store operation (the port's method name) took `seconds`, failures included. */
+  store(operation: string, seconds: number): void;
+  /** One durable group commit of the audit log: `units` units of work in `seconds` (transaction and flush). */
+  auditCommit(seconds: number, units: number): void;
+}
+
+const NONE: Instruments = {
+  decision: () => undefined,
+  rpc: () => undefined,
+  store: () => undefined,
+  auditCommit: () => undefined,
+};
+
+let active: Instruments = NONE;
+let timing = false;
+
+/** Installs the recorder every instrumented call reports to; `undefined` switches back to none. */
+export function installInstruments(instruments: Instruments | undefined): void {
+  active = instruments ?? NONE;
+  timing = instruments !== undefined;
+}
+
+/** A start time for the `*Since` recorders: `performance.now()` when recording, else 0 (no clock read). */
+export function startTimer(): number {
+  return timing ? performance.now() : 0;
+}
+
+const seconds = (started: number) => (performance.now() - started) / 1000;
+
+export function recordDecision(verdict: string, reason: string | undefined): void {
+  active.decision(verdict, reason ?? "");
+}
+
+export function recordRpcSince(method: string, status: string, started: number): void {
+  if (started !== 0) active.rpc(method, status, seconds(started));
+}
+
+export function recordStoreSince(operation: string, started: number): void {
+  if (started !== 0) active.store(operation, seconds(started));
+}
+
+export function recordAuditCommitSince(started: number, units: number): void {
+  if (started !== 0) active.auditCommit(seconds(started), units);
+}
