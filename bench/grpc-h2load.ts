@@ -23,6 +23,9 @@ export interface H2loadResult {
   readonly failed: number;
 }
 
+/** Seconds h2load runs before it starts measuring. */
+export const WARM_UP_SECONDS = 1;
+
 /** The 5-byte gRPC message prefix (uncompressed, big-endian length) and the message. */
 export function grpcFrame(message: Uint8Array): Buffer {
   const frame = Buffer.alloc(5 + message.length);
@@ -39,7 +42,7 @@ export async function h2load(url: string, frame: Buffer, shape: Shape, seconds: 
   rmSync(log, { force: true });
   const args = [
     ...["-c", String(shape.connections), "-m", String(shape.streams), "-t", "1"],
-    ...["-D", String(seconds), "--warm-up-time", "1"],
+    ...["-D", String(seconds), "--warm-up-time", String(WARM_UP_SECONDS)],
     ...["-d", body, "-H", "content-type: application/grpc", "-H", "te: trailers", "--log-file", log],
     url,
   ];

@@ -16,16 +16,17 @@
  * h2load's HTTP status counts, and the statuses Charter logged for the whole run.
  *
  * Environment: BENCH_ROUNDS (3), BENCH_SECONDS (3), BENCH_ONLY (comma-separated scenario names),
- * BENCH_SHAPES ("4x32,1x1": connections x streams).
+ * BENCH_SHAPES ("4x32,1x1": connections x streams), BENCH_NODE_ARGS (node flags for the Charter
+ * process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it under load).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { writeGeneratedCatalog } from "./grpc-catalog.js";
-import { h2load, median, type H2loadResult, type Shape } from "./grpc-h2load.js";
+import { h2load, median, WARM_UP_SECONDS, type H2loadResult, type Shape } from "./grpc-h2load.js";
 import { rawCaller, scenarios, type Scenario } from "./grpc-scenarios.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -44,6 +45,8 @@ const flag = (name: string) => {
 };
 const WORKERS = Number(flag("--workers") ?? 1);
 const CATALOG = flag("--catalog") ?? "demo";
+/** Linux's USER_HZ, the unit of CPU times in /proc/<pid>/stat. */
+const CLOCK_TICKS = 100;
 
 await main();
 
@@ -57,7 +60,8 @@ async function main(): Promise<void> {
     writeFileSync(configFile, JSON.stringify({ listen: `127.0.0.1:${charterPort}`, dataDir: join(dir, "data"), ...documents }));
     const charterLog = join(dir, "charter.log");
     const serveArgs = ["serve", "--config", configFile, ...(WORKERS > 1 ? ["--workers", String(WORKERS)] : [])];
-    const charter = spawnLogged(process.execPath, [join(ROOT, "dist/cli/bin.js"), ...serveArgs], charterLog);
+    const nodeArgs = process.env["BENCH_NODE_ARGS"]?.split(" ").filter((a) => a !== "") ?? [];
+    const charter = spawnLogged(process.execPath, [...nodeArgs, join(ROOT, "dist/cli/bin.js"), ...serveArgs], charterLog);
     children.push(charter);
     const charterAddress = `127.0.0.1:${charterPort}`;
     if (!(await ready(charterAddress, charter))) {
@@ -89,22 +93,34 @@ async function main(): Promise<void> {
     console.log(
       `bench:grpc  catalog ${CATALOG}, workers ${WORKERS}, ${ROUNDS} rounds of ${SECONDS} s per server, h2load -t1 (both servers and h2load share this machine's cores)`,
     );
-    const rows: string[][] = [["scenario", "shape", "charter req/s", "baseline req/s", "throughput ratio (spread)", "p50 ratio", "p99 ratio", "charter p50/p99 ms"]];
+    const rows: string[][] = [
+      [
+        "scenario",
+        "shape",
+        "charter req/s",
+        "baseline req/s",
+        "throughput ratio (spread)",
+        "p50 ratio",
+        "p99 ratio",
+        "charter p50/p99 ms",
+        "server CPU µs/req charter/baseline",
+      ],
+    ];
     for (const shape of SHAPES) {
       for (const s of list) {
-        const charterRuns: H2loadResult[] = [];
-        const baselineRuns: H2loadResult[] = [];
+        const charterRuns: Measured[] = [];
+        const baselineRuns: Measured[] = [];
         for (let round = 0; round < ROUNDS; round++) {
-          const runCharter = async () => charterRuns.push(await h2load(`http://${charterAddress}${s.path}`, s.frame, shape, SECONDS, dir));
-          const runBaseline = async () => baselineRuns.push(await h2load(`http://127.0.0.1:${baselinePort}${s.path}`, s.frame, shape, SECONDS, dir));
+          const runCharter = async () => charterRuns.push(await measured(charter, `http://${charterAddress}${s.path}`, s, shape, dir));
+          const runBaseline = async () => baselineRuns.push(await measured(baseline, `http://127.0.0.1:${baselinePort}${s.path}`, s, shape, dir));
           if (round % 2 === 0) await runBaseline().then(runCharter);
           else await runCharter().then(runBaseline);
           await checked(caller, s, `after round ${round + 1}`);
         }
         const failed = [...charterRuns, ...baselineRuns].reduce((n, r) => n + r.failed, 0);
         if (failed > 0) throw new Error(`${s.name} at ${JSON.stringify(shape)}: ${failed} requests failed or answered other than HTTP 2xx`);
-        const ratios = charterRuns.map((r, i) => r.rps / (baselineRuns[i] as H2loadResult).rps);
-        const m = (runs: H2loadResult[], key: "rps" | "p50" | "p99") => median(runs.map((r) => r[key]));
+        const ratios = charterRuns.map((r, i) => r.rps / (baselineRuns[i] as Measured).rps);
+        const m = (runs: Measured[], key: "rps" | "p50" | "p99" | "cpuMicros") => median(runs.map((r) => r[key]));
         rows.push([
           s.name,
           `-c${shape.connections} -m${shape.streams}`,
@@ -114,6 +130,7 @@ async function main(): Promise<void> {
           `${(m(charterRuns, "p50") / m(baselineRuns, "p50")).toFixed(2)}x`,
           `${(m(charterRuns, "p99") / m(baselineRuns, "p99")).toFixed(2)}x`,
           `${m(charterRuns, "p50").toFixed(2)}/${m(charterRuns, "p99").toFixed(2)}`,
+          `${m(charterRuns, "cpuMicros").toFixed(0)}/${m(baselineRuns, "cpuMicros").toFixed(0)}`,
         ]);
         console.log(rows.at(-1)?.join("  "));
       }
@@ -129,6 +146,39 @@ async function main(): Promise<void> {
     await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : Promise.resolve())));
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+interface Measured extends H2loadResult {
+  /** The server's CPU time (its process and its workers) per request, warm-up included (at the measured rate). */
+  readonly cpuMicros: number;
+}
+
+/** One h2load run against a server, with the CPU time the server spent. */
+async function measured(server: ChildProcess, url: string, s: Scenario, shape: Shape, dir: string): Promise<Measured> {
+  const before = cpuSeconds(server.pid as number);
+  const result = await h2load(url, s.frame, shape, SECONDS, dir);
+  const spent = cpuSeconds(server.pid as number) - before;
+  return { ...result, cpuMicros: (spent * 1e6) / (result.rps * (SECONDS + WARM_UP_SECONDS)) };
+}
+
+/** User + system CPU seconds of a process and its direct children (cluster workers), from /proc. */
+function cpuSeconds(pid: number): number {
+  const ticks = (p: string) => {
+    const fields = readFileSync(`/proc/${p}/stat`, "utf8")
+      .replace(/^.*\) /, "")
+      .split(" ");
+    return { ppid: Number(fields[1]), cpu: Number(fields[11]) + Number(fields[12]) };
+  };
+  let total = ticks(String(pid)).cpu;
+  for (const p of readdirSync("/proc").filter((d) => /^\d+$/.test(d) && d !== String(pid))) {
+    try {
+      const t = ticks(p);
+      if (t.ppid === pid) total += t.cpu;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total / CLOCK_TICKS;
 }
 
 /** The demo catalog and policy, owner-assistant's budget raised out of reach (the charge still runs). */
