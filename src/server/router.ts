@@ -164,7 +164,8 @@ function innermost(
   }
   return async (req, ctx) => {
     const message = await (handler(req, ctx) as Promise<MessageInitShape<DescMessage>>);
-    const bytes = toBinary(method.output, create(method.output, message));
+    // A handler that answers a message it answered before (a cached one) gets the bytes it was encoded to then.
+    const bytes = encoded.get(message) ?? toBinary(method.output, create(method.output, message));
     if (bytes.length > maxResponseBytes) {
       throw new RpcError("RESOURCE_EXHAUSTED", `the response would be ${bytes.length} bytes, more than the ${maxResponseBytes} allowed (maxMessageBytes)`);
     }
