@@ -122,9 +122,11 @@ const signers = new WeakMap<CryptoKey, CompactSigner>();
  * The compact JWS jose's `SignJWT` produces for these claims (header `{alg, kid, typ}`, the
  * claims' JSON, base64url without padding), byte for byte — Ed25519 is deterministic — signed
  * with node's `crypto.sign` on a key object made once per key, and the header encoded once per
- * key. That is about a quarter of SignJWT's cost per receipt (docs/architecture.md, "Receipts").
+ * key. The signature is computed on libuv's thread pool (the callback form of `crypto.sign`), so
+ * the event loop serves other calls meanwhile; with the direct call that is about a quarter of
+ * SignJWT's cost on the event loop per receipt (docs/architecture.md, "Receipts").
  */
-function signCompact(claimsSet: JWTPayload, kid: string, privateKey: CryptoKey): string {
+function signCompact(claimsSet: JWTPayload, kid: string, privateKey: CryptoKey): Promise<string> {
   let signer = signers.get(privateKey);
   if (signer === undefined) {
     const header = Buffer.from(JSON.stringify({ alg: "EdDSA", kid, typ: RECEIPT_TYP })).toString("base64url");
@@ -132,7 +134,10 @@ function signCompact(claimsSet: JWTPayload, kid: string, privateKey: CryptoKey):
     signers.set(privateKey, signer);
   }
   const signingInput = `${signer.header}.${Buffer.from(JSON.stringify(claimsSet)).toString("base64url")}`;
-  return `${signingInput}.${sign(null, Buffer.from(signingInput), signer.key).toString("base64url")}`;
+  const key = signer.key;
+  return new Promise((resolve, reject) =>
+    sign(null, Buffer.from(signingInput), key, (err, signature) => (err ? reject(err) : resolve(`${signingInput}.${signature.toString("base64url")}`))),
+  );
 }
 
 /**
