@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     if (!(await ready(charterAddress, charter))) {
       const log = readFileSync(charterLog, "utf8");
       if (WORKERS > 1 && /workers/i.test(log)) {
-        console.log(`skipped: this charter serve does not accept --workers ${WORKERS} yet:\n${log.trim().slice(0, 400)}`);
+        console.log(`skipped: this charter serve does not accept --workers ${WORKERS} yet (it said: ${log.trim().split("\n")[0] ?? ""})`);
         return;
       }
       throw new Error(`charter serve did not start:\n${log}`);
