@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { CharterConfig } from "../config/config.js";
+import { catalogCacheSize } from "../authority/index.js";
 import { installInstruments, registerCache, startTracing, type Tracing } from "../telemetry/index.js";
 import type { AppContext } from "./context.js";
 import { startMetricsEndpoint, type MetricsEndpoint } from "./metrics-endpoint.js";
@@ -35,9 +36,12 @@ export async function startProcessTelemetry(config: CharterConfig, ctx: AppConte
     });
     // The compiler of the catalog in force (a reload brings a new one, with counts from 0).
     const unregisterSchemas = registerCache("schemas", () => ctx.policySet().catalog.schemas.stats());
+    // The rendered catalogs of the pair in force (a reload starts a new, empty cache).
+    const unregisterCatalog = registerCache("catalog", () => catalogCacheSize(ctx.policySet()));
     unregister = () => {
       unregisterToken();
       unregisterSchemas();
+      unregisterCatalog();
     };
   }
   if (config.tracingOtlpEndpoint !== "") {

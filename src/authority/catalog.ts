@@ -2,30 +2,73 @@ import { projectCatalog, type CatalogView } from "../core/project.js";
 import { withdrawal, withoutWithdrawn } from "../core/withdraw.js";
 import type { JsonValue } from "../core/json.js";
 import { renderTools, type DialectName } from "../interop/dialects/index.js";
-import type { AuthorityContext } from "./context.js";
+import { LruCache } from "../token/lru-cache.js";
+import type { AuthorityContext, PolicySet } from "./context.js";
 import { AuthorityError, invalidRequest } from "./errors.js";
 import { loadGrant } from "./load-grant.js";
 
-/** A worker's tool catalog: the neutral view and its rendering for the worker's framework. */
+/** A worker's tool catalog: the neutral view and its rendering for the worker's framework. Shared by every caller of the same grant: never change it. */
 export interface CatalogAnswer {
   readonly view: CatalogView;
   readonly tools: JsonValue;
+  /** `tools` as JSON text (what GetCatalog sends as `rendered_tools_json`). */
+  readonly toolsJson: string;
 }
+
+/**
+ * The bounds of the rendered-catalog cache of each catalog/policy pair (a reload starts a new,
+ * empty one and the old one goes with the old pair): at most this many entries, and at most
+ * `maxBytes` counted as `2 × token length + 6 × rendered JSON length + 1 KiB` per entry (the
+ * view, the rendering and the encoded response, each about as long as the rendered text).
+ */
+export const CATALOG_CACHE_BOUNDS = { maxEntries: 1024, maxBytes: 64 * 1024 * 1024 } as const;
+
+/** A cached answer and the bytes it is counted as. */
+interface Cached {
+  readonly answer: CatalogAnswer;
+  readonly bytes: number;
+}
+
+const caches = new WeakMap<PolicySet, LruCache<string, Cached>>();
 
 /**
  * GetCatalog: the grant projected onto the catalog in force, rendered for `dialect`. A token that
  * does not check out, or a grant whose source the policy in force suspended, is UNAUTHENTICATED
- * with the refusal as its reason.
+ * with the refusal as its reason. Token, revocation and the kill switch are checked on every
+ * call; the projection and its rendering — a pure function of the grant (the token), the pair in
+ * force and the dialect — come from a bounded cache after the first call.
  */
 export async function catalogFor(ctx: AuthorityContext, req: { readonly grantToken: string; readonly dialect: DialectName }): Promise<CatalogAnswer> {
   if (req.grantToken === "") throw invalidRequest("grant_token", "is required");
-  const { catalog, policy } = ctx.policySet();
+  const policySet = ctx.policySet();
   const check = await loadGrant(ctx, req.grantToken, ctx.now());
   if (!check.ok) throw new AuthorityError("UNAUTHENTICATED", `${check.code}: ${check.message}`, { reason: check.code });
-  const w = withdrawal(check.grant, policy);
+  const w = withdrawal(check.grant, policySet.policy);
   if (w.grant !== undefined)
     throw new AuthorityError("UNAUTHENTICATED", `POLICY_WITHDRAWN: the grant's authority has been withdrawn (${w.grant})`, { reason: "POLICY_WITHDRAWN" });
+  const cache = cacheOf(policySet);
+  const key = `${req.dialect}\n${req.grantToken}`;
+  const cached = cache.get(key);
+  if (cached !== undefined) return cached.answer;
   // Tools the policy in force has withdrawn are absent, as denied ones are.
-  const view = projectCatalog(withoutWithdrawn(check.grant, w), catalog);
-  return { view, tools: renderTools(view, req.dialect) };
+  const view = projectCatalog(withoutWithdrawn(check.grant, w), policySet.catalog);
+  const tools = renderTools(view, req.dialect);
+  const answer: CatalogAnswer = { view, tools, toolsJson: JSON.stringify(tools) };
+  cache.set(key, { answer, bytes: 2 * key.length + 6 * answer.toolsJson.length + 1024 });
+  return answer;
+}
+
+/** How full the rendered-catalog cache of a catalog/policy pair is (for metrics and tests). */
+export function catalogCacheSize(policySet: PolicySet): { readonly entries: number; readonly bytes: number } {
+  const cache = caches.get(policySet);
+  return { entries: cache?.size ?? 0, bytes: cache?.bytes ?? 0 };
+}
+
+function cacheOf(policySet: PolicySet): LruCache<string, Cached> {
+  let cache = caches.get(policySet);
+  if (cache === undefined) {
+    cache = new LruCache<string, Cached>(CATALOG_CACHE_BOUNDS.maxEntries, { maxBytes: CATALOG_CACHE_BOUNDS.maxBytes, sizeOf: (c) => c.bytes });
+    caches.set(policySet, cache);
+  }
+  return cache;
 }

@@ -13,7 +13,7 @@ export { auditGatewayRefusal, auditRefusedCall } from "./audit-events.js";
 export type { RefusedCall } from "./audit-events.js";
 export { auditHeadSeq, createAuditCheckpointer, followAudit, readAuditRecords, verifyAudit } from "./audit.js";
 export type { AuditCheckpointer, AuditVerification, ExportedRecord } from "./audit.js";
-export { catalogFor } from "./catalog.js";
+export { CATALOG_CACHE_BOUNDS, catalogCacheSize, catalogFor } from "./catalog.js";
 export type { CatalogAnswer } from "./catalog.js";
 export type { AuthorityContext, IdPrefix, PolicySet, TokenSettings } from "./context.js";
 export { AUTHORITY_ERROR_CODES, AuthorityError, invalidRequest, isAuthorityError } from "./errors.js";

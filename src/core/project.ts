@@ -1,4 +1,4 @@
-import type { Catalog, Effect, ToolAnnotations } from "./catalog.js";
+import type { Catalog, Effect, ToolAnnotations, ToolDescriptor } from "./catalog.js";
 import { descriptorDigest } from "./digest.js";
 import { caveatsOf, type TaskGrant } from "./grant.js";
 import { cloneJson, isJsonObject, setOwn, type JsonObject } from "./json.js";
@@ -63,13 +63,28 @@ export function projectCatalog(grant: TaskGrant, catalog: Catalog): CatalogView 
         effect: action.effect,
         ...(action.resource ? { resourceTemplate: action.resource.template } : {}),
         ...(annotations ? { annotations } : {}),
-        descriptorDigest: descriptorDigest(action.tool),
+        descriptorDigest: pinOf(action.tool),
       });
     }
   };
   add(grant.allowed, "callable");
   add(grant.approvalRequired, "requires_approval");
   return { grantId: grant.id, catalogVersion: catalog.version, mode: grant.mode, tools };
+}
+
+/**
+ * Each catalog tool's pin, computed once: a loaded catalog is never changed, and the digest (a
+ * canonical JSON and a sha256 of the whole descriptor) was most of a projection's cost per tool.
+ */
+const pins = new WeakMap<ToolDescriptor, string>();
+
+function pinOf(tool: ToolDescriptor): string {
+  let pin = pins.get(tool);
+  if (pin === undefined) {
+    pin = descriptorDigest(tool);
+    pins.set(tool, pin);
+  }
+  return pin;
 }
 
 /**

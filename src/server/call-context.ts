@@ -76,7 +76,10 @@ export function openCallContext(
   const expired = () => new RpcError("DEADLINE_EXCEEDED", "deadline exceeded");
   // The client's own deadline timer cancels the call too: tell them apart by the clock.
   const late = () => deadline !== undefined && deadline.getTime() - DEADLINE_SLACK_MS <= Date.now();
-  call.on("cancelled", () => abort(late() ? expired() : new RpcError("CANCELLED", "cancelled by the client")));
+  // grpc-js reports every closed stream as cancelled, answered ones too: those cost nothing here.
+  call.on("cancelled", () => {
+    if (!ended && !controller.signal.aborted) abort(late() ? expired() : new RpcError("CANCELLED", "cancelled by the client"));
+  });
   // A call that arrives past its deadline is aborted at once, before any work starts.
   if (deadline !== undefined && deadline.getTime() <= Date.now()) abort(expired());
   const timer = deadline && !controller.signal.aborted ? setTimeout(() => abort(expired()), Math.max(0, deadline.getTime() - Date.now())) : undefined;

@@ -119,13 +119,18 @@ export function bindService<S extends GenService<GenServiceMethods>>(
     if (method.methodKind === "unary") {
       const unary: handleUnaryCall<Buffer, MessageInitShape<DescMessage>> = (call, callback) => {
         const { ctx, close } = openCallContext(service, method, call, shutdown);
+        // The context is closed before the answer leaves, so the stream's closing does not abort its signal.
         run(call.request, ctx)
           .then((out) => {
             if (out.stream) throw new RpcError("INTERNAL", `${method.name} answered a stream`);
+            close();
             callback(null, out.message);
           })
-          .catch((err: unknown) => callback(serviceError(callStatus(ctx, err))))
-          .finally(close);
+          .catch((err: unknown) => {
+            const failed = serviceError(callStatus(ctx, err));
+            close();
+            callback(failed);
+          });
       };
       implementation[method.localName] = unary;
     } else if (method.methodKind === "server_streaming") {
@@ -164,7 +169,8 @@ function innermost(
   }
   return async (req, ctx) => {
     const message = await (handler(req, ctx) as Promise<MessageInitShape<DescMessage>>);
-    const bytes = toBinary(method.output, create(method.output, message));
+    // A handler that answers a message it answered before (a cached one) gets the bytes it was encoded to then.
+    const bytes = encoded.get(message) ?? toBinary(method.output, create(method.output, message));
     if (bytes.length > maxResponseBytes) {
       throw new RpcError("RESOURCE_EXHAUSTED", `the response would be ${bytes.length} bytes, more than the ${maxResponseBytes} allowed (maxMessageBytes)`);
     }

@@ -1,4 +1,4 @@
-import { decodeJwt, decodeProtectedHeader } from "jose";
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { isTokenError, signGrantToken, signReceipt, verifyGrantToken, verifyReceipt, type Jwks, type ReceiptClaims } from "../../src/token/index.js";
 import { forge, freshRing, NOW, PARTIES, sampleGrant, strangerKey } from "./fixtures.js";
@@ -38,6 +38,38 @@ describe("signReceipt()", () => {
       arguments_digest: "9c2e",
       catalog_version: "2025-06-01",
     });
+  });
+
+  it("is byte for byte the token jose's SignJWT makes of the same claims, and jose verifies it", async () => {
+    const { ring } = await freshRing();
+    const { kid, privateKey } = ring.signingKey();
+    const withoutResource: ReceiptClaims = Object.fromEntries(Object.entries(claims).filter(([k]) => k !== "resource")) as unknown as ReceiptClaims;
+    for (const c of [claims, withoutResource, { ...claims, toolName: "", callId: "ünïcode ✓" }]) {
+      const token = await signReceipt(c, ring, signAt(NOW));
+      const { decisionId, subject, grantId, actionId, toolName, resource, callId, argsDigest, argumentsDigest, catalogVersion } = c;
+      const payload = {
+        grant_id: grantId,
+        action_id: actionId,
+        tool_name: toolName,
+        ...(resource === undefined ? {} : { resource }),
+        call_id: callId,
+        args_digest: argsDigest,
+        arguments_digest: argumentsDigest,
+        catalog_version: catalogVersion,
+      };
+      const expected = await new SignJWT(payload)
+        .setProtectedHeader({ alg: "EdDSA", kid, typ: "charter-receipt+jwt" })
+        .setIssuer(PARTIES.issuer)
+        .setAudience(PARTIES.audience)
+        .setSubject(subject)
+        .setJti(decisionId)
+        .setIssuedAt(NOW)
+        .setExpirationTime(NOW + 300)
+        .sign(privateKey);
+      expect(token).toBe(expected);
+      const verified = await jwtVerify(token, createLocalJWKSet(ring.jwks() as never), { ...PARTIES, currentDate: new Date(NOW * 1000), typ: "charter-receipt+jwt" });
+      expect(verified.payload.jti).toBe(decisionId);
+    }
   });
 
   it("refuses a non-positive ttl and malformed claims", async () => {

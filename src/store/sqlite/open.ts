@@ -11,7 +11,7 @@ import { sqliteDecisionStore } from "./decisions.js";
 import { toStoreError } from "./errors.js";
 import { watchFileIdentity, type FileIdentity } from "./file-identity.js";
 import { sqliteGrantStore } from "./grants.js";
-import { createGroupCommit } from "./group-commit.js";
+import { createGroupCommit, walFile, type DurableFile } from "./group-commit.js";
 import { sqliteKeyStore } from "./keys.js";
 import { applySqliteMigrations } from "./migrate.js";
 import { SQLITE_MIGRATIONS } from "./migrations.js";
@@ -46,13 +46,14 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     if (onDisk) createPrivately(options.file);
     db = new Database(options.file, { timeout: options.busyTimeoutMs ?? 5000 });
     db.pragma("journal_mode = WAL");
-    // FULL: a commit is on disk (WAL fsync) before it returns; the group commit shares that flush.
-    db.pragma("synchronous = FULL");
+    // On disk the group commit makes each group durable itself (an fdatasync of the WAL, off the
+    // event loop) before any of its units resolves; NORMAL keeps SQLite from flushing in the commit too.
+    db.pragma(onDisk ? "synchronous = NORMAL" : "synchronous = FULL");
     db.pragma("foreign_keys = ON");
     db.pragma("secure_delete = ON");
     applySqliteMigrations(db, SQLITE_MIGRATIONS, now);
     if (onDisk) for (const f of [options.file, `${options.file}-wal`, `${options.file}-shm`]) if (existsSync(f)) chmodSync(f, FILE_MODE);
-    return guarded(db, onDisk ? watchFileIdentity(options.file) : undefined);
+    return guarded(db, onDisk ? watchFileIdentity(options.file) : undefined, onDisk ? walFile(`${options.file}-wal`) : undefined);
   } catch (err) {
     db?.close();
     if (isStoreError(err)) throw new StoreError(err.code, `${options.file}: ${err.message}`, { cause: err });
@@ -64,8 +65,8 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
  * The store over an open, migrated database. Every method answers a promise and fails only
  * with a StoreError; after close() every method fails UNAVAILABLE.
  */
-function guarded(db: Database.Database, identity: FileIdentity | undefined): Store {
-  const group = createGroupCommit(db);
+function guarded(db: Database.Database, identity: FileIdentity | undefined, wal: DurableFile | undefined): Store {
+  const group = createGroupCommit(db, wal);
   const audit = sqliteAudit(db);
   const approvals = sqliteApprovals(db, group, audit.append);
   const budgets = sqliteBudgets(db);

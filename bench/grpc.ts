@@ -1,0 +1,253 @@
+/**
+ * Charter's gRPC serving path against an empty grpc-js handler, in the same run, driven by h2load
+ * with the same pre-framed request bytes (`npm run bench:grpc`; h2load is installed by
+ * scripts/provision-h2load.sh when missing).
+ *
+ *   npm run bench:grpc [-- --workers N] [-- --catalog generated]
+ *
+ * Charter is a real `charter serve` process from dist/ with the demo catalog and policy (the
+ * owner-assistant budget raised out of reach, so an allow stays an allow for the whole run; the
+ * charge is still made) and the default durability (SQLite, WAL, synchronous=FULL, group commit).
+ * `--catalog generated` serves a generated 1,000-action catalog with 500 granted instead. The
+ * baseline answers each method path with the bytes Charter answered a sampled request with.
+ * Scenarios and shapes run in interleaved rounds (the order of the two servers alternating);
+ * ratios are medians over the rounds, printed with their spread. Every answer is checked: a
+ * sampled request through a grpc-js client before and after each round (grpc-status and verdict),
+ * h2load's HTTP status counts, and the statuses Charter logged for the whole run.
+ *
+ * Environment: BENCH_ROUNDS (3), BENCH_SECONDS (3), BENCH_ONLY (comma-separated scenario names),
+ * BENCH_SHAPES ("4x32,1x1": connections x streams), BENCH_NODE_ARGS (node flags for the Charter
+ * process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it under load).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { writeGeneratedCatalog } from "./grpc-catalog.js";
+import { h2load, median, WARM_UP_SECONDS, type H2loadResult, type Shape } from "./grpc-h2load.js";
+import { rawCaller, scenarios, type Scenario } from "./grpc-scenarios.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 3);
+const SECONDS = Number(process.env["BENCH_SECONDS"] ?? 3);
+const ONLY = process.env["BENCH_ONLY"]?.split(",");
+const SHAPES: Shape[] = (process.env["BENCH_SHAPES"] ?? "4x32,1x1").split(",").map((s) => {
+  const [c, m] = s.split("x").map(Number);
+  return { connections: c ?? 1, streams: m ?? 1 };
+});
+
+const argv = process.argv.slice(2);
+const flag = (name: string) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const WORKERS = Number(flag("--workers") ?? 1);
+const CATALOG = flag("--catalog") ?? "demo";
+/** Linux's USER_HZ, the unit of CPU times in /proc/<pid>/stat. */
+const CLOCK_TICKS = 100;
+
+await main();
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "charter-bench-grpc-"));
+  const children: ChildProcess[] = [];
+  try {
+    const documents = CATALOG === "generated" ? writeGeneratedCatalog(dir, 1000, 500) : demoDocuments(dir);
+    const charterPort = await freePort();
+    const configFile = join(dir, "charter.json");
+    writeFileSync(configFile, JSON.stringify({ listen: `127.0.0.1:${charterPort}`, dataDir: join(dir, "data"), ...documents }));
+    const charterLog = join(dir, "charter.log");
+    const serveArgs = ["serve", "--config", configFile, ...(WORKERS > 1 ? ["--workers", String(WORKERS)] : [])];
+    const nodeArgs = process.env["BENCH_NODE_ARGS"]?.split(" ").filter((a) => a !== "") ?? [];
+    const charter = spawnLogged(process.execPath, [...nodeArgs, join(ROOT, "dist/cli/bin.js"), ...serveArgs], charterLog);
+    children.push(charter);
+    const charterAddress = `127.0.0.1:${charterPort}`;
+    if (!(await ready(charterAddress, charter))) {
+      const log = readFileSync(charterLog, "utf8");
+      if (WORKERS > 1 && /workers/i.test(log)) {
+        console.log(`skipped: this charter serve does not accept --workers ${WORKERS} yet (it said: ${log.trim().split("\n")[0] ?? ""})`);
+        return;
+      }
+      throw new Error(`charter serve did not start:\n${log}`);
+    }
+    const caller = rawCaller(charterAddress);
+    const list = (await scenarios(charterAddress, CATALOG === "generated" ? "generated" : "demo")).filter((s) => !ONLY || ONLY.includes(s.name));
+    const responses: Record<string, string> = {};
+    for (const s of list) {
+      const answer = await checked(caller, s, "before the run");
+      responses[s.path] ??= Buffer.from(answer).toString("base64");
+    }
+    const responsesFile = join(dir, "responses.json");
+    writeFileSync(responsesFile, JSON.stringify(responses));
+    const baselinePort = await freePort();
+    const baseline = spawnLogged(
+      process.execPath,
+      [join(ROOT, "dist-bench/bench/grpc-baseline.js"), String(baselinePort), String(WORKERS), responsesFile],
+      join(dir, "baseline.log"),
+    );
+    children.push(baseline);
+    if (!(await ready(`127.0.0.1:${baselinePort}`, baseline, list[0]))) throw new Error("the baseline server did not start");
+
+    console.log(
+      `bench:grpc  catalog ${CATALOG}, workers ${WORKERS}, ${ROUNDS} rounds of ${SECONDS} s per server, h2load -t1 (both servers and h2load share this machine's cores)`,
+    );
+    const rows: string[][] = [
+      [
+        "scenario",
+        "shape",
+        "charter req/s",
+        "baseline req/s",
+        "throughput ratio (spread)",
+        "p50 ratio",
+        "p99 ratio",
+        "charter p50/p99 ms",
+        "server CPU µs/req charter/baseline",
+      ],
+    ];
+    for (const shape of SHAPES) {
+      for (const s of list) {
+        const charterRuns: Measured[] = [];
+        const baselineRuns: Measured[] = [];
+        for (let round = 0; round < ROUNDS; round++) {
+          const runCharter = async () => charterRuns.push(await measured(charter, `http://${charterAddress}${s.path}`, s, shape, dir));
+          const runBaseline = async () => baselineRuns.push(await measured(baseline, `http://127.0.0.1:${baselinePort}${s.path}`, s, shape, dir));
+          if (round % 2 === 0) await runBaseline().then(runCharter);
+          else await runCharter().then(runBaseline);
+          await checked(caller, s, `after round ${round + 1}`);
+        }
+        const failed = [...charterRuns, ...baselineRuns].reduce((n, r) => n + r.failed, 0);
+        if (failed > 0) throw new Error(`${s.name} at ${JSON.stringify(shape)}: ${failed} requests failed or answered other than HTTP 2xx`);
+        const ratios = charterRuns.map((r, i) => r.rps / (baselineRuns[i] as Measured).rps);
+        const m = (runs: Measured[], key: "rps" | "p50" | "p99" | "cpuMicros") => median(runs.map((r) => r[key]));
+        rows.push([
+          s.name,
+          `-c${shape.connections} -m${shape.streams}`,
+          m(charterRuns, "rps").toFixed(0),
+          m(baselineRuns, "rps").toFixed(0),
+          `${median(ratios).toFixed(2)}x (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
+          `${(m(charterRuns, "p50") / m(baselineRuns, "p50")).toFixed(2)}x`,
+          `${(m(charterRuns, "p99") / m(baselineRuns, "p99")).toFixed(2)}x`,
+          `${m(charterRuns, "p50").toFixed(2)}/${m(charterRuns, "p99").toFixed(2)}`,
+          `${m(charterRuns, "cpuMicros").toFixed(0)}/${m(baselineRuns, "cpuMicros").toFixed(0)}`,
+        ]);
+        console.log(rows.at(-1)?.join("  "));
+      }
+    }
+    caller.close();
+    printTable(rows);
+    console.log(`statuses Charter logged over the run: ${JSON.stringify(loggedStatuses(charterLog))}`);
+    console.log(
+      "throughput ratio: Charter req/s over the empty handler's (higher is better; BatchAuthorize counts RPCs of 16 calls); p50/p99 ratio: Charter's latency over the empty handler's (lower is better)",
+    );
+  } finally {
+    for (const child of children) child.kill("SIGTERM");
+    await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : Promise.resolve())));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface Measured extends H2loadResult {
+  /** The server's CPU time (its process and its workers) per request, warm-up included (at the measured rate). */
+  readonly cpuMicros: number;
+}
+
+/** One h2load run against a server, with the CPU time the server spent. */
+async function measured(server: ChildProcess, url: string, s: Scenario, shape: Shape, dir: string): Promise<Measured> {
+  const before = cpuSeconds(server.pid as number);
+  const result = await h2load(url, s.frame, shape, SECONDS, dir);
+  const spent = cpuSeconds(server.pid as number) - before;
+  return { ...result, cpuMicros: (spent * 1e6) / (result.rps * (SECONDS + WARM_UP_SECONDS)) };
+}
+
+/** User + system CPU seconds of a process and its direct children (cluster workers), from /proc. */
+function cpuSeconds(pid: number): number {
+  const ticks = (p: string) => {
+    const fields = readFileSync(`/proc/${p}/stat`, "utf8")
+      .replace(/^.*\) /, "")
+      .split(" ");
+    return { ppid: Number(fields[1]), cpu: Number(fields[11]) + Number(fields[12]) };
+  };
+  let total = ticks(String(pid)).cpu;
+  for (const p of readdirSync("/proc").filter((d) => /^\d+$/.test(d) && d !== String(pid))) {
+    try {
+      const t = ticks(p);
+      if (t.ppid === pid) total += t.cpu;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total / CLOCK_TICKS;
+}
+
+/** The demo catalog and policy, owner-assistant's budget raised out of reach (the charge still runs). */
+function demoDocuments(dir: string): { catalog: string; policy: string } {
+  const text = readFileSync(join(ROOT, "fixtures/policy.yaml"), "utf8");
+  const raised = text.replace("      maxCalls: 300\n", "      maxCalls: 1000000000\n").replace("      maxCallsPerAction: 60\n", "      maxCallsPerAction: 1000000000\n");
+  if (raised === text) throw new Error("fixtures/policy.yaml: owner-assistant's budget lines not found");
+  const policy = join(dir, "policy.yaml");
+  writeFileSync(policy, raised);
+  return { catalog: join(ROOT, "fixtures/catalog.yaml"), policy };
+}
+
+/** Sends the scenario's request through a grpc-js client and checks status and answer; returns the response bytes. */
+async function checked(caller: ReturnType<typeof rawCaller>, s: Scenario, when: string): Promise<Uint8Array> {
+  const out = await caller.call(s.path, s.message);
+  if (!out.ok) throw new Error(`${s.name} ${when}: grpc-status ${out.code} ${out.details}`);
+  const problem = s.expect(out.bytes);
+  if (problem) throw new Error(`${s.name} ${when}: ${problem}`);
+  return out.bytes;
+}
+
+/** Counts of `rpc` log lines by method and status. */
+function loggedStatuses(file: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    const m = /"method":"\/charter\.v1\.\w+\/(\w+)","status":"(\w+)"/.exec(line);
+    if (m) {
+      const key = `${m[1] ?? ""} ${m[2] ?? ""}`;
+      counts[key] = (counts[key] ?? 0) + 1;
+    }
+  }
+  return counts;
+}
+
+function spawnLogged(command: string, args: string[], logFile: string): ChildProcess {
+  const fd = openSync(logFile, "w");
+  const child = spawn(command, args, { stdio: ["ignore", fd, fd] });
+  closeSync(fd);
+  return child;
+}
+
+/** Polls until the server answers (GetJwks, or the scenario given for the baseline), or it exits. */
+async function ready(address: string, child: ChildProcess, probe?: Scenario): Promise<boolean> {
+  const caller = rawCaller(address);
+  try {
+    for (let i = 0; i < 200 && child.exitCode === null; i++) {
+      const out = await caller.call(probe?.path ?? "/charter.v1.KeyService/GetJwks", probe?.message ?? new Uint8Array(), 500);
+      if (out.ok) return true;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return false;
+  } finally {
+    caller.close();
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+function printTable(rows: string[][]): void {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
+  console.log("");
+  for (const r of rows) console.log(r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  "));
+}

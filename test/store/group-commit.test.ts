@@ -1,0 +1,92 @@
+import Database from "better-sqlite3";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createGroupCommit, walFile, type DurableFile } from "../../src/store/sqlite/group-commit.js";
+
+/** A durable file whose flushes finish only when the test says so. */
+function heldFlushes(): { file: DurableFile; pending: ((err: Error | null) => void)[]; synced: number } {
+  const state = { pending: [] as ((err: Error | null) => void)[], synced: 0 };
+  return {
+    ...state,
+    get synced() {
+      return state.synced;
+    },
+    file: {
+      flush: (done) => state.pending.push(done),
+      flushSync: () => {
+        state.synced += 1;
+      },
+      close: () => undefined,
+    },
+  };
+}
+
+const turn = () => new Promise((r) => setImmediate(r));
+
+function database() {
+  const db = new Database(":memory:");
+  db.exec("CREATE TABLE t (v INTEGER)");
+  const insert = db.prepare<[number], never>("INSERT INTO t (v) VALUES (?)");
+  const count = () => (db.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n;
+  return { db, insert, count };
+}
+
+describe("createGroupCommit()", () => {
+  it("answers no unit of a group before its flush is done, and commits the group in one flush", async () => {
+    const { db, insert, count } = database();
+    const held = heldFlushes();
+    const group = createGroupCommit(db, held.file);
+    const settled: number[] = [];
+    const units = [1, 2, 3].map((v) => group.run(() => insert.run(v)).then(() => settled.push(v)));
+    await turn();
+    await turn();
+    expect(count()).toBe(3); // committed
+    expect(held.pending).toHaveLength(1); // one flush for the three
+    expect(settled).toEqual([]); // but nobody answered yet
+    held.pending[0]?.(null);
+    await Promise.all(units);
+    expect(settled).toEqual([1, 2, 3]);
+  });
+
+  it("fails every unit of a group whose flush fails: an error, never a success", async () => {
+    const { db, insert } = database();
+    const held = heldFlushes();
+    const group = createGroupCommit(db, held.file);
+    const units = [1, 2].map((v) => group.run(() => insert.run(v)));
+    await turn();
+    held.pending[0]?.(new Error("EIO: the disk failed"));
+    for (const unit of units) await expect(unit).rejects.toThrow("EIO");
+  });
+
+  it("flushes synchronously what is queued when it is closed", async () => {
+    const { db, insert, count } = database();
+    const held = heldFlushes();
+    const group = createGroupCommit(db, held.file);
+    const unit = group.run(() => insert.run(7));
+    group.flush();
+    expect(count()).toBe(1);
+    expect(held.synced).toBe(1);
+    await expect(unit).resolves.toBeDefined();
+  });
+
+  it("flushes a database's real WAL file, then answers", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "charter-group-commit-"));
+    const file = join(dir, "t.db");
+    const db = new Database(file);
+    try {
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      db.exec("CREATE TABLE t (v INTEGER)");
+      const group = createGroupCommit(db, walFile(`${file}-wal`));
+      const insert = db.prepare<[number], never>("INSERT INTO t (v) VALUES (?)");
+      await Promise.all([1, 2, 3].map((v) => group.run(() => insert.run(v))));
+      group.flush();
+      expect((db.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(3);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
