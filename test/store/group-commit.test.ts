@@ -89,4 +89,66 @@ describe("createGroupCommit()", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  describe("while another connection holds the write lock", () => {
+    /** A database file with a second connection (another worker on the same file) that can take the lock. */
+    function shared() {
+      const dir = mkdtempSync(join(tmpdir(), "charter-group-lock-"));
+      const file = join(dir, "t.db");
+      const db = new Database(file, { timeout: 5000 });
+      db.pragma("journal_mode = WAL");
+      db.exec("CREATE TABLE t (v INTEGER)");
+      const other = new Database(file);
+      const insert = db.prepare<[number], never>("INSERT INTO t (v) VALUES (?)");
+      const values = () => db.prepare("SELECT v FROM t ORDER BY rowid").pluck().all();
+      const close = () => {
+        other.close();
+        db.close();
+        rmSync(dir, { recursive: true, force: true });
+      };
+      return { db, other, insert, values, close };
+    }
+
+    it("keeps the event loop turning, and commits what was queued meanwhile as one group once the lock is free", async () => {
+      const { db, other, insert, values, close } = shared();
+      try {
+        const group = createGroupCommit(db, undefined, { busyTimeoutMs: 5000, retryMs: 1 });
+        other.exec("BEGIN IMMEDIATE");
+        const first = group.run(() => insert.run(1));
+        let turns = 0;
+        const started = Date.now();
+        // Blocking in SQLite's busy handler would stop these timers until the lock is free.
+        while (Date.now() - started < 60) {
+          await new Promise((r) => setTimeout(r, 1));
+          turns += 1;
+        }
+        expect(turns).toBeGreaterThan(10);
+        const later = group.run(() => insert.run(2));
+        expect(values()).toEqual([]);
+        other.exec("COMMIT");
+        await Promise.all([first, later]);
+        expect(values()).toEqual([1, 2]);
+        group.flush();
+      } finally {
+        close();
+      }
+    });
+
+    it("fails every unit with SQLITE_BUSY once the lock stays held past the busy timeout, and writes nothing", async () => {
+      const { db, other, insert, values, close } = shared();
+      try {
+        const group = createGroupCommit(db, undefined, { busyTimeoutMs: 40, retryMs: 5 });
+        other.exec("BEGIN IMMEDIATE");
+        const units = [1, 2].map((v) => group.run(() => insert.run(v)));
+        for (const unit of units) await expect(unit).rejects.toMatchObject({ code: "SQLITE_BUSY" });
+        other.exec("ROLLBACK");
+        expect(values()).toEqual([]);
+        await group.run(() => insert.run(3));
+        expect(values()).toEqual([3]);
+        group.flush();
+      } finally {
+        close();
+      }
+    });
+  });
 });
