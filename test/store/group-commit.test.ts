@@ -60,6 +60,24 @@ describe("createGroupCommit()", () => {
     for (const unit of units) await expect(unit).rejects.toThrow("EIO");
   });
 
+  it("rolls back a unit that throws alone: what it wrote is gone, the rest of its group commits", async () => {
+    const { db, insert } = database();
+    const group = createGroupCommit(db);
+    const values = () => db.prepare("SELECT v FROM t ORDER BY rowid").pluck().all();
+    const failing = () => {
+      insert.run(2);
+      throw new Error("unit failed after writing");
+    };
+    const units = [group.run(() => insert.run(1)), group.run(failing), group.run(() => insert.run(3))];
+    await expect(units[1]).rejects.toThrow("unit failed");
+    await Promise.all([units[0], units[2]]);
+    expect(values()).toEqual([1, 3]);
+    // A group of one: its failure rolls back the whole transaction.
+    await expect(group.run(failing)).rejects.toThrow("unit failed");
+    expect(values()).toEqual([1, 3]);
+    expect(db.inTransaction).toBe(false);
+  });
+
   it("flushes synchronously what is queued when it is closed", async () => {
     const { db, insert, count } = database();
     const held = heldFlushes();
