@@ -1,4 +1,4 @@
-import { sha256Hex } from "./digest.js";
+import { sha256Hex, type Hash } from "./digest.js";
 import { isJsonObject } from "./json.js";
 
 /** The hash the first audit record chains to. */
@@ -11,17 +11,20 @@ export interface AuditRow {
   readonly hash: string;
 }
 
-/** A record's hash: sha256 over the previous record's hash, a newline and the record's canonical JSON. */
-export function chainHash(previousHash: string, entryJson: string): string {
-  return sha256Hex(`${previousHash}\n${entryJson}`);
+/**
+ * A record's hash: sha256 over the previous record's hash, a newline and the record's canonical
+ * JSON. The hash is passed in (the store appends with a native one); every sha256 gives the same value.
+ */
+export function chainHash(previousHash: string, entryJson: string, hash: Hash = sha256Hex): string {
+  return hash(`${previousHash}\n${entryJson}`);
 }
 
 /**
  * Checks one record against the one before it (pure): its sequence follows, the sequence inside
  * its text is its own (a moved record holds another's), and its hash covers the previous hash
- * and its text. Answers what is wrong, naming the record, or undefined.
+ * and its text (with `hash`, pure JS unless one is passed). Answers what is wrong, naming the record, or undefined.
  */
-export function auditLinkProblem(previous: { readonly seq: number; readonly hash: string }, row: AuditRow): string | undefined {
+export function auditLinkProblem(previous: { readonly seq: number; readonly hash: string }, row: AuditRow, hash: Hash = sha256Hex): string | undefined {
   if (row.seq !== previous.seq + 1) {
     return row.seq > previous.seq + 1
       ? `record ${previous.seq + 1} is missing (record ${previous.seq} is followed by record ${row.seq})`
@@ -35,7 +38,7 @@ export function auditLinkProblem(previous: { readonly seq: number; readonly hash
   }
   const seq = isJsonObject(inner) ? inner["seq"] : undefined;
   if (seq !== row.seq) return `record ${row.seq} holds the content of record ${typeof seq === "number" ? seq : "?"} (records were reordered or edited)`;
-  if (chainHash(previous.hash, row.entry) !== row.hash) {
+  if (chainHash(previous.hash, row.entry, hash) !== row.hash) {
     return `record ${row.seq} does not match its hash (its content was edited, or record ${previous.seq} before it was)`;
   }
   return undefined;

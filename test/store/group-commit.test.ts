@@ -60,6 +60,24 @@ describe("createGroupCommit()", () => {
     for (const unit of units) await expect(unit).rejects.toThrow("EIO");
   });
 
+  it("rolls back a unit that throws alone: what it wrote is gone, the rest of its group commits", async () => {
+    const { db, insert } = database();
+    const group = createGroupCommit(db);
+    const values = () => db.prepare("SELECT v FROM t ORDER BY rowid").pluck().all();
+    const failing = () => {
+      insert.run(2);
+      throw new Error("unit failed after writing");
+    };
+    const units = [group.run(() => insert.run(1)), group.run(failing), group.run(() => insert.run(3))];
+    await expect(units[1]).rejects.toThrow("unit failed");
+    await Promise.all([units[0], units[2]]);
+    expect(values()).toEqual([1, 3]);
+    // A group of one: its failure rolls back the whole transaction.
+    await expect(group.run(failing)).rejects.toThrow("unit failed");
+    expect(values()).toEqual([1, 3]);
+    expect(db.inTransaction).toBe(false);
+  });
+
   it("flushes synchronously what is queued when it is closed", async () => {
     const { db, insert, count } = database();
     const held = heldFlushes();
@@ -88,5 +106,67 @@ describe("createGroupCommit()", () => {
       db.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  describe("while another connection holds the write lock", () => {
+    /** A database file with a second connection (another worker on the same file) that can take the lock. */
+    function shared() {
+      const dir = mkdtempSync(join(tmpdir(), "charter-group-lock-"));
+      const file = join(dir, "t.db");
+      const db = new Database(file, { timeout: 5000 });
+      db.pragma("journal_mode = WAL");
+      db.exec("CREATE TABLE t (v INTEGER)");
+      const other = new Database(file);
+      const insert = db.prepare<[number], never>("INSERT INTO t (v) VALUES (?)");
+      const values = () => db.prepare("SELECT v FROM t ORDER BY rowid").pluck().all();
+      const close = () => {
+        other.close();
+        db.close();
+        rmSync(dir, { recursive: true, force: true });
+      };
+      return { db, other, insert, values, close };
+    }
+
+    it("keeps the event loop turning, and commits what was queued meanwhile as one group once the lock is free", async () => {
+      const { db, other, insert, values, close } = shared();
+      try {
+        const group = createGroupCommit(db, undefined, { busyTimeoutMs: 5000, retryMs: 1 });
+        other.exec("BEGIN IMMEDIATE");
+        const first = group.run(() => insert.run(1));
+        let turns = 0;
+        const started = Date.now();
+        // Blocking in SQLite's busy handler would stop these timers until the lock is free.
+        while (Date.now() - started < 60) {
+          await new Promise((r) => setTimeout(r, 1));
+          turns += 1;
+        }
+        expect(turns).toBeGreaterThan(10);
+        const later = group.run(() => insert.run(2));
+        expect(values()).toEqual([]);
+        other.exec("COMMIT");
+        await Promise.all([first, later]);
+        expect(values()).toEqual([1, 2]);
+        group.flush();
+      } finally {
+        close();
+      }
+    });
+
+    it("fails every unit with SQLITE_BUSY once the lock stays held past the busy timeout, and writes nothing", async () => {
+      const { db, other, insert, values, close } = shared();
+      try {
+        const group = createGroupCommit(db, undefined, { busyTimeoutMs: 40, retryMs: 5 });
+        other.exec("BEGIN IMMEDIATE");
+        const units = [1, 2].map((v) => group.run(() => insert.run(v)));
+        for (const unit of units) await expect(unit).rejects.toMatchObject({ code: "SQLITE_BUSY" });
+        other.exec("ROLLBACK");
+        expect(values()).toEqual([]);
+        await group.run(() => insert.run(3));
+        expect(values()).toEqual([3]);
+        group.flush();
+      } finally {
+        close();
+      }
+    });
   });
 });

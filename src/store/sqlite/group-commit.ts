@@ -65,12 +65,31 @@ interface Queued {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
 
+/** How the group waits for another connection's write lock (another worker, or another server, on the same file). */
+export interface LockWait {
+  /** How long a group waits for the lock before every unit of it fails (SQLITE_BUSY, UNAVAILABLE). */
+  readonly busyTimeoutMs: number;
+  /** The pause between two attempts to take the lock; the queue keeps filling meanwhile. Default 1. */
+  readonly retryMs?: number;
+}
+
+/** True when SQLite answered "another connection holds the lock" (SQLITE_BUSY and its extended codes). */
+function isBusy(err: unknown): boolean {
+  return err instanceof Error && "code" in err && typeof err.code === "string" && err.code.startsWith("SQLITE_BUSY");
+}
+
 /**
  * Group commit for SQLite: units of work queued in the same turn of the event loop run in one
  * IMMEDIATE transaction, each in its own savepoint (one unit's failure rolls back only itself),
  * and the transaction commits once. Units run in queue order, so a budget charged by one is seen
  * by the next. Every promise resolves only after the group is durable; if the commit or the
  * flush fails, every unit of the group rejects.
+ *
+ * The lock: `BEGIN IMMEDIATE` is tried without waiting (busy timeout 0). When another connection
+ * holds the write lock, the group is retried on a short timer instead of blocking the event loop
+ * in SQLite's busy handler, so this process keeps serving calls and the next attempt commits a
+ * bigger group. A group that cannot take the lock for `busyTimeoutMs` fails with SQLite's
+ * SQLITE_BUSY (UNAVAILABLE at the adapter's edge): a stuck lock ends in an error, never an answer.
  *
  * Durability: with `durable` (a database on disk), the commit writes the group's WAL frames and
  * the group is made durable by `durable.flush` — an fdatasync of the WAL on libuv's thread pool —
@@ -80,23 +99,91 @@ type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
  * before it, so a later group never leaves an earlier one behind. Without `durable` (`:memory:`)
  * a group resolves once committed.
  */
-export function createGroupCommit(db: Database, durable?: DurableFile): GroupCommit {
+export function createGroupCommit(db: Database, durable?: DurableFile, lock: LockWait = { busyTimeoutMs: 5000 }): GroupCommit {
+  const retryMs = lock.retryMs ?? 1;
   let queue: Queued[] = [];
   let scheduled = false;
   let closing = false;
+  /** When the oldest queued unit first found the lock held (performance.now()), while it waits for it. */
+  let waitingSince: number | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const begin = db.prepare("BEGIN IMMEDIATE");
+  const commit = db.prepare("COMMIT");
+  const rollback = db.prepare("ROLLBACK");
 
-  const runGroup = db.transaction((group: readonly Queued[]) => {
-    const results: Outcome[] = [];
-    for (const unit of group) {
-      // A nested better-sqlite3 transaction is a SAVEPOINT: a unit that throws is rolled back alone.
-      try {
-        results.push({ ok: true, value: db.transaction(unit.work)() });
-      } catch (err) {
-        results.push({ ok: false, err });
-      }
+  /** Takes the write lock at once or answers the busy error; on close, waits as long as the busy timeout allows. */
+  const tryBegin = (): unknown => {
+    if (closing) {
+      begin.run();
+      return undefined;
     }
-    return results;
-  });
+    db.pragma("busy_timeout = 0");
+    try {
+      begin.run();
+      return undefined;
+    } catch (err) {
+      if (isBusy(err)) return err;
+      throw err;
+    } finally {
+      db.pragma(`busy_timeout = ${lock.busyTimeoutMs}`);
+    }
+  };
+
+  const savepoint = db.prepare("SAVEPOINT unit");
+  const release = db.prepare("RELEASE unit");
+  const rollbackTo = db.prepare("ROLLBACK TO unit");
+
+  /** Runs one unit in its own savepoint (prepared once: a unit costs two statements), rolled back alone when it throws. */
+  const inSavepoint = (unit: Queued): Outcome => {
+    savepoint.run();
+    try {
+      const value = unit.work();
+      release.run();
+      return { ok: true, value };
+    } catch (err) {
+      // A failure SQLite answered by rolling back the whole transaction fails the whole group (nothing of it is written).
+      if (!db.inTransaction) throw err;
+      rollbackTo.run();
+      release.run();
+      return { ok: false, err };
+    }
+  };
+
+  /**
+   * Runs the group inside the open transaction and commits it; rolls back and throws when the
+   * commit fails. A group of one needs no savepoint: its failure rolls back the transaction.
+   */
+  const runGroup = (group: readonly Queued[]): Outcome[] => {
+    try {
+      const only = group.length === 1 ? group[0] : undefined;
+      if (only !== undefined) {
+        let value: unknown;
+        try {
+          value = only.work();
+        } catch (err) {
+          if (db.inTransaction) rollback.run();
+          return [{ ok: false, err }];
+        }
+        commit.run();
+        return [{ ok: true, value }];
+      }
+      const results = group.map(inSavepoint);
+      commit.run();
+      return results;
+    } catch (err) {
+      if (db.inTransaction) rollback.run();
+      throw err;
+    }
+  };
+
+  /** Takes the whole queue as one group; nothing is scheduled or waiting after it. */
+  const take = (): Queued[] => {
+    const group = queue;
+    queue = [];
+    scheduled = false;
+    waitingSince = undefined;
+    return group;
+  };
 
   const settle = (group: readonly Queued[], results: readonly Outcome[], err: unknown) => {
     group.forEach((unit, i) => {
@@ -108,14 +195,34 @@ export function createGroupCommit(db: Database, durable?: DurableFile): GroupCom
   };
 
   const flushQueued = () => {
-    scheduled = false;
-    const group = queue;
-    queue = [];
-    if (group.length === 0) return;
-    let results: Outcome[];
+    retry = undefined;
+    if (queue.length === 0) {
+      scheduled = false;
+      return;
+    }
     const started = startTimer();
+    let busy: unknown;
     try {
-      results = runGroup.immediate(group);
+      busy = tryBegin();
+    } catch (err) {
+      settle(take(), [], err);
+      return;
+    }
+    if (busy !== undefined) {
+      const now = performance.now();
+      waitingSince ??= now;
+      if (now - waitingSince < lock.busyTimeoutMs) {
+        // Still scheduled: units queued meanwhile join this group.
+        retry = setTimeout(flushQueued, retryMs);
+        return;
+      }
+      settle(take(), [], busy);
+      return;
+    }
+    const group = take();
+    let results: Outcome[];
+    try {
+      results = runGroup(group);
     } catch (err) {
       settle(group, [], err);
       return;
@@ -153,6 +260,7 @@ export function createGroupCommit(db: Database, durable?: DurableFile): GroupCom
     },
     flush() {
       closing = true;
+      if (retry !== undefined) clearTimeout(retry);
       flushQueued();
       durable?.close();
     },

@@ -11,7 +11,7 @@ import { sqliteDecisionStore } from "./decisions.js";
 import { toStoreError } from "./errors.js";
 import { watchFileIdentity, type FileIdentity } from "./file-identity.js";
 import { sqliteGrantStore } from "./grants.js";
-import { createGroupCommit, walFile, type DurableFile } from "./group-commit.js";
+import { createGroupCommit, walFile, type DurableFile, type LockWait } from "./group-commit.js";
 import { sqliteKeyStore } from "./keys.js";
 import { applySqliteMigrations } from "./migrate.js";
 import { SQLITE_MIGRATIONS } from "./migrations.js";
@@ -20,11 +20,16 @@ import { SQLITE_MIGRATIONS } from "./migrations.js";
 export interface SqliteStoreOptions {
   /** The database file; its directory is created when missing. */
   readonly file: string;
-  /** How long a statement waits for another connection's lock before failing UNAVAILABLE. Default 5000. */
+  /**
+   * How long a write waits for another connection's lock before failing UNAVAILABLE. Default 5000.
+   * The group commit waits on a timer (the event loop keeps serving); other writes wait in SQLite.
+   */
   readonly busyTimeoutMs?: number;
   /** Unix seconds, for the migration history. Default: the system clock. */
   readonly now?: () => number;
 }
+
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
 /** Owner-only permissions: the store holds the signing keys. */
 const FILE_MODE = 0o600;
@@ -44,7 +49,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
   try {
     const onDisk = options.file !== ":memory:";
     if (onDisk) createPrivately(options.file);
-    db = new Database(options.file, { timeout: options.busyTimeoutMs ?? 5000 });
+    db = new Database(options.file, { timeout: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
     db.pragma("journal_mode = WAL");
     // On disk the group commit makes each group durable itself (an fdatasync of the WAL, off the
     // event loop) before any of its units resolves; NORMAL keeps SQLite from flushing in the commit too.
@@ -53,7 +58,8 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     db.pragma("secure_delete = ON");
     applySqliteMigrations(db, SQLITE_MIGRATIONS, now);
     if (onDisk) for (const f of [options.file, `${options.file}-wal`, `${options.file}-shm`]) if (existsSync(f)) chmodSync(f, FILE_MODE);
-    return guarded(db, onDisk ? watchFileIdentity(options.file) : undefined, onDisk ? walFile(`${options.file}-wal`) : undefined);
+    const lock = { busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS };
+    return guarded(db, lock, onDisk ? watchFileIdentity(options.file) : undefined, onDisk ? walFile(`${options.file}-wal`) : undefined);
   } catch (err) {
     db?.close();
     if (isStoreError(err)) throw new StoreError(err.code, `${options.file}: ${err.message}`, { cause: err });
@@ -65,8 +71,8 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
  * The store over an open, migrated database. Every method answers a promise and fails only
  * with a StoreError; after close() every method fails UNAVAILABLE.
  */
-function guarded(db: Database.Database, identity: FileIdentity | undefined, wal: DurableFile | undefined): Store {
-  const group = createGroupCommit(db, wal);
+function guarded(db: Database.Database, lock: LockWait, identity: FileIdentity | undefined, wal: DurableFile | undefined): Store {
+  const group = createGroupCommit(db, wal, lock);
   const audit = sqliteAudit(db);
   const approvals = sqliteApprovals(db, group, audit.append);
   const budgets = sqliteBudgets(db);
