@@ -1,9 +1,6 @@
-import { hash } from "node:crypto";
-import type { Hash } from "../core/digest.js";
-
 /**
- * node:crypto's one-shot sha256: the same lower-case hex as the core's pure-JS `sha256Hex` for
- * the same text (UTF-8, lone surrogates as U+FFFD in both), about ten times faster. The
- * application layer hands it to the core wherever a digest is taken on a request's path.
+ * node:crypto's one-shot sha256 (`src/store/sha256.ts`, the one definition: the store hashes the
+ * audit chain with it, and the store may not import this layer). The application layer hands it
+ * to the core wherever a digest is taken on a request's path.
  */
-export const nativeSha256Hex: Hash = (text) => hash("sha256", text, "hex");
+export { nativeSha256Hex } from "../store/sha256.js";
