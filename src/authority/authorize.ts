@@ -4,7 +4,7 @@ import type { TaskGrant } from "../core/grant.js";
 import { isJsonObject } from "../core/json.js";
 import { parseCallArguments, type CallRequest } from "../core/call-request.js";
 import type { ApprovalRecord, ToolCall, Verdict } from "../core/verdict.js";
-import { StoreError, type BudgetLimits, type DecisionEffects, type DecisionRecord, type HeldStep } from "../store/port.js";
+import { type BudgetLimits, type DecisionEffects, type DecisionRecord, type HeldStep } from "../store/port.js";
 import { recordDecision } from "../telemetry/instruments.js";
 import { traced } from "../telemetry/tracing.js";
 import { signReceipt } from "../token/index.js";
@@ -13,7 +13,7 @@ import { refusedVerdict } from "./commit-refusal.js";
 import type { AuthorityContext, PolicySet } from "./context.js";
 import { invalidRequest } from "./errors.js";
 import { DEFAULT_AUTHORITY_LIMITS, type AuthorityLimits } from "./limits.js";
-import { loadGrant, type GrantCheck } from "./load-grant.js";
+import { loadAncestors, loadGrant, type GrantCheck } from "./load-grant.js";
 import { nativeSha256Hex } from "./sha256.js";
 import { answerHeld, checkStep, redecides, stepAsk, stepSlot, type StepAsk } from "./steps.js";
 import { loadDelegatedGrant } from "./target-grant.js";
@@ -98,51 +98,121 @@ interface DecideResult {
 /**
  * load -> (the call's approval -> decide -> approval -> commit -> sign) per call, in call order
  * (so a batch consumes budget in call order). A failure to decide rejects; it never allows.
+ *
+ * When the store runs commits in the order they are asked (`commitsInQueueOrder`: SQLite's group
+ * commit), a call without a step and without a presented approval does not wait for its commit
+ * before the next call is decided: decide does not read budget state, and the store refuses an
+ * over-budget allow in queue order inside the unit of work, so the commits of one batch land in
+ * one group transaction with the same outcome as one after the other. A stepped call or one that
+ * presents an approval keeps the sequential path (its decision reads what earlier commits wrote:
+ * the step index, the approval's state).
  */
 async function pipeline(ctx: AuthorityContext, token: string, calls: readonly CallRequest[], options: RequestOptions): Promise<Decided[]> {
   const { signal } = options;
   signal?.throwIfAborted();
   const loaded = await traced("charter.load", () => load(ctx, token, options.caller));
   const limits = ctx.limits ?? DEFAULT_AUTHORITY_LIMITS;
-  const out: Decided[] = [];
+  const out: Promise<Decided>[] = [];
+  // Resolves once the last queued call's commit has been asked of the store: commits are asked in call order.
+  let issued: Promise<void> = Promise.resolve();
   for (const [i, call] of calls.entries()) {
     // A long batch lets other requests run between slices, so one caller cannot hold the event loop.
     if (i > 0 && i % YIELD_EVERY === 0) await yieldToEventLoop();
     signal?.throwIfAborted();
-    // Only a verified grant can be allowed, so an allow always has its grant at hand.
-    const grant = loaded.check.ok ? loaded.check.grant : undefined;
-    // A step already decided is answered from the step index, before anything is decided or consumed.
-    const ask = grant ? stepAsk(call, limits) : undefined;
-    const held = ask && grant ? await ctx.store.getStep(grant.id, ask.runId, ask.stepKey) : undefined;
-    if (ask && held && !redecides(held, ask)) {
-      out.push(await heldStep(ctx, loaded, call, ask, held));
-      continue;
+    const ask = loaded.check.ok ? stepAsk(call, limits) : undefined;
+    if (ctx.commitsInQueueOrder === true && ask === undefined && (call.approvalId ?? "") === "") {
+      const queued = decideAndCommit(ctx, loaded, call, limits, issued, signal);
+      issued = queued.issued;
+      // Awaited below with the others; a rejection while the loop still runs is not left unhandled.
+      queued.decided.catch(() => undefined);
+      out.push(queued.decided);
+    } else {
+      await issued;
+      out.push(Promise.resolve(await decideInOrder(ctx, loaded, call, ask, limits, signal)));
     }
-    const approval = await loadApproval(ctx, loaded, call);
-    const delegatedGrant = await loadDelegatedGrant(ctx, loaded.check, call, loaded.now);
-    const decided = traced("charter.decide", () => decideStep(loaded, call, approval, limits, delegatedGrant));
-    const { argumentsDigest } = decided;
-    const pending = await traced("charter.approval", () => approvalStep(ctx, loaded, decided));
-    const decisionId = ctx.newId("dec");
-    // A stepped allow is signed before its commit: the step keeps the receipt, so a retry is answered the same one.
-    const early =
-      ask && grant && pending.decision === "allow" ? await traced("charter.sign", () => signStep(ctx, loaded, grant, pending, decisionId, argumentsDigest)) : undefined;
-    const committed = await traced("charter.commit", () => commitStep(ctx, loaded, pending, decisionId, ask && { ask, slot: stepSlot(ask, pending, early) }));
-    if ("held" in committed) {
-      // Another replica (or a concurrent retry) decided the step first: its decision is the answer.
-      out.push(await heldStep(ctx, loaded, call, ask as StepAsk, committed.held));
-      continue;
-    }
-    const { verdict } = committed;
-    recordDecision(verdict.decision, verdict.reason?.code);
-    signal?.throwIfAborted();
-    out.push(
-      verdict.decision === "allow" && grant
-        ? { verdict, decisionId, receipt: early ?? (await traced("charter.sign", () => signStep(ctx, loaded, grant, verdict, decisionId, argumentsDigest))) }
-        : { verdict, decisionId },
-    );
   }
-  return out;
+  return Promise.all(out);
+}
+
+/**
+ * One call without a step or a presented approval: decided at once, its commit asked of the store
+ * once the previous call's has been (`after`; `issued` resolves when this one's has), and its
+ * receipt signed once the commit says allow.
+ */
+function decideAndCommit(
+  ctx: AuthorityContext,
+  loaded: Loaded,
+  call: CallRequest,
+  limits: AuthorityLimits,
+  after: Promise<void>,
+  signal?: AbortSignal,
+): { readonly decided: Promise<Decided>; readonly issued: Promise<void> } {
+  let issue = () => {};
+  const issued = new Promise<void>((resolve) => (issue = resolve));
+  const decided = (async () => {
+    try {
+      const delegatedGrant = await loadDelegatedGrant(ctx, loaded.check, call, loaded.now);
+      const decided = traced("charter.decide", () => decideStep(loaded, call, undefined, limits, delegatedGrant));
+      const pending = await traced("charter.approval", () => approvalStep(ctx, loaded, decided));
+      const decisionId = ctx.newId("dec");
+      await after;
+      // The store queues the unit when asked (synchronously), so the next call may ask for its own.
+      const committing = traced("charter.commit", () => commitStep(ctx, loaded, pending, decisionId));
+      issue();
+      // Without a step nothing is held: the commit answers a verdict.
+      const { verdict } = (await committing) as { readonly verdict: Verdict };
+      return await signed(ctx, loaded, verdict, decisionId, decided.argumentsDigest, signal);
+    } finally {
+      issue();
+    }
+  })();
+  return { decided, issued };
+}
+
+/** One call decided after the previous one is committed: a stepped call, or one that presents an approval. */
+async function decideInOrder(
+  ctx: AuthorityContext,
+  loaded: Loaded,
+  call: CallRequest,
+  ask: StepAsk | undefined,
+  limits: AuthorityLimits,
+  signal?: AbortSignal,
+): Promise<Decided> {
+  // Only a verified grant can be allowed, so an allow always has its grant at hand.
+  const grant = loaded.check.ok ? loaded.check.grant : undefined;
+  // A step already decided is answered from the step index, before anything is decided or consumed.
+  const held = ask && grant ? await ctx.store.getStep(grant.id, ask.runId, ask.stepKey) : undefined;
+  if (ask && held && !redecides(held, ask)) return heldStep(ctx, loaded, call, ask, held);
+  const approval = await loadApproval(ctx, loaded, call);
+  const delegatedGrant = await loadDelegatedGrant(ctx, loaded.check, call, loaded.now);
+  const decided = traced("charter.decide", () => decideStep(loaded, call, approval, limits, delegatedGrant));
+  const { argumentsDigest } = decided;
+  const pending = await traced("charter.approval", () => approvalStep(ctx, loaded, decided));
+  const decisionId = ctx.newId("dec");
+  // A stepped allow is signed before its commit: the step keeps the receipt, so a retry is answered the same one.
+  const early =
+    ask && grant && pending.decision === "allow" ? await traced("charter.sign", () => signStep(ctx, loaded, grant, pending, decisionId, argumentsDigest)) : undefined;
+  const committed = await traced("charter.commit", () => commitStep(ctx, loaded, pending, decisionId, ask && { ask, slot: stepSlot(ask, pending, early) }));
+  // Another replica (or a concurrent retry) decided the step first: its decision is the answer.
+  if ("held" in committed) return heldStep(ctx, loaded, call, ask as StepAsk, committed.held);
+  return signed(ctx, loaded, committed.verdict, decisionId, argumentsDigest, signal, early);
+}
+
+/** A committed verdict, counted; an allow with its receipt (signed now unless `early`), unless the caller has gone. */
+async function signed(
+  ctx: AuthorityContext,
+  loaded: Loaded,
+  verdict: Verdict,
+  decisionId: string,
+  argumentsDigest: string,
+  signal?: AbortSignal,
+  early?: string,
+): Promise<Decided> {
+  recordDecision(verdict.decision, verdict.reason?.code);
+  signal?.throwIfAborted();
+  const grant = loaded.check.ok ? loaded.check.grant : undefined;
+  if (verdict.decision !== "allow" || !grant) return { verdict, decisionId };
+  return { verdict, decisionId, receipt: early ?? (await traced("charter.sign", () => signStep(ctx, loaded, grant, verdict, decisionId, argumentsDigest))) };
 }
 
 /**
@@ -173,13 +243,7 @@ async function load(ctx: AuthorityContext, token: string, caller: string | undef
   const policySet = ctx.policySet();
   const check = await loadGrant(ctx, token, now);
   if (!check.ok) return { now, policySet, check, budget: [], caller };
-  const ancestors = await Promise.all(
-    check.grant.chain.map(async (id) => {
-      const stored = await ctx.store.getGrant(id);
-      if (!stored) throw new StoreError("CORRUPT", `grant ${check.grant.id} names ancestor ${id}, which the store lacks`);
-      return stored.grant;
-    }),
-  );
+  const ancestors = await loadAncestors(ctx, check.grant);
   return { now, policySet, check, budget: [check.grant, ...ancestors.reverse()].flatMap(limitsOf), caller };
 }
 
