@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createAppContext, type AppContext } from "../../src/app/context.js";
-import { authorize, authorizeBatch, issueGrant, type AuthorityContext, type CallRequest } from "../../src/authority/index.js";
+import { authorize, authorizeBatch, delegateGrant, issueGrant, revokeGrant, type AuthorityContext, type CallRequest } from "../../src/authority/index.js";
 import { DEFAULTS } from "../../src/config/config.js";
 import type { DecisionRecord, Store } from "../../src/store/port.js";
 import type { KeyRing } from "../../src/token/index.js";
@@ -141,6 +141,22 @@ describe("authorizeBatch()", () => {
     // Recorded in call order; what was queued before the caller went is durable, nothing is signed.
     expect(committed.map((r) => r.callId)).toEqual(asked);
     expect(signatures()).toBe(0);
+  });
+
+  it("reads and parses an ancestor's stored grant once, and still asks for revocation on every call", async () => {
+    const parentToken = await tokenFor(app);
+    const child = await delegateGrant(app, { parentToken, spec: { subject: "agent:child", allowed: ["web.search"] } });
+    const reads: string[] = [];
+    const spy: Store = Object.create(app.store) as Store;
+    spy.getGrant = (id) => {
+      reads.push(id);
+      return app.store.getGrant(id);
+    };
+    const ctx = { ...app, store: spy };
+    for (const id of ["a", "b", "c"]) expect((await authorize(ctx, { grantToken: child.token, call: search(id) })).verdict.decision).toBe("allow");
+    expect(reads).toHaveLength(1);
+    await revokeGrant(app, { grantId: reads[0] ?? "", reason: "stop" });
+    expect((await authorize(ctx, { grantToken: child.token, call: search("d") })).verdict.reason?.code).toBe("GRANT_REVOKED");
   });
 
   it.each([
