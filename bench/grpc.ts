@@ -59,7 +59,8 @@ async function main(): Promise<void> {
     const configFile = join(dir, "charter.json");
     writeFileSync(configFile, JSON.stringify({ listen: `127.0.0.1:${charterPort}`, dataDir: join(dir, "data"), ...documents }));
     const charterLog = join(dir, "charter.log");
-    const serveArgs = ["serve", "--config", configFile, ...(WORKERS > 1 ? ["--workers", String(WORKERS)] : [])];
+    // Always explicit: without the flag `charter serve` runs one worker per core.
+    const serveArgs = ["serve", "--config", configFile, "--workers", String(WORKERS)];
     const nodeArgs = process.env["BENCH_NODE_ARGS"]?.split(" ").filter((a) => a !== "") ?? [];
     const charter = spawnLogged(process.execPath, [...nodeArgs, join(ROOT, "dist/cli/bin.js"), ...serveArgs], charterLog);
     children.push(charter);

@@ -75,6 +75,8 @@ export async function createAppContext(config: CharterConfig, options: AppContex
       verifier,
       tokens,
       maxBatch: config.maxBatch,
+      // A SQLite store (any store but PostgreSQL) commits through one group-commit queue, in queue order.
+      commitsInQueueOrder: !/^postgres(ql)?:/i.test(config.database ?? ""),
       approvalTtlSeconds: config.approvalTtlSeconds,
       approvalFeed: options.approvalFeed ?? createNotifier(),
       audit: createAuditCheckpointer({ store, ring, tokens, now }, config.auditCheckpointRecords),

@@ -1,20 +1,14 @@
-import { withCallDigest } from "../core/decide.js";
-import { assessInForce } from "../core/withdraw.js";
 import type { TaskGrant } from "../core/grant.js";
-import { isJsonObject } from "../core/json.js";
-import { parseCallArguments, type CallRequest } from "../core/call-request.js";
-import type { ApprovalRecord, ToolCall, Verdict } from "../core/verdict.js";
-import { StoreError, type BudgetLimits, type DecisionEffects, type DecisionRecord, type HeldStep } from "../store/port.js";
+import type { CallRequest } from "../core/call-request.js";
+import type { Verdict } from "../core/verdict.js";
+import type { BudgetLimits, HeldStep } from "../store/port.js";
 import { recordDecision } from "../telemetry/instruments.js";
 import { traced } from "../telemetry/tracing.js";
-import { signReceipt } from "../token/index.js";
-import { approvalDraft } from "./approvals.js";
-import { refusedVerdict } from "./commit-refusal.js";
-import type { AuthorityContext, PolicySet } from "./context.js";
+import type { AuthorityContext } from "./context.js";
 import { invalidRequest } from "./errors.js";
 import { DEFAULT_AUTHORITY_LIMITS, type AuthorityLimits } from "./limits.js";
-import { loadGrant, type GrantCheck } from "./load-grant.js";
-import { nativeSha256Hex } from "./sha256.js";
+import { loadAncestors, loadGrant, type GrantCheck } from "./load-grant.js";
+import { approvalStep, commitStep, decideStep, loadApproval, signStep, type Loaded } from "./pipeline-steps.js";
 import { answerHeld, checkStep, redecides, stepAsk, stepSlot, type StepAsk } from "./steps.js";
 import { loadDelegatedGrant } from "./target-grant.js";
 
@@ -76,73 +70,124 @@ function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** What the load step read once for a whole request. */
-interface Loaded {
-  readonly now: number;
-  readonly policySet: PolicySet;
-  readonly check: GrantCheck;
-  /** The limits to charge on allow: the calling grant's, then each ancestor's (only those that set one). */
-  readonly budget: readonly BudgetLimits[];
-  /** Who asked (the authenticated caller's principal), for the records. */
-  readonly caller: string | undefined;
-}
-
-/** One call after the decide step: its verdict, the parsed arguments and, on allow, their canonical digest. */
-interface DecideResult {
-  readonly verdict: Verdict;
-  readonly args?: unknown;
-  /** The digest of the arguments' canonical form, bound by the receipt ("" unless allowed). */
-  readonly argumentsDigest: string;
-}
-
 /**
  * load -> (the call's approval -> decide -> approval -> commit -> sign) per call, in call order
  * (so a batch consumes budget in call order). A failure to decide rejects; it never allows.
+ *
+ * When the store runs commits in the order they are asked (`commitsInQueueOrder`: SQLite's group
+ * commit), a call without a step and without a presented approval does not wait for its commit
+ * before the next call is decided: decide does not read budget state, and the store refuses an
+ * over-budget allow in queue order inside the unit of work, so the commits of one batch land in
+ * one group transaction with the same outcome as one after the other. A stepped call or one that
+ * presents an approval keeps the sequential path (its decision reads what earlier commits wrote:
+ * the step index, the approval's state).
  */
 async function pipeline(ctx: AuthorityContext, token: string, calls: readonly CallRequest[], options: RequestOptions): Promise<Decided[]> {
   const { signal } = options;
   signal?.throwIfAborted();
   const loaded = await traced("charter.load", () => load(ctx, token, options.caller));
   const limits = ctx.limits ?? DEFAULT_AUTHORITY_LIMITS;
-  const out: Decided[] = [];
+  const out: Promise<Decided>[] = [];
+  // Resolves once the last queued call's commit has been asked of the store: commits are asked in call order.
+  let issued: Promise<void> = Promise.resolve();
   for (const [i, call] of calls.entries()) {
     // A long batch lets other requests run between slices, so one caller cannot hold the event loop.
     if (i > 0 && i % YIELD_EVERY === 0) await yieldToEventLoop();
     signal?.throwIfAborted();
-    // Only a verified grant can be allowed, so an allow always has its grant at hand.
-    const grant = loaded.check.ok ? loaded.check.grant : undefined;
-    // A step already decided is answered from the step index, before anything is decided or consumed.
-    const ask = grant ? stepAsk(call, limits) : undefined;
-    const held = ask && grant ? await ctx.store.getStep(grant.id, ask.runId, ask.stepKey) : undefined;
-    if (ask && held && !redecides(held, ask)) {
-      out.push(await heldStep(ctx, loaded, call, ask, held));
-      continue;
+    const ask = loaded.check.ok ? stepAsk(call, limits) : undefined;
+    if (ctx.commitsInQueueOrder === true && ask === undefined && (call.approvalId ?? "") === "") {
+      const queued = decideAndCommit(ctx, loaded, call, limits, issued, signal);
+      issued = queued.issued;
+      // Awaited below with the others; a rejection while the loop still runs is not left unhandled.
+      queued.decided.catch(() => undefined);
+      out.push(queued.decided);
+    } else {
+      await issued;
+      out.push(Promise.resolve(await decideInOrder(ctx, loaded, call, ask, limits, signal)));
     }
-    const approval = await loadApproval(ctx, loaded, call);
-    const delegatedGrant = await loadDelegatedGrant(ctx, loaded.check, call, loaded.now);
-    const decided = traced("charter.decide", () => decideStep(loaded, call, approval, limits, delegatedGrant));
-    const { argumentsDigest } = decided;
-    const pending = await traced("charter.approval", () => approvalStep(ctx, loaded, decided));
-    const decisionId = ctx.newId("dec");
-    // A stepped allow is signed before its commit: the step keeps the receipt, so a retry is answered the same one.
-    const early =
-      ask && grant && pending.decision === "allow" ? await traced("charter.sign", () => signStep(ctx, loaded, grant, pending, decisionId, argumentsDigest)) : undefined;
-    const committed = await traced("charter.commit", () => commitStep(ctx, loaded, pending, decisionId, ask && { ask, slot: stepSlot(ask, pending, early) }));
-    if ("held" in committed) {
-      // Another replica (or a concurrent retry) decided the step first: its decision is the answer.
-      out.push(await heldStep(ctx, loaded, call, ask as StepAsk, committed.held));
-      continue;
-    }
-    const { verdict } = committed;
-    recordDecision(verdict.decision, verdict.reason?.code);
-    signal?.throwIfAborted();
-    out.push(
-      verdict.decision === "allow" && grant
-        ? { verdict, decisionId, receipt: early ?? (await traced("charter.sign", () => signStep(ctx, loaded, grant, verdict, decisionId, argumentsDigest))) }
-        : { verdict, decisionId },
-    );
   }
-  return out;
+  return Promise.all(out);
+}
+
+/**
+ * One call without a step or a presented approval: decided at once, its commit asked of the store
+ * once the previous call's has been (`after`; `issued` resolves when this one's has), and its
+ * receipt signed once the commit says allow.
+ */
+function decideAndCommit(
+  ctx: AuthorityContext,
+  loaded: Loaded,
+  call: CallRequest,
+  limits: AuthorityLimits,
+  after: Promise<void>,
+  signal?: AbortSignal,
+): { readonly decided: Promise<Decided>; readonly issued: Promise<void> } {
+  let issue = () => {};
+  const issued = new Promise<void>((resolve) => (issue = resolve));
+  const decided = (async () => {
+    try {
+      const delegatedGrant = await loadDelegatedGrant(ctx, loaded.check, call, loaded.now);
+      const decided = traced("charter.decide", () => decideStep(loaded, call, undefined, limits, delegatedGrant));
+      const pending = await traced("charter.approval", () => approvalStep(ctx, loaded, decided));
+      const decisionId = ctx.newId("dec");
+      await after;
+      // The store queues the unit when asked (synchronously), so the next call may ask for its own.
+      const committing = traced("charter.commit", () => commitStep(ctx, loaded, pending, decisionId));
+      issue();
+      // Without a step nothing is held: the commit answers a verdict.
+      const { verdict } = (await committing) as { readonly verdict: Verdict };
+      return await signed(ctx, loaded, verdict, decisionId, decided.argumentsDigest, signal);
+    } finally {
+      issue();
+    }
+  })();
+  return { decided, issued };
+}
+
+/** One call decided after the previous one is committed: a stepped call, or one that presents an approval. */
+async function decideInOrder(
+  ctx: AuthorityContext,
+  loaded: Loaded,
+  call: CallRequest,
+  ask: StepAsk | undefined,
+  limits: AuthorityLimits,
+  signal?: AbortSignal,
+): Promise<Decided> {
+  // Only a verified grant can be allowed, so an allow always has its grant at hand.
+  const grant = loaded.check.ok ? loaded.check.grant : undefined;
+  // A step already decided is answered from the step index, before anything is decided or consumed.
+  const held = ask && grant ? await ctx.store.getStep(grant.id, ask.runId, ask.stepKey) : undefined;
+  if (ask && held && !redecides(held, ask)) return heldStep(ctx, loaded, call, ask, held);
+  const approval = await loadApproval(ctx, loaded, call);
+  const delegatedGrant = await loadDelegatedGrant(ctx, loaded.check, call, loaded.now);
+  const decided = traced("charter.decide", () => decideStep(loaded, call, approval, limits, delegatedGrant));
+  const { argumentsDigest } = decided;
+  const pending = await traced("charter.approval", () => approvalStep(ctx, loaded, decided));
+  const decisionId = ctx.newId("dec");
+  // A stepped allow is signed before its commit: the step keeps the receipt, so a retry is answered the same one.
+  const early =
+    ask && grant && pending.decision === "allow" ? await traced("charter.sign", () => signStep(ctx, loaded, grant, pending, decisionId, argumentsDigest)) : undefined;
+  const committed = await traced("charter.commit", () => commitStep(ctx, loaded, pending, decisionId, ask && { ask, slot: stepSlot(ask, pending, early) }));
+  // Another replica (or a concurrent retry) decided the step first: its decision is the answer.
+  if ("held" in committed) return heldStep(ctx, loaded, call, ask as StepAsk, committed.held);
+  return signed(ctx, loaded, committed.verdict, decisionId, argumentsDigest, signal, early);
+}
+
+/** A committed verdict, counted; an allow with its receipt (signed now unless `early`), unless the caller has gone. */
+async function signed(
+  ctx: AuthorityContext,
+  loaded: Loaded,
+  verdict: Verdict,
+  decisionId: string,
+  argumentsDigest: string,
+  signal?: AbortSignal,
+  early?: string,
+): Promise<Decided> {
+  recordDecision(verdict.decision, verdict.reason?.code);
+  signal?.throwIfAborted();
+  const grant = loaded.check.ok ? loaded.check.grant : undefined;
+  if (verdict.decision !== "allow" || !grant) return { verdict, decisionId };
+  return { verdict, decisionId, receipt: early ?? (await traced("charter.sign", () => signStep(ctx, loaded, grant, verdict, decisionId, argumentsDigest))) };
 }
 
 /**
@@ -173,13 +218,7 @@ async function load(ctx: AuthorityContext, token: string, caller: string | undef
   const policySet = ctx.policySet();
   const check = await loadGrant(ctx, token, now);
   if (!check.ok) return { now, policySet, check, budget: [], caller };
-  const ancestors = await Promise.all(
-    check.grant.chain.map(async (id) => {
-      const stored = await ctx.store.getGrant(id);
-      if (!stored) throw new StoreError("CORRUPT", `grant ${check.grant.id} names ancestor ${id}, which the store lacks`);
-      return stored.grant;
-    }),
-  );
+  const ancestors = await loadAncestors(ctx, check.grant);
   return { now, policySet, check, budget: [check.grant, ...ancestors.reverse()].flatMap(limitsOf), caller };
 }
 
@@ -187,136 +226,4 @@ function limitsOf(g: TaskGrant): BudgetLimits[] {
   const { maxCalls, maxCallsPerAction } = g.limits;
   if (maxCalls === undefined && maxCallsPerAction === undefined) return [];
   return [{ grantId: g.id, ...(maxCalls === undefined ? {} : { maxCalls }), ...(maxCallsPerAction === undefined ? {} : { maxCallsPerAction }) }];
-}
-
-/** The approval record a call presents, as the core reads it; an unknown id counts as none (a fresh approval is asked for). */
-async function loadApproval(ctx: AuthorityContext, loaded: Loaded, call: CallRequest): Promise<ApprovalRecord | undefined> {
-  if (!loaded.check.ok || call.approvalId === undefined || call.approvalId === "") return undefined;
-  const stored = await ctx.store.getApproval(call.approvalId);
-  if (!stored) return undefined;
-  const a = stored.approval;
-  return { id: a.id, callDigest: a.callDigest, status: a.status, expiresAt: a.expiresAt };
-}
-
-/**
- * Decide: pure. The arguments are parsed here, once and strictly; that value is what the core
- * checks and digests, and its canonical form's digest is what the receipt binds. It is decided
- * under the policy in force (the kill switch: a suspended source or a new deny stops an
- * outstanding grant at once; nothing the policy adds widens it).
- */
-function decideStep(loaded: Loaded, req: CallRequest, approval: ApprovalRecord | undefined, limits: AuthorityLimits, delegatedGrant?: TaskGrant): DecideResult {
-  const names = { callId: req.callId, actionId: "", toolName: req.toolName, callDigest: "" };
-  const refused = (verdict: Verdict) => ({ verdict, argumentsDigest: "" });
-  if (!loaded.check.ok) return refused({ decision: "deny", reason: { code: loaded.check.code, message: loaded.check.message }, ...names });
-  const args = parseCallArguments(req.argumentsJson, limits.arguments);
-  if (!args.ok) return refused({ decision: "deny", reason: { code: "INVALID_ARGUMENTS", message: args.message }, ...names });
-  const call: ToolCall = {
-    callId: req.callId,
-    arguments: args.value,
-    ...(req.toolName === "" ? {} : { toolName: req.toolName }),
-    ...(req.actionId === "" ? {} : { actionId: req.actionId }),
-    ...(req.target === undefined ? {} : { target: req.target }),
-  };
-  // The policy read once by the load step: what it has withdrawn since the grant was issued is denied (POLICY_WITHDRAWN).
-  const { catalog, policy } = loaded.policySet;
-  const options = {
-    now: loaded.now,
-    maxArgumentDepth: limits.arguments.maxDepth,
-    hash: nativeSha256Hex,
-    ...(approval ? { approval } : {}),
-    ...(delegatedGrant ? { delegatedGrant } : {}),
-  };
-  // The digests, computed once here with the native hash, share one canonical serialization of the arguments.
-  const assessed = assessInForce(loaded.check.grant, catalog, policy, call, options);
-  const verdict = withCallDigest(assessed);
-  return { verdict, args: args.value, argumentsDigest: verdict.decision === "allow" ? assessed.argumentsDigest() : "" };
-}
-
-/**
- * Approval: a require_approval verdict gets its pending approval — the live one for this call
- * digest, or a new one (once per digest, also under concurrency) — and carries its id.
- */
-async function approvalStep(ctx: AuthorityContext, loaded: Loaded, decided: DecideResult): Promise<Verdict> {
-  const { verdict, args } = decided;
-  if (verdict.decision !== "require_approval" || !loaded.check.ok || !isJsonObject(args)) return verdict;
-  const action = loaded.policySet.catalog.actions.get(verdict.actionId);
-  if (!action) return verdict;
-  const draft = approvalDraft(ctx, loaded.check.grant, action, verdict, args, loaded.policySet.policy, loaded.now);
-  const { approval, created } = await ctx.store.createApprovalOnce(draft, loaded.now);
-  if (created) {
-    ctx.approvalFeed.notify();
-    ctx.audit.appended();
-  }
-  return { ...verdict, approvalId: approval.id };
-}
-
-/**
- * Commit: one unit of work in the store, durable before the answer — an allow's approval
- * consumption and budget charges (the calling grant and every ancestor), the decision record and
- * its audit record. When the store finds the budget spent or the approval used or expired
- * meanwhile, the allow becomes a deny with that reason, before anything is signed. A stepped
- * call's record is keyed by its run and step, and claims the step when `step.slot` is given;
- * when the step is held already, nothing is written and the held decision comes back.
- */
-async function commitStep(
-  ctx: AuthorityContext,
-  loaded: Loaded,
-  verdict: Verdict,
-  decisionId: string,
-  step?: { readonly ask: StepAsk; readonly slot?: DecisionEffects["step"] },
-): Promise<{ readonly verdict: Verdict } | { readonly held: HeldStep }> {
-  const effects: DecisionEffects = {
-    ...(verdict.decision === "allow" && loaded.budget.length > 0 ? { budget: { actionId: verdict.actionId, grants: loaded.budget } } : {}),
-    ...(verdict.decision === "allow" && verdict.approvalId !== undefined ? { approval: { approvalId: verdict.approvalId, callDigest: verdict.callDigest } } : {}),
-    ...(step?.slot === undefined ? {} : { step: step.slot }),
-  };
-  const outcome = await ctx.store.commitDecision(decisionRecord(loaded, verdict, decisionId, step?.ask), effects);
-  if (outcome.kind === "step_held") return { held: outcome.held };
-  ctx.audit.appended(effects.approval ? 2 : 1);
-  if (effects.approval) ctx.approvalFeed.notify();
-  if (outcome.kind === "committed") return { verdict };
-  return { verdict: refusedVerdict(verdict, outcome.reasonCode) };
-}
-
-/** What is recorded of a decision: ids, names, digests and codes; never argument values or the token. */
-function decisionRecord(loaded: Loaded, verdict: Verdict, decisionId: string, step?: StepAsk): DecisionRecord {
-  const grant: TaskGrant | undefined = loaded.check.ok ? loaded.check.grant : undefined;
-  return {
-    decisionId,
-    decidedAt: loaded.now,
-    grantId: grant?.id ?? "",
-    rootId: grant?.rootId ?? "",
-    subject: grant?.subject ?? "",
-    actionId: verdict.actionId,
-    toolName: verdict.toolName,
-    callId: verdict.callId,
-    callDigest: verdict.callDigest,
-    decision: verdict.decision,
-    ...(verdict.reason ? { reasonCode: verdict.reason.code } : {}),
-    ...(verdict.approvalId === undefined ? {} : { approvalId: verdict.approvalId }),
-    catalogVersion: loaded.policySet.catalog.version,
-    policyVersion: loaded.policySet.policy.version,
-    ...(loaded.caller === undefined ? {} : { caller: loaded.caller }),
-    ...(step === undefined ? {} : { runId: step.runId, stepKey: step.stepKey }),
-  };
-}
-
-/** Sign: the receipt a tool service verifies offline before it runs the call. */
-async function signStep(ctx: AuthorityContext, loaded: Loaded, grant: TaskGrant, verdict: Verdict, decisionId: string, argsCanonicalDigest: string): Promise<string> {
-  return signReceipt(
-    {
-      decisionId,
-      grantId: grant.id,
-      subject: grant.subject,
-      actionId: verdict.actionId,
-      toolName: verdict.toolName,
-      resource: verdict.resource ?? "",
-      callId: verdict.callId,
-      argsDigest: verdict.callDigest,
-      argumentsDigest: argsCanonicalDigest,
-      catalogVersion: loaded.policySet.catalog.version,
-    },
-    ctx.ring,
-    { issuer: ctx.tokens.issuer, audience: ctx.tokens.audience, now: loaded.now, ttlSeconds: ctx.tokens.receiptTtlSeconds },
-  );
 }

@@ -1,4 +1,6 @@
 import type { TaskGrant } from "../core/grant.js";
+import { StoreError, type Store } from "../store/port.js";
+import { LruCache } from "../token/lru-cache.js";
 import type { AuthorityContext } from "./context.js";
 
 /** A presented grant token, checked: verified, in its time window, and neither it nor an ancestor revoked. */
@@ -18,4 +20,33 @@ export async function loadGrant(ctx: Pick<AuthorityContext, "verifier" | "store"
     return { ok: false, code: "GRANT_REVOKED", message: "This task's grant has been revoked. Stop making tool calls and report back." };
   }
   return { ok: true, grant };
+}
+
+/** The most ancestor grants kept parsed per store (a grant's stored JSON is a few KB). */
+const MAX_CACHED_ANCESTORS = 1000;
+
+const ancestorCaches = new WeakMap<Store, LruCache<string, TaskGrant>>();
+
+/**
+ * The stored grants a grant's chain names, root first: read and parsed once per id and then kept
+ * (a stored grant never changes; revocation is a separate row, asked by `loadGrant` every call).
+ * A chain naming a grant the store lacks is CORRUPT.
+ */
+export async function loadAncestors(ctx: Pick<AuthorityContext, "store">, grant: TaskGrant): Promise<TaskGrant[]> {
+  let cache = ancestorCaches.get(ctx.store);
+  if (cache === undefined) {
+    cache = new LruCache<string, TaskGrant>(MAX_CACHED_ANCESTORS);
+    ancestorCaches.set(ctx.store, cache);
+  }
+  const known = cache;
+  return Promise.all(
+    grant.chain.map(async (id) => {
+      const cached = known.get(id);
+      if (cached !== undefined) return cached;
+      const stored = await ctx.store.getGrant(id);
+      if (!stored) throw new StoreError("CORRUPT", `grant ${grant.id} names ancestor ${id}, which the store lacks`);
+      known.set(id, stored.grant);
+      return stored.grant;
+    }),
+  );
 }

@@ -11,7 +11,8 @@ export interface AuthenticationOptions {
   /**
    * True when the server listens on loopback only and has no client CA: then, while the store
    * holds no active API key (protected mode), a call without credentials acts as the local
-   * operator (`admin`). Checked on every call, so the first key created ends protected mode at once.
+   * operator (`admin`). Asked of the store at most once per turn of the event loop, so the first
+   * key created ends protected mode from the next turn on.
    */
   readonly protectedModeAllowed: boolean;
 }
@@ -29,11 +30,12 @@ const UNAUTHENTICATED = "a valid API key is required (metadata authorization: Be
  * a grant or an approval exists. RPCs authorized by a grant token, and public ones, skip it.
  */
 export function authenticationInterceptor(ctx: Pick<AuthorityContext, "store" | "now" | "audit">, options: AuthenticationOptions): Interceptor {
+  const keysExist = oncePerTurn(() => hasApiKeys(ctx));
   return (next) => async (request, call) => {
     const access = accessOf(call.service, call.method);
     if (access === undefined) throw new RpcError("PERMISSION_DENIED", `${call.method.name} has no access rule`);
     if (access.kind !== "roles") return next(request, call);
-    const caller = await identify(ctx, call, options);
+    const caller = await identify(ctx, call, options, keysExist);
     // Both refusals are on the audit log before they are answered (who, when known; never the credential).
     if (caller === undefined) {
       await auditRefusedCall(ctx, {
@@ -53,7 +55,12 @@ export function authenticationInterceptor(ctx: Pick<AuthorityContext, "store" | 
 }
 
 /** The caller: a bearer API key first, else a verified client certificate, else (protected mode) the local operator. */
-async function identify(ctx: Pick<AuthorityContext, "store">, call: CallContext, options: AuthenticationOptions): Promise<Principal | undefined> {
+async function identify(
+  ctx: Pick<AuthorityContext, "store">,
+  call: CallContext,
+  options: AuthenticationOptions,
+  keysExist: () => Promise<boolean>,
+): Promise<Principal | undefined> {
   const header = call.metadata.get("authorization");
   if (header.length > 0) {
     if (header.length !== 1 || typeof header[0] !== "string") return undefined;
@@ -65,6 +72,24 @@ async function identify(ctx: Pick<AuthorityContext, "store">, call: CallContext,
     const roles: Role[] = (options.certificateRoles.get(cert.subjectCommonName) ?? []).filter(isRole);
     return { principal: cert.subjectCommonName, roles };
   }
-  if (options.protectedModeAllowed && !(await hasApiKeys(ctx))) return LOCAL_OPERATOR;
+  if (options.protectedModeAllowed && !(await keysExist())) return LOCAL_OPERATOR;
   return undefined;
+}
+
+/**
+ * `read`, shared by the calls of one turn of the event loop (as the store's file-identity check
+ * is): the calls that arrive together ask once, and the next turn asks again. A failed read
+ * fails every call that shared it (closed: never protected mode).
+ */
+function oncePerTurn<T>(read: () => Promise<T>): () => Promise<T> {
+  let answer: Promise<T> | undefined;
+  return () => {
+    if (answer === undefined) {
+      answer = read();
+      setImmediate(() => {
+        answer = undefined;
+      }).unref();
+    }
+    return answer;
+  };
 }

@@ -85,16 +85,33 @@ export function openCallContext(
   const timer = deadline && !controller.signal.aborted ? setTimeout(() => abort(expired()), Math.max(0, deadline.getTime() - Date.now())) : undefined;
   const onShutdown = () => abort(new RpcError("UNAVAILABLE", "server shutting down"));
   if (shutdown?.aborted) onShutdown();
-  else shutdown?.addEventListener("abort", onShutdown, { once: true });
+  const stopWatching = shutdown && !shutdown.aborted ? whenShutDown(shutdown, onShutdown) : undefined;
   const path = `/${service.typeName}/${method.name}`;
   return {
     ctx: { service, method, path, metadata: call.metadata, caller: undefined, clientCertificate: clientCertificateOf(call), deadline, signal: controller.signal },
     close() {
       ended = true;
       clearTimeout(timer);
-      shutdown?.removeEventListener("abort", onShutdown);
+      stopWatching?.();
     },
   };
+}
+
+/** The open calls' shutdown handlers, per shutdown signal: one listener on the signal, not one per call in flight. */
+const openCalls = new WeakMap<AbortSignal, Set<() => void>>();
+
+/** Runs `onShutdown` when `shutdown` aborts, unless the returned function was called first. */
+function whenShutDown(shutdown: AbortSignal, onShutdown: () => void): () => void {
+  let calls = openCalls.get(shutdown);
+  if (calls === undefined) {
+    const handlers = new Set<() => void>();
+    shutdown.addEventListener("abort", () => [...handlers].forEach((handler) => handler()), { once: true });
+    openCalls.set(shutdown, handlers);
+    calls = handlers;
+  }
+  const registered = calls;
+  registered.add(onShutdown);
+  return () => registered.delete(onShutdown);
 }
 
 /** The peer certificate of a TLS call, when the client presented one (grpc-js verified it against the client CA). */

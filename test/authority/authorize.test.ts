@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createAppContext, type AppContext } from "../../src/app/context.js";
-import { authorize, authorizeBatch, issueGrant, type AuthorityContext, type CallRequest } from "../../src/authority/index.js";
+import { authorize, authorizeBatch, delegateGrant, issueGrant, revokeGrant, type AuthorityContext, type CallRequest } from "../../src/authority/index.js";
 import { DEFAULTS } from "../../src/config/config.js";
 import type { DecisionRecord, Store } from "../../src/store/port.js";
 import type { KeyRing } from "../../src/token/index.js";
@@ -93,10 +93,8 @@ describe("authorizeBatch()", () => {
     expect(committed.map((r) => r.policyVersion)).toEqual(["demo-policy-1", "demo-policy-1", "demo-policy-1"]);
   });
 
-  it("stops deciding, recording and signing once the caller has gone", async () => {
-    const token = await tokenFor(app);
-    const caller = new AbortController();
-    const { store, committed } = watched(app.store, () => caller.abort(new Error("the client went away")));
+  /** A ring that counts the receipts it signs. */
+  function countingRing(): { ring: KeyRing; signatures: () => number } {
     const signed = app.ring.signingKey();
     let signatures = 0;
     const ring: KeyRing = Object.create(app.ring) as KeyRing;
@@ -104,11 +102,61 @@ describe("authorizeBatch()", () => {
       signatures += 1;
       return signed;
     };
-    await expect(
-      authorizeBatch({ ...app, store, ring }, { grantToken: token, calls: [search("a"), search("b"), search("c")] }, { signal: caller.signal }),
-    ).rejects.toThrow("the client went away");
+    return { ring, signatures: () => signatures };
+  }
+
+  it("stops deciding, recording and signing once the caller has gone (a store that needs each commit before the next)", async () => {
+    const token = await tokenFor(app);
+    const caller = new AbortController();
+    const { store, committed } = watched(app.store, () => caller.abort(new Error("the client went away")));
+    const { ring, signatures } = countingRing();
+    const ctx = { ...app, store, ring, commitsInQueueOrder: false };
+    await expect(authorizeBatch(ctx, { grantToken: token, calls: [search("a"), search("b"), search("c")] }, { signal: caller.signal })).rejects.toThrow(
+      "the client went away",
+    );
     expect(committed.map((r) => r.callId)).toEqual(["a"]);
-    expect(signatures).toBe(0);
+    expect(signatures()).toBe(0);
+  });
+
+  it("queues the commits of a batch together (one group transaction), in call order; a caller gone meanwhile gets no receipt", async () => {
+    expect(app.commitsInQueueOrder).toBe(true);
+    const token = await tokenFor(app);
+    const caller = new AbortController();
+    const asked: string[] = [];
+    const askedWhenFirstLanded: string[] = [];
+    const { store, committed } = watched(app.store, () => {
+      if (askedWhenFirstLanded.length === 0) askedWhenFirstLanded.push(...asked);
+      caller.abort(new Error("the client went away"));
+    });
+    const spy: Store = Object.create(store) as Store;
+    spy.commitDecision = (record, effects) => {
+      asked.push(record.callId);
+      return store.commitDecision(record, effects);
+    };
+    const { ring, signatures } = countingRing();
+    // 20 calls: a first slice of 16 asked together, then the event loop's turn, then the rest.
+    const calls = Array.from({ length: 20 }, (_, i) => search(`c${i}`));
+    await expect(authorizeBatch({ ...app, store: spy, ring }, { grantToken: token, calls }, { signal: caller.signal })).rejects.toThrow("the client went away");
+    expect(askedWhenFirstLanded.slice(0, 16)).toEqual(calls.slice(0, 16).map((c) => c.callId));
+    // Recorded in call order; what was queued before the caller went is durable, nothing is signed.
+    expect(committed.map((r) => r.callId)).toEqual(asked);
+    expect(signatures()).toBe(0);
+  });
+
+  it("reads and parses an ancestor's stored grant once, and still asks for revocation on every call", async () => {
+    const parentToken = await tokenFor(app);
+    const child = await delegateGrant(app, { parentToken, spec: { subject: "agent:child", allowed: ["web.search"] } });
+    const reads: string[] = [];
+    const spy: Store = Object.create(app.store) as Store;
+    spy.getGrant = (id) => {
+      reads.push(id);
+      return app.store.getGrant(id);
+    };
+    const ctx = { ...app, store: spy };
+    for (const id of ["a", "b", "c"]) expect((await authorize(ctx, { grantToken: child.token, call: search(id) })).verdict.decision).toBe("allow");
+    expect(reads).toHaveLength(1);
+    await revokeGrant(app, { grantId: reads[0] ?? "", reason: "stop" });
+    expect((await authorize(ctx, { grantToken: child.token, call: search("d") })).verdict.reason?.code).toBe("GRANT_REVOKED");
   });
 
   it.each([

@@ -20,7 +20,9 @@ export async function serveCommand(args: readonly string[], io: CliIo): Promise<
   const { workers, ...configValues } = values;
   // The flag is the environment variable's override (flags win over the environment and the file).
   const config = await configFrom(configValues, workers === undefined ? io.env : { ...io.env, CHARTER_WORKERS: workers });
-  const log = pino({ level: config.logLevel, base: { service: "charter" } });
+  // One line per call, written off the call's path: buffered and written asynchronously, flushed
+  // synchronously when the process exits (pino registers that) and after a graceful stop.
+  const log = pino({ level: config.logLevel, base: { service: "charter" } }, pino.destination({ dest: 1, sync: false }));
   if (isClusterWorker()) {
     await serveAsWorker(config, log);
     return 0;
@@ -66,10 +68,17 @@ function untilStopped(log: Logger, reload: () => void, stop: () => Promise<void>
     const onSignal = (signal: string) => {
       log.info({ signal }, "shutting down");
       process.off("SIGHUP", reload);
-      stop().then(resolve, (err: unknown) => {
-        log.error({ err }, "shutdown failed");
-        resolve();
-      });
+      stop().then(
+        () => {
+          log.flush();
+          resolve();
+        },
+        (err: unknown) => {
+          log.error({ err }, "shutdown failed");
+          log.flush();
+          resolve();
+        },
+      );
     };
     process.once("SIGTERM", () => onSignal("SIGTERM"));
     process.once("SIGINT", () => onSignal("SIGINT"));

@@ -1,0 +1,175 @@
+import { withCallDigest } from "../core/decide.js";
+import { assessInForce } from "../core/withdraw.js";
+import type { TaskGrant } from "../core/grant.js";
+import { isJsonObject } from "../core/json.js";
+import { parseCallArguments, type CallRequest } from "../core/call-request.js";
+import type { ApprovalRecord, ToolCall, Verdict } from "../core/verdict.js";
+import type { BudgetLimits, DecisionEffects, DecisionRecord, HeldStep } from "../store/port.js";
+import { signReceipt } from "../token/index.js";
+import { approvalDraft } from "./approvals.js";
+import { refusedVerdict } from "./commit-refusal.js";
+import type { AuthorityContext, PolicySet } from "./context.js";
+import type { AuthorityLimits } from "./limits.js";
+import type { GrantCheck } from "./load-grant.js";
+import { nativeSha256Hex } from "./sha256.js";
+import type { StepAsk } from "./steps.js";
+
+// The steps of the Authorize pipeline (`authorize.ts`) for one call: approval record, decide, approval, commit, sign.
+
+/** What the load step read once for a whole request. */
+export interface Loaded {
+  readonly now: number;
+  readonly policySet: PolicySet;
+  readonly check: GrantCheck;
+  /** The limits to charge on allow: the calling grant's, then each ancestor's (only those that set one). */
+  readonly budget: readonly BudgetLimits[];
+  /** Who asked (the authenticated caller's principal), for the records. */
+  readonly caller: string | undefined;
+}
+
+/** One call after the decide step: its verdict, the parsed arguments and, on allow, their canonical digest. */
+export interface DecideResult {
+  readonly verdict: Verdict;
+  readonly args?: unknown;
+  /** The digest of the arguments' canonical form, bound by the receipt ("" unless allowed). */
+  readonly argumentsDigest: string;
+}
+
+/** The approval record a call presents, as the core reads it; an unknown id counts as none (a fresh approval is asked for). */
+export async function loadApproval(ctx: AuthorityContext, loaded: Loaded, call: CallRequest): Promise<ApprovalRecord | undefined> {
+  if (!loaded.check.ok || call.approvalId === undefined || call.approvalId === "") return undefined;
+  const stored = await ctx.store.getApproval(call.approvalId);
+  if (!stored) return undefined;
+  const a = stored.approval;
+  return { id: a.id, callDigest: a.callDigest, status: a.status, expiresAt: a.expiresAt };
+}
+
+/**
+ * Decide: pure. The arguments are parsed here, once and strictly; that value is what the core
+ * checks and digests, and its canonical form's digest is what the receipt binds. It is decided
+ * under the policy in force (the kill switch: a suspended source or a new deny stops an
+ * outstanding grant at once; nothing the policy adds widens it).
+ */
+export function decideStep(loaded: Loaded, req: CallRequest, approval: ApprovalRecord | undefined, limits: AuthorityLimits, delegatedGrant?: TaskGrant): DecideResult {
+  const names = { callId: req.callId, actionId: "", toolName: req.toolName, callDigest: "" };
+  const refused = (verdict: Verdict) => ({ verdict, argumentsDigest: "" });
+  if (!loaded.check.ok) return refused({ decision: "deny", reason: { code: loaded.check.code, message: loaded.check.message }, ...names });
+  const args = parseCallArguments(req.argumentsJson, limits.arguments);
+  if (!args.ok) return refused({ decision: "deny", reason: { code: "INVALID_ARGUMENTS", message: args.message }, ...names });
+  const call: ToolCall = {
+    callId: req.callId,
+    arguments: args.value,
+    ...(req.toolName === "" ? {} : { toolName: req.toolName }),
+    ...(req.actionId === "" ? {} : { actionId: req.actionId }),
+    ...(req.target === undefined ? {} : { target: req.target }),
+  };
+  // The policy read once by the load step: what it has withdrawn since the grant was issued is denied (POLICY_WITHDRAWN).
+  const { catalog, policy } = loaded.policySet;
+  const options = {
+    now: loaded.now,
+    maxArgumentDepth: limits.arguments.maxDepth,
+    hash: nativeSha256Hex,
+    ...(approval ? { approval } : {}),
+    ...(delegatedGrant ? { delegatedGrant } : {}),
+  };
+  // The digests, computed once here with the native hash, share one canonical serialization of the arguments.
+  const assessed = assessInForce(loaded.check.grant, catalog, policy, call, options);
+  const verdict = withCallDigest(assessed);
+  return { verdict, args: args.value, argumentsDigest: verdict.decision === "allow" ? assessed.argumentsDigest() : "" };
+}
+
+/**
+ * Approval: a require_approval verdict gets its pending approval — the live one for this call
+ * digest, or a new one (once per digest, also under concurrency) — and carries its id.
+ */
+export async function approvalStep(ctx: AuthorityContext, loaded: Loaded, decided: DecideResult): Promise<Verdict> {
+  const { verdict, args } = decided;
+  if (verdict.decision !== "require_approval" || !loaded.check.ok || !isJsonObject(args)) return verdict;
+  const action = loaded.policySet.catalog.actions.get(verdict.actionId);
+  if (!action) return verdict;
+  const draft = approvalDraft(ctx, loaded.check.grant, action, verdict, args, loaded.policySet.policy, loaded.now);
+  const { approval, created } = await ctx.store.createApprovalOnce(draft, loaded.now);
+  if (created) {
+    ctx.approvalFeed.notify();
+    ctx.audit.appended();
+  }
+  return { ...verdict, approvalId: approval.id };
+}
+
+/**
+ * Commit: one unit of work in the store, durable before the answer — an allow's approval
+ * consumption and budget charges (the calling grant and every ancestor), the decision record and
+ * its audit record. When the store finds the budget spent or the approval used or expired
+ * meanwhile, the allow becomes a deny with that reason, before anything is signed. A stepped
+ * call's record is keyed by its run and step, and claims the step when `step.slot` is given;
+ * when the step is held already, nothing is written and the held decision comes back.
+ */
+export async function commitStep(
+  ctx: AuthorityContext,
+  loaded: Loaded,
+  verdict: Verdict,
+  decisionId: string,
+  step?: { readonly ask: StepAsk; readonly slot?: DecisionEffects["step"] },
+): Promise<{ readonly verdict: Verdict } | { readonly held: HeldStep }> {
+  const effects: DecisionEffects = {
+    ...(verdict.decision === "allow" && loaded.budget.length > 0 ? { budget: { actionId: verdict.actionId, grants: loaded.budget } } : {}),
+    ...(verdict.decision === "allow" && verdict.approvalId !== undefined ? { approval: { approvalId: verdict.approvalId, callDigest: verdict.callDigest } } : {}),
+    ...(step?.slot === undefined ? {} : { step: step.slot }),
+  };
+  const outcome = await ctx.store.commitDecision(decisionRecord(loaded, verdict, decisionId, step?.ask), effects);
+  if (outcome.kind === "step_held") return { held: outcome.held };
+  ctx.audit.appended(effects.approval ? 2 : 1);
+  if (effects.approval) ctx.approvalFeed.notify();
+  if (outcome.kind === "committed") return { verdict };
+  return { verdict: refusedVerdict(verdict, outcome.reasonCode) };
+}
+
+/** What is recorded of a decision: ids, names, digests and codes; never argument values or the token. */
+function decisionRecord(loaded: Loaded, verdict: Verdict, decisionId: string, step?: StepAsk): DecisionRecord {
+  const grant: TaskGrant | undefined = loaded.check.ok ? loaded.check.grant : undefined;
+  return {
+    decisionId,
+    decidedAt: loaded.now,
+    grantId: grant?.id ?? "",
+    rootId: grant?.rootId ?? "",
+    subject: grant?.subject ?? "",
+    actionId: verdict.actionId,
+    toolName: verdict.toolName,
+    callId: verdict.callId,
+    callDigest: verdict.callDigest,
+    decision: verdict.decision,
+    ...(verdict.reason ? { reasonCode: verdict.reason.code } : {}),
+    ...(verdict.approvalId === undefined ? {} : { approvalId: verdict.approvalId }),
+    catalogVersion: loaded.policySet.catalog.version,
+    policyVersion: loaded.policySet.policy.version,
+    ...(loaded.caller === undefined ? {} : { caller: loaded.caller }),
+    ...(step === undefined ? {} : { runId: step.runId, stepKey: step.stepKey }),
+  };
+}
+
+/** Sign: the receipt a tool service verifies offline before it runs the call. */
+export async function signStep(
+  ctx: AuthorityContext,
+  loaded: Loaded,
+  grant: TaskGrant,
+  verdict: Verdict,
+  decisionId: string,
+  argsCanonicalDigest: string,
+): Promise<string> {
+  return signReceipt(
+    {
+      decisionId,
+      grantId: grant.id,
+      subject: grant.subject,
+      actionId: verdict.actionId,
+      toolName: verdict.toolName,
+      resource: verdict.resource ?? "",
+      callId: verdict.callId,
+      argsDigest: verdict.callDigest,
+      argumentsDigest: argsCanonicalDigest,
+      catalogVersion: loaded.policySet.catalog.version,
+    },
+    ctx.ring,
+    { issuer: ctx.tokens.issuer, audience: ctx.tokens.audience, now: loaded.now, ttlSeconds: ctx.tokens.receiptTtlSeconds },
+  );
+}
