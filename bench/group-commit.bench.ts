@@ -1,5 +1,5 @@
 /**
- * Group commit on SQLite (synchronous = FULL): 64 decisions committed concurrently share one
+ * Group commit on SQLite (one WAL fdatasync per group): 64 decisions committed concurrently share one
  * transaction and one WAL flush; the baseline, measured in the same run, commits 64 decisions one
  * after another (one flush each). Read the ratio vitest prints, never the absolute times.
  *

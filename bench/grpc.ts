@@ -7,7 +7,7 @@
  *
  * Charter is a real `charter serve` process from dist/ with the demo catalog and policy (the
  * owner-assistant budget raised out of reach, so an allow stays an allow for the whole run; the
- * charge is still made) and the default durability (SQLite, WAL, synchronous=FULL, group commit).
+ * charge is still made) and the default durability (SQLite, WAL, group commit: each group fdatasynced before it answers).
  * `--catalog generated` serves a generated 1,000-action catalog with 500 granted instead. The
  * baseline answers each method path with the bytes Charter answered a sampled request with.
  * Scenarios and shapes run in interleaved rounds (the order of the two servers alternating);
