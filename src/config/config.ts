@@ -1,11 +1,14 @@
 import { readFile } from "node:fs/promises";
-import { isIPv4 } from "node:net";
 import { availableParallelism } from "node:os";
 import { isJsonObject } from "../core/json.js";
 import { parseDocumentText } from "../load/documents.js";
+import { ConfigError } from "./config-error.js";
+import { parseListen } from "./listen-address.js";
 import { rolesMapText, securityProblems } from "./security-settings.js";
 import { telemetryProblems } from "./telemetry-settings.js";
 
+export { ConfigError, isConfigError } from "./config-error.js";
+export { isLoopback, parseListen } from "./listen-address.js";
 export { parseClientRoles, requiresKek } from "./security-settings.js";
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -229,15 +232,6 @@ const NUMERIC = new Set<keyof CharterConfig>([
 /** The token layer's own ceiling on a token's length (`MAX_TOKEN_LENGTH`): maxTokenBytes may not exceed it. */
 export const MAX_TOKEN_BYTES_CEILING = 256 * 1024;
 
-/** A configuration that cannot be used; the message lists every problem. */
-export class ConfigError extends Error {
-  override readonly name = "ConfigError";
-}
-
-export function isConfigError(err: unknown): err is ConfigError {
-  return err instanceof ConfigError;
-}
-
 /**
  * Resolves the configuration: defaults, then the config file (YAML or JSON), then environment
  * variables, then explicit overrides (command-line flags). Every problem is reported at once.
@@ -298,18 +292,4 @@ export async function resolveConfig(options: {
   }
   if (problems.length > 0) throw new ConfigError(problems.join("\n"));
   return raw as unknown as CharterConfig;
-}
-
-/** Splits `host:port` (`[::1]:50051` for IPv6). */
-export function parseListen(listen: string): { host: string; port: number } | undefined {
-  const m = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(listen);
-  if (!m) return undefined;
-  const port = Number(m[3]);
-  if (port > 65535) return undefined;
-  return { host: (m[1] ?? m[2]) as string, port };
-}
-
-/** True for loopback hosts: 127.0.0.0/8, ::1 and localhost. */
-export function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || (isIPv4(host) && host.startsWith("127."));
 }
