@@ -1,28 +1,21 @@
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync, writeFileSync } from "node:fs";
 import { status, type ServiceError } from "@grpc/grpc-js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { errorDetails } from "../../src/client/index.js";
 import { Decision } from "../../src/gen/charter/v1/common_pb.js";
-import { FIXTURES, startTestCharter, type TestCharter } from "../support/charter-server.js";
+import { startWithEditablePolicy, type EditablePolicyCharter, type TestCharter } from "../support/charter-server.js";
 
 // The kill switch: a reload that suspends a source, or adds a global deny, stops outstanding
 // grants at once — their tokens are still valid (and cached), the policy in force says no.
 
-let dir: string;
+let served: EditablePolicyCharter;
 let policy: string;
 let charter: TestCharter;
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), "charter-kill-"));
-  policy = join(dir, "policy.yaml");
-  copyFileSync(join(FIXTURES, "policy.yaml"), policy);
-  charter = await startTestCharter({ config: { policy } });
+  served = await startWithEditablePolicy("charter-kill-");
+  ({ policy, charter } = served);
 });
-afterEach(async () => {
-  await charter.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => served.stop());
 
 /** Rewrites the policy file (with a new version unless `keepVersion`) and reloads. */
 async function edit(change: (text: string) => string, options: { keepVersion?: boolean } = {}): Promise<void> {

@@ -1,28 +1,21 @@
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync, writeFileSync } from "node:fs";
 import { status, type ServiceError } from "@grpc/grpc-js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { errorDetails } from "../../src/client/index.js";
 import { Dialect } from "../../src/gen/charter/v1/common_pb.js";
-import { FIXTURES, startTestCharter, type TestCharter } from "../support/charter-server.js";
+import { startWithEditablePolicy, type EditablePolicyCharter, type TestCharter } from "../support/charter-server.js";
 
 // GetCatalog serves the rendering from a cache, but the token, its revocation and the kill switch
 // are checked on every call: a catalog the cache holds is refused (or narrowed) at once.
 
-let dir: string;
+let served: EditablePolicyCharter;
 let policy: string;
 let charter: TestCharter;
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), "charter-catalog-cache-"));
-  policy = join(dir, "policy.yaml");
-  copyFileSync(join(FIXTURES, "policy.yaml"), policy);
-  charter = await startTestCharter({ config: { policy } });
+  served = await startWithEditablePolicy("charter-catalog-cache-");
+  ({ policy, charter } = served);
 });
-afterEach(async () => {
-  await charter.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => served.stop());
 
 async function edit(change: (text: string) => string): Promise<void> {
   writeFileSync(policy, change(readFileSync(policy, "utf8")).replace('version: "demo-policy-1"', 'version: "demo-policy-2"'));

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino, type Logger } from "pino";
@@ -49,6 +49,30 @@ export async function startTestCharter(options: TestCharterOptions = {}): Promis
       clients.close();
       await server.stop(2_000);
       if (!stopOptions?.keepData) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A test Charter serving a private copy of the demo policy, which the test may rewrite and reload. */
+export interface EditablePolicyCharter {
+  readonly charter: TestCharter;
+  /** The copy's path. */
+  readonly policy: string;
+  /** Stops the server and removes the copy. */
+  stop(): Promise<void>;
+}
+
+export async function startWithEditablePolicy(prefix: string): Promise<EditablePolicyCharter> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const policy = join(dir, "policy.yaml");
+  copyFileSync(join(FIXTURES, "policy.yaml"), policy);
+  const charter = await startTestCharter({ config: { policy } });
+  return {
+    charter,
+    policy,
+    async stop() {
+      await charter.stop();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
