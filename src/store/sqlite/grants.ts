@@ -63,7 +63,7 @@ export function sqliteGrantStore(db: Database, group: GroupCommit, append: Audit
     .pluck();
   const epochNow = db.prepare<[], number>("SELECT epoch FROM revocation_epoch WHERE id = 1").pluck();
   // The epoch and the answer from one snapshot (one statement), so a "not revoked" is kept under the epoch it was true at.
-  const revokedAt = db.prepare<[string], { epoch: number | null; revoked: number }>(`
+  const revokedAndEpoch = db.prepare<[string], { epoch: number | null; revoked: number }>(`
     SELECT (SELECT epoch FROM revocation_epoch WHERE id = 1) AS epoch, EXISTS (
       SELECT 1 FROM grants WHERE revoked_at IS NOT NULL AND id IN (SELECT value FROM json_each(?))
     ) AS revoked`);
@@ -84,7 +84,7 @@ export function sqliteGrantStore(db: Database, group: GroupCommit, append: Audit
     if (epoch !== seen.epoch) seen = { epoch, ids: new Set() };
     const known = seen.ids;
     if (ids.every((id) => known.has(id))) return false;
-    const found = revokedAt.get(JSON.stringify(ids));
+    const found = revokedAndEpoch.get(JSON.stringify(ids));
     if (found === undefined || found.revoked === 1) return true;
     if (epochOf(found.epoch) === epoch) {
       if (known.size + ids.length > MAX_KNOWN_UNREVOKED) known.clear();
