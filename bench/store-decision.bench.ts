@@ -4,12 +4,14 @@
  * canonical audit text, chain hash, audit row, savepoints, one commit per group). The baseline,
  * measured in the same run on a second in-memory database with the same schema, is the floor:
  * the same 64 decision rows and 64 audit rows written by bare prepared INSERTs in one
- * transaction. Read the ratio vitest prints, never the absolute times.
+ * transaction. Both use the ids the shell makes (time-ordered), so both append to the same
+ * indexes. Read the ratio vitest prints, never the absolute times.
  *
  *   npx vitest bench --run bench/store-decision.bench.ts
  */
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, bench, describe } from "vitest";
+import { timeOrderedUuid } from "../src/app/time-ordered-id.js";
 import { DECISION_COLUMNS, decisionRow, type DecisionRow } from "../src/store/decision-row.js";
 import { openSqliteStore, type Store } from "../src/store/index.js";
 import { applySqliteMigrations } from "../src/store/sqlite/migrate.js";
@@ -19,7 +21,6 @@ import { makeDecision } from "../test/store/fixtures.js";
 const BATCH = 64;
 let store: Store;
 let floor: Database.Database;
-let n = 0;
 const entry = JSON.stringify({ kind: "decision", ...makeDecision("dec_x") });
 
 beforeAll(async () => {
@@ -45,12 +46,12 @@ describe(`one decision's store work, in groups of ${BATCH}`, () => {
     const a = insertAudit;
     floor.transaction(() => {
       for (let i = 0; i < BATCH; i++) {
-        d.run(decisionRow(makeDecision(`dec_f${n++}`)));
+        d.run(decisionRow(makeDecision(`dec_${timeOrderedUuid()}`)));
         a.run(++seq, entry, "0".repeat(64));
       }
     })();
   });
   bench("commitDecision, concurrent (group commit)", async () => {
-    await Promise.all(Array.from({ length: BATCH }, () => store.commitDecision(makeDecision(`dec_c${n++}`), effects)));
+    await Promise.all(Array.from({ length: BATCH }, () => store.commitDecision(makeDecision(`dec_${timeOrderedUuid()}`), effects)));
   });
 });

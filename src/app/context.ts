@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createAuditCheckpointer, createNotifier, type AuthorityContext, type Notifier, type PolicySet } from "../authority/index.js";
 import { ConfigError, type CharterConfig } from "../config/config.js";
@@ -6,6 +5,7 @@ import { openStore, type Store } from "../store/index.js";
 import { createGrantVerifier, isTokenError, openKeyRing, parseKek, sealStoredKeys, sealedKeyStore, type KeyEncryptionKey } from "../token/index.js";
 import { checkPrivateFile, preparePrivateDataDir } from "./private-files.js";
 import { loadVersionedPolicySet, reloadPolicySet, type LoadedPolicySet } from "./policy-set.js";
+import { timeOrderedUuid } from "./time-ordered-id.js";
 
 export { loadPolicySet } from "./policy-set.js";
 
@@ -82,7 +82,7 @@ export async function createAppContext(config: CharterConfig, options: AppContex
       audit: createAuditCheckpointer({ store, ring, tokens, now }, config.auditCheckpointRecords),
       limits: { arguments: { maxBytes: config.maxArgumentsBytes, maxDepth: config.maxArgumentsDepth }, maxTokenBytes: config.maxTokenBytes },
       now,
-      newId: (prefix) => `${prefix}_${randomUUID()}`,
+      newId: (prefix) => `${prefix}_${timeOrderedUuid()}`,
       async reload() {
         loaded = await reloadPolicySet(config, loaded);
         await ring.reload();

@@ -9,7 +9,8 @@ export type GrantCheck =
 
 /**
  * The load step for a grant token: verify it (the verifier may answer from its cache), then ask
- * the store — on every call, never cached — whether the grant or any ancestor is revoked.
+ * the store, on every call, whether the grant or any ancestor is revoked (its answer holds every
+ * revocation committed before the call, whichever process made it).
  */
 export async function loadGrant(ctx: Pick<AuthorityContext, "verifier" | "store">, token: string, now: number): Promise<GrantCheck> {
   if (token === "") return { ok: false, code: "GRANT_INVALID", message: "No grant token was presented." };

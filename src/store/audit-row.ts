@@ -13,8 +13,45 @@ export type AuditDraft = Omit<AuditEntry, "seq">;
  */
 export function nextAuditRow(head: { readonly seq: number; readonly hash: string } | undefined, draft: AuditDraft): AuditRow {
   const seq = (head?.seq ?? 0) + 1;
-  // Optional fields may be present as undefined at run time (exactOptionalPropertyTypes does not see spreads of them).
-  const fields: Record<string, unknown> = { ...draft, seq };
-  const entry = canonicalJson(Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)));
+  const entry = auditEntryJson({ ...draft, seq });
   return { seq, entry, hash: chainHash(head?.hash ?? GENESIS_HASH, entry, nativeSha256Hex) };
+}
+
+/**
+ * The RFC 8785 text of a record, leaving out fields that hold undefined (optional fields may be
+ * present as undefined at run time: exactOptionalPropertyTypes does not see spreads of them).
+ * Every audit record is flat — strings, finite numbers, booleans — and for those JSON.stringify
+ * of each key and value, in UTF-16 key order, is the canonical text, written here in one pass (a
+ * string with nothing to escape is quoted as it is); a record holding anything else is left to
+ * canonicalJson.
+ */
+export function auditEntryJson(fields: Readonly<Record<string, unknown>>): string {
+  let text = "";
+  for (const key of Object.keys(fields).sort()) {
+    const value = fields[key];
+    if (value === undefined) continue;
+    let json: string;
+    if (typeof value === "string") json = NOTHING_TO_ESCAPE.test(value) ? `"${value}"` : JSON.stringify(value);
+    else if (typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))) json = JSON.stringify(value);
+    else return canonicalJson(Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)));
+    text += `${text === "" ? "" : ","}${quotedKey(key)}:${json}`;
+  }
+  return `{${text}}`;
+}
+
+/** A string JSON.stringify writes as itself in quotes: no quote, backslash, control character or surrogate. */
+// eslint-disable-next-line no-control-regex -- the control characters are what JSON.stringify escapes
+const NOTHING_TO_ESCAPE = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+/** Field names quoted once (audit records have a few dozen; others are quoted every time). */
+const QUOTED_KEYS = new Map<string, string>();
+const MAX_QUOTED_KEYS = 64;
+
+function quotedKey(key: string): string {
+  let quoted = QUOTED_KEYS.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    if (QUOTED_KEYS.size < MAX_QUOTED_KEYS) QUOTED_KEYS.set(key, quoted);
+  }
+  return quoted;
 }

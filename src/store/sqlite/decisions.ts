@@ -73,6 +73,7 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
     }
     let outcome: CommitOutcome = { kind: "committed" };
     let written = row;
+    let audited = record;
     if (record.decision === "allow" && (effects.approval || effects.budget)) {
       try {
         effectsOf(record, effects);
@@ -81,11 +82,12 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
         outcome = { kind: "refused", reasonCode: err.reasonCode, detail: err.detail };
         if (err.reasonCode === "APPROVAL_EXPIRED") deps.expireDue(record.decidedAt);
         written = { ...row, decision: "deny", reason_code: err.reasonCode };
+        audited = { ...record, decision: "deny", reasonCode: err.reasonCode };
       }
     }
     insert.run(written);
     if (slot !== undefined) putStep.run(stepRow(record, slot, written));
-    deps.append(decisionAudit(decisionRecord(written)));
+    deps.append(decisionAudit(audited));
     return outcome;
   };
 

@@ -174,4 +174,26 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 7,
+    name: "revocation-epoch",
+    sql: `
+      -- One counter, raised in the same transaction as every change that can make a grant id read
+      -- as revoked (whoever writes it: Charter, the CLI, another process). A cache of "not revoked"
+      -- answers is valid while the epoch it was read under is still the epoch.
+      CREATE TABLE revocation_epoch (
+        id    INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+        epoch INTEGER NOT NULL
+      );
+      INSERT INTO revocation_epoch (id, epoch) VALUES (1, 0);
+      CREATE TRIGGER grants_revoked_epoch AFTER UPDATE OF id, revoked_at ON grants
+      BEGIN
+        UPDATE revocation_epoch SET epoch = epoch + 1 WHERE id = 1;
+      END;
+      CREATE TRIGGER grants_inserted_revoked_epoch AFTER INSERT ON grants WHEN NEW.revoked_at IS NOT NULL
+      BEGIN
+        UPDATE revocation_epoch SET epoch = epoch + 1 WHERE id = 1;
+      END;
+    `,
+  },
 ];
