@@ -64,6 +64,15 @@ export function projectCatalog(grant: TaskGrant, catalog: Catalog): CatalogView 
  * loaded catalog is never changed.
  */
 const plainEntries = new WeakMap<CatalogAction, Partial<Record<ToolStatus, ViewEntry>>>();
+const shared = new WeakSet<ViewEntry>();
+
+/**
+ * Whether `projectCatalog` shares this entry between views: then it and its schemas are frozen,
+ * and anything derived from the entry alone may be derived once and kept beside it.
+ */
+export function isSharedEntry(entry: ViewEntry): boolean {
+  return shared.has(entry);
+}
 
 function plainEntry(action: CatalogAction, tool: ToolDescriptor, status: ToolStatus, catalog: Catalog): ViewEntry {
   let byStatus = plainEntries.get(action);
@@ -77,6 +86,7 @@ function plainEntry(action: CatalogAction, tool: ToolDescriptor, status: ToolSta
     deepFreezeJson(entry.inputSchema);
     if (entry.outputSchema) deepFreezeJson(entry.outputSchema);
     byStatus[status] = Object.freeze(entry);
+    shared.add(entry);
   }
   return entry;
 }

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import type { CatalogView, ViewEntry } from "../core/project.js";
+import { isSharedEntry, type CatalogView, type ViewEntry } from "../core/project.js";
 import { CatalogViewSchema, ToolEntrySchema, type CatalogView as PbCatalogView, type ToolEntry } from "../gen/charter/v1/common_pb.js";
 import { EFFECT_TO_PROTO, MODE_TO_PROTO, TOOL_STATUS_TO_PROTO } from "./enums.js";
 
@@ -14,14 +14,13 @@ export function viewToProto(view: CatalogView): PbCatalogView {
 }
 
 /**
- * The message of each view entry every view of an action shares (`projectCatalog` freezes those),
- * made once and frozen: it is a function of the entry alone. A grant's own entry is converted
- * each time.
+ * The message of each view entry every view of an action shares (`isSharedEntry`), made once and
+ * frozen: it is a function of the entry alone. A grant's own entry is converted each time.
  */
 const sharedEntries = new WeakMap<ViewEntry, ToolEntry>();
 
 function toolEntryToProto(t: ViewEntry): ToolEntry {
-  if (!Object.isFrozen(t)) return toolEntry(t);
+  if (!isSharedEntry(t)) return toolEntry(t);
   let message = sharedEntries.get(t);
   if (message === undefined) {
     message = Object.freeze(toolEntry(t));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isJsonObject, type JsonObject } from "../../src/core/json.js";
-import { projectCatalog, type CatalogView } from "../../src/core/project.js";
+import { isSharedEntry, projectCatalog, type CatalogView } from "../../src/core/project.js";
 import type { TaskGrant } from "../../src/core/grant.js";
 import { DIALECT_NAMES, renderTools, toolsJson } from "../../src/interop/dialects/index.js";
 import { viewToProto } from "../../src/interop/view-codec.js";
@@ -55,17 +55,23 @@ describe("shared view entries", () => {
     const first = projectCatalog(plain, catalog);
     const second = projectCatalog({ ...plain, id: "grt_other" }, catalog);
     const narrowed = projectCatalog(bound, catalog);
-    const entryOf = (view: CatalogView) => view.tools.find((t) => t.actionId === actionId);
+    const entryOf = (view: CatalogView) => {
+      const entry = view.tools.find((t) => t.actionId === actionId);
+      if (entry === undefined) throw new Error(`the view must show ${actionId}`);
+      return entry;
+    };
 
     expect(entryOf(second)).toBe(entryOf(first));
+    expect(isSharedEntry(entryOf(first))).toBe(true);
     expect(Object.isFrozen(entryOf(first))).toBe(true);
     expect(() => {
-      (entryOf(first)?.inputSchema as JsonObject)["type"] = "string";
+      entryOf(first).inputSchema["type"] = "string";
     }).toThrow(TypeError);
 
     const own = entryOf(narrowed);
     expect(own).not.toBe(entryOf(first));
-    expect((own?.inputSchema["properties"] as JsonObject)[argument]).toMatchObject({ const: "bound-value" });
+    expect(isSharedEntry(own)).toBe(false);
+    expect((own.inputSchema["properties"] as JsonObject)[argument]).toMatchObject({ const: "bound-value" });
     expect(JSON.stringify(renderTools(narrowed, "openai_chat"))).toContain('"const":"bound-value"');
     expect(JSON.stringify(renderTools(first, "openai_chat"))).not.toContain("bound-value");
     // The other entries of the narrowed view are still the shared ones.

@@ -1,6 +1,6 @@
 import { canonicalJson, sha256Hex } from "../../core/digest.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../core/json.js";
-import type { ViewEntry } from "../../core/project.js";
+import { isSharedEntry, type ViewEntry } from "../../core/project.js";
 import type { Verdict } from "../../core/verdict.js";
 import type { DialectName, ParsedTurn, TurnCall } from "./types.js";
 
@@ -108,10 +108,10 @@ export function feedbackText(v: Verdict): string {
 }
 
 /**
- * Renderings of the view entries every view of an action shares (`projectCatalog` freezes those
- * and makes each once per loaded action): a rendering is a function of the entry alone, so a
- * shared entry's is made once per dialect, frozen, and its JSON text once (`toolsJson`). An entry
- * of a grant's own (narrowed by its caveats) is rendered each time.
+ * Renderings of the view entries every view of an action shares (`isSharedEntry`: made once per
+ * loaded action, frozen): a rendering is a function of the entry alone, so a shared entry's is
+ * made once per dialect, frozen, and its JSON text once (`toolsJson`). An entry of a grant's own
+ * (narrowed by its caveats) is rendered each time.
  */
 const sharedTexts = new WeakMap<object, string | undefined>();
 
@@ -119,7 +119,7 @@ const sharedTexts = new WeakMap<object, string | undefined>();
 export function perEntry<T extends object>(render: (t: ViewEntry) => T): (t: ViewEntry) => T {
   const memo = new WeakMap<ViewEntry, T>();
   return (t) => {
-    if (!Object.isFrozen(t)) return render(t);
+    if (!isSharedEntry(t)) return render(t);
     let out = memo.get(t);
     if (out === undefined) {
       out = deepFreeze(render(t));
