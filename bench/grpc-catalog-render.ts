@@ -14,7 +14,7 @@ import type { TaskGrant } from "../src/core/grant.js";
 import { buildPolicy } from "../src/core/policy.js";
 import { projectCatalog } from "../src/core/project.js";
 import { GetCatalogResponseSchema } from "../src/gen/charter/v1/catalog_pb.js";
-import { renderTools } from "../src/interop/dialects/index.js";
+import { renderTools, toolsJson } from "../src/interop/dialects/index.js";
 import { viewToProto } from "../src/interop/view-codec.js";
 import { generatedDocuments } from "./grpc-catalog.js";
 import { median } from "./grpc-h2load.js";
@@ -35,7 +35,7 @@ for (const size of SIZES) {
   };
   const rendered = (grant: TaskGrant) => {
     const view = projectCatalog(grant, catalog);
-    return { view, json: JSON.stringify(renderTools(view, "openai_chat")) };
+    return { view, json: toolsJson(renderTools(view, "openai_chat")) };
   };
   const encoded = (grant: TaskGrant) => {
     const { view, json } = rendered(grant);

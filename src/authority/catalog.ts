@@ -1,7 +1,8 @@
 import { projectCatalog, type CatalogView } from "../core/project.js";
-import { withdrawal, withoutWithdrawn } from "../core/withdraw.js";
+import type { TaskGrant } from "../core/grant.js";
+import { grantWithdrawal, withdrawal, withoutWithdrawn } from "../core/withdraw.js";
 import type { JsonValue } from "../core/json.js";
-import { renderTools, type DialectName } from "../interop/dialects/index.js";
+import { renderTools, toolsJson, type DialectName } from "../interop/dialects/index.js";
 import { LruCache } from "../token/lru-cache.js";
 import type { AuthorityContext, PolicySet } from "./context.js";
 import { AuthorityError, invalidRequest } from "./errors.js";
@@ -19,12 +20,14 @@ export interface CatalogAnswer {
  * The bounds of the rendered-catalog cache of each catalog/policy pair (a reload starts a new,
  * empty one and the old one goes with the old pair): at most this many entries, and at most
  * `maxBytes` counted as `2 × token length + 6 × rendered JSON length + 1 KiB` per entry (the
- * view, the rendering and the encoded response, each about as long as the rendered text).
+ * verified grant the entry holds, about as large as its token; the view, the rendering and the
+ * encoded response, each about as long as the rendered text).
  */
 export const CATALOG_CACHE_BOUNDS = { maxEntries: 1024, maxBytes: 64 * 1024 * 1024 } as const;
 
-/** A cached answer and the bytes it is counted as. */
+/** A cached answer, the verified grant it was rendered for, and the bytes it is counted as. */
 interface Cached {
+  readonly grant: TaskGrant;
   readonly answer: CatalogAnswer;
   readonly bytes: number;
 }
@@ -37,24 +40,33 @@ const caches = new WeakMap<PolicySet, LruCache<string, Cached>>();
  * with the refusal as its reason. Token, revocation and the kill switch are checked on every
  * call; the projection and its rendering — a pure function of the grant (the token), the pair in
  * force and the dialect — come from a bounded cache after the first call.
+ *
+ * The cache is keyed by dialect and grant id, and an entry answers only the very grant object it
+ * was rendered for: the verifier hands back one frozen object per token it holds (keyed by the
+ * token's sha256), so the object stands for the whole token and is compared without hashing the
+ * token's text again. Another token naming the same grant id verifies into another object and
+ * never gets the entry (its rendering replaces it). A grant the verifier did not keep is a fresh
+ * object every call, and is rendered every call.
  */
 export async function catalogFor(ctx: AuthorityContext, req: { readonly grantToken: string; readonly dialect: DialectName }): Promise<CatalogAnswer> {
   if (req.grantToken === "") throw invalidRequest("grant_token", "is required");
   const policySet = ctx.policySet();
   const check = await loadGrant(ctx, req.grantToken, ctx.now());
   if (!check.ok) throw new AuthorityError("UNAUTHENTICATED", `${check.code}: ${check.message}`, { reason: check.code });
-  const w = withdrawal(check.grant, policySet.policy);
-  if (w.grant !== undefined)
-    throw new AuthorityError("UNAUTHENTICATED", `POLICY_WITHDRAWN: the grant's authority has been withdrawn (${w.grant})`, { reason: "POLICY_WITHDRAWN" });
+  // The kill switch, every call: the whole grant's withdrawal. Single actions a source of the
+  // pair denies are a function of the grant and the pair, so they are part of the cached rendering.
+  const withdrawn = grantWithdrawal(check.grant, policySet.policy);
+  if (withdrawn !== undefined)
+    throw new AuthorityError("UNAUTHENTICATED", `POLICY_WITHDRAWN: the grant's authority has been withdrawn (${withdrawn})`, { reason: "POLICY_WITHDRAWN" });
   const cache = cacheOf(policySet);
-  const key = `${req.dialect}\n${req.grantToken}`;
+  const key = `${req.dialect}\n${check.grant.id}`;
   const cached = cache.get(key);
-  if (cached !== undefined) return cached.answer;
+  if (cached !== undefined && cached.grant === check.grant) return cached.answer;
   // Tools the policy in force has withdrawn are absent, as denied ones are.
-  const view = projectCatalog(withoutWithdrawn(check.grant, w), policySet.catalog);
+  const view = projectCatalog(withoutWithdrawn(check.grant, withdrawal(check.grant, policySet.policy)), policySet.catalog);
   const tools = renderTools(view, req.dialect);
-  const answer: CatalogAnswer = { view, tools, toolsJson: JSON.stringify(tools) };
-  cache.set(key, { answer, bytes: 2 * key.length + 6 * answer.toolsJson.length + 1024 });
+  const answer: CatalogAnswer = { view, tools, toolsJson: toolsJson(tools) };
+  cache.set(key, { grant: check.grant, answer, bytes: 2 * req.grantToken.length + 6 * answer.toolsJson.length + 1024 });
   return answer;
 }
 

@@ -1,7 +1,7 @@
-import type { Catalog, Effect, ToolAnnotations, ToolDescriptor } from "./catalog.js";
+import type { Catalog, CatalogAction, Effect, ToolAnnotations, ToolDescriptor } from "./catalog.js";
 import { descriptorDigest } from "./digest.js";
-import { caveatsOf, type TaskGrant } from "./grant.js";
-import { cloneJson, isJsonObject, setOwn, type JsonObject } from "./json.js";
+import { caveatsOf, isEmptyCaveats, NO_CAVEATS, type TaskGrant } from "./grant.js";
+import { cloneJson, isJsonObject, setOwn, type JsonObject, type JsonValue } from "./json.js";
 import type { ActionCaveats } from "./policy.js";
 import { narrowSchema } from "./narrow.js";
 import { acceptsValue } from "./schema.js";
@@ -38,7 +38,8 @@ export interface CatalogView {
 
 /**
  * Projects a grant onto the catalog. Denied ids, ids the grant does not name and actions without
- * a tool are structurally absent: nothing of theirs appears anywhere in the view.
+ * a tool are structurally absent: nothing of theirs appears anywhere in the view. An entry may
+ * be shared with other views (below): never change one.
  */
 export function projectCatalog(grant: TaskGrant, catalog: Catalog): CatalogView {
   const tools: ViewEntry[] = [];
@@ -47,29 +48,72 @@ export function projectCatalog(grant: TaskGrant, catalog: Catalog): CatalogView 
     for (const actionId of ids) {
       const action = catalog.actions.get(actionId);
       if (!action?.tool || denied.has(actionId)) continue;
-      const { name, description, inputSchema, outputSchema, annotations } = action.tool;
-      tools.push({
-        actionId,
-        name,
-        description,
-        inputSchema: pruneEnums(
-          inputSchema,
-          narrowSchema(inputSchema, caveatsOf(grant, actionId), (schema, value) => acceptsValue(catalog.schemas, schema, value)),
-          caveatsOf(grant, actionId),
-          catalog,
-        ),
-        ...(outputSchema ? { outputSchema: cloneJson(outputSchema) } : {}),
-        status,
-        effect: action.effect,
-        ...(action.resource ? { resourceTemplate: action.resource.template } : {}),
-        ...(annotations ? { annotations } : {}),
-        descriptorDigest: pinOf(action.tool),
-      });
+      const caveats = caveatsOf(grant, actionId);
+      tools.push(isEmptyCaveats(caveats) ? plainEntry(action, action.tool, status, catalog) : viewEntry(action, action.tool, status, caveats, catalog));
     }
   };
   add(grant.allowed, "callable");
   add(grant.approvalRequired, "requires_approval");
   return { grantId: grant.id, catalogVersion: catalog.version, mode: grant.mode, tools };
+}
+
+/**
+ * The entry of an action the grant holds without caveats, made once per loaded action and
+ * status: with nothing to narrow it is a function of the action alone (its tool, effect and
+ * resource), so every view showing the action shares it, frozen with the schemas it owns. A
+ * loaded catalog is never changed.
+ */
+const plainEntries = new WeakMap<CatalogAction, Partial<Record<ToolStatus, ViewEntry>>>();
+const shared = new WeakSet<ViewEntry>();
+
+/**
+ * Whether `projectCatalog` shares this entry between views: then it and its schemas are frozen,
+ * and anything derived from the entry alone may be derived once and kept beside it.
+ */
+export function isSharedEntry(entry: ViewEntry): boolean {
+  return shared.has(entry);
+}
+
+function plainEntry(action: CatalogAction, tool: ToolDescriptor, status: ToolStatus, catalog: Catalog): ViewEntry {
+  let byStatus = plainEntries.get(action);
+  if (byStatus === undefined) {
+    byStatus = {};
+    plainEntries.set(action, byStatus);
+  }
+  let entry = byStatus[status];
+  if (entry === undefined) {
+    entry = viewEntry(action, tool, status, NO_CAVEATS, catalog);
+    deepFreezeJson(entry.inputSchema);
+    if (entry.outputSchema) deepFreezeJson(entry.outputSchema);
+    byStatus[status] = Object.freeze(entry);
+    shared.add(entry);
+  }
+  return entry;
+}
+
+/** One action's entry, its input schema narrowed by `caveats` (the catalog's schemas check bound and enum values). */
+function viewEntry(action: CatalogAction, tool: ToolDescriptor, status: ToolStatus, caveats: ActionCaveats, catalog: Catalog): ViewEntry {
+  const { name, description, inputSchema, outputSchema, annotations } = tool;
+  const narrowed = narrowSchema(inputSchema, caveats, (schema, value) => acceptsValue(catalog.schemas, schema, value));
+  return {
+    actionId: action.id,
+    name,
+    description,
+    inputSchema: pruneEnums(inputSchema, narrowed, caveats, catalog),
+    ...(outputSchema ? { outputSchema: cloneJson(outputSchema) } : {}),
+    status,
+    effect: action.effect,
+    ...(action.resource ? { resourceTemplate: action.resource.template } : {}),
+    ...(annotations ? { annotations } : {}),
+    descriptorDigest: pinOf(tool),
+  };
+}
+
+/** Freezes a JSON value all the way down. */
+function deepFreezeJson(value: JsonValue): void {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const child of Object.values(value)) deepFreezeJson(child);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { TaskGrant } from "../core/grant.js";
 import { grantIndex } from "../core/grant-index.js";
 import { deepFreeze, GrantInterner } from "./grant-interner.js";
@@ -71,7 +71,7 @@ export function createGrantVerifier(keys: KeyResolver, options: GrantVerifierOpt
   return {
     async verify(token, now) {
       const cacheable = typeof token === "string" && token.length <= MAX_TOKEN_LENGTH;
-      const digest = cacheable ? createHash("sha256").update(token).digest("base64url") : undefined;
+      const digest = cacheable ? hash("sha256", token, "base64url") : undefined;
       const cached = digest === undefined ? undefined : cache.get(digest);
       if (cached) {
         cacheHits += 1;

@@ -1,7 +1,7 @@
 import type { JsonObject } from "../../core/json.js";
 import type { Verdict } from "../../core/verdict.js";
 import type { CatalogView } from "../../core/project.js";
-import { argumentsAt, arrayAt, describeTool, feedbackText, malformed, nameAt, objectAt, parseWith, stringIdAt, type RawCall } from "./common.js";
+import { argumentsAt, arrayAt, describeTool, feedbackText, malformed, nameAt, objectAt, parseWith, perEntry, stringIdAt, type RawCall } from "./common.js";
 import type { DialectCodec, TurnCall } from "./types.js";
 
 /** An Anthropic tool; `input_schema` is always an object schema. */
@@ -15,8 +15,10 @@ export type AnthropicResultMessage = { role: "user"; content: AnthropicToolResul
 
 /** Anthropic Messages tools: `{name, description, input_schema}`. */
 export function renderAnthropicTools(view: CatalogView): AnthropicTool[] {
-  return view.tools.map((t) => ({ name: t.name, description: describeTool(t), input_schema: { ...t.inputSchema, type: "object" } }));
+  return view.tools.map(anthropicTool);
 }
+
+const anthropicTool = perEntry((t): AnthropicTool => ({ name: t.name, description: describeTool(t), input_schema: { ...t.inputSchema, type: "object" } }));
 
 /** A non-allowed call's answer as a `tool_result` block. */
 export function anthropicFeedback(call: TurnCall, verdict: Verdict): AnthropicToolResult {

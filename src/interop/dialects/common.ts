@@ -1,6 +1,6 @@
 import { canonicalJson, sha256Hex } from "../../core/digest.js";
-import { isJsonObject, type JsonObject } from "../../core/json.js";
-import type { ViewEntry } from "../../core/project.js";
+import { isJsonObject, type JsonObject, type JsonValue } from "../../core/json.js";
+import { isSharedEntry, type ViewEntry } from "../../core/project.js";
 import type { Verdict } from "../../core/verdict.js";
 import type { DialectName, ParsedTurn, TurnCall } from "./types.js";
 
@@ -105,4 +105,61 @@ export function feedbackText(v: Verdict): string {
       return `${held}${id} Once the owner has approved, make the same call again with the same arguments.`;
     }
   }
+}
+
+/**
+ * Renderings of the view entries every view of an action shares (`isSharedEntry`: made once per
+ * loaded action, frozen): a rendering is a function of the entry alone, so a shared entry's is
+ * made once per dialect, frozen, and its JSON text once (`toolsJson`). An entry of a grant's own
+ * (narrowed by its caveats) is rendered each time.
+ */
+const sharedTexts = new WeakMap<object, string | undefined>();
+
+/** `render` with its result kept for each shared entry (one memo per dialect). */
+export function perEntry<T extends object>(render: (t: ViewEntry) => T): (t: ViewEntry) => T {
+  const memo = new WeakMap<ViewEntry, T>();
+  return (t) => {
+    if (!isSharedEntry(t)) return render(t);
+    let out = memo.get(t);
+    if (out === undefined) {
+      out = deepFreeze(render(t));
+      memo.set(t, out);
+      sharedTexts.set(out, undefined);
+    }
+    return out;
+  };
+}
+
+/**
+ * `JSON.stringify(tools)` for a rendering: the same text, with each shared tool's text made once.
+ * It walks the rendering's lists and wrappers (two levels at most) to reach the tools.
+ */
+export function toolsJson(tools: JsonValue): string {
+  return jsonText(tools, 3);
+}
+
+/** JSON.stringify's text of `value` (an absent member is left out, an absent element is null). */
+function jsonText(value: unknown, depth: number): string {
+  if (typeof value !== "object" || value === null) return JSON.stringify(value);
+  if (sharedTexts.has(value)) {
+    let text = sharedTexts.get(value);
+    if (text === undefined) {
+      text = JSON.stringify(value);
+      sharedTexts.set(value, text);
+    }
+    return text;
+  }
+  if (depth === 0) return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map((v: unknown) => (v === undefined ? "null" : jsonText(v, depth - 1))).join(",")}]`;
+  const members: string[] = [];
+  for (const [key, v] of Object.entries(value)) if (v !== undefined) members.push(`${JSON.stringify(key)}:${jsonText(v, depth - 1)}`);
+  return `{${members.join(",")}}`;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }

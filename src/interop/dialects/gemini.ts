@@ -1,7 +1,7 @@
 import type { JsonObject } from "../../core/json.js";
 import type { Verdict } from "../../core/verdict.js";
 import type { CatalogView } from "../../core/project.js";
-import { argumentsAt, arrayAt, describeTool, feedbackText, malformed, nameAt, objectAt, parseWith, stringIdAt, type RawCall } from "./common.js";
+import { argumentsAt, arrayAt, describeTool, feedbackText, malformed, nameAt, objectAt, parseWith, perEntry, stringIdAt, type RawCall } from "./common.js";
 import { expressible } from "./schema-subset.js";
 import type { DialectCodec, TurnCall } from "./types.js";
 
@@ -20,8 +20,10 @@ export type GeminiResponseContent = { role: "user"; parts: GeminiResponsePart[] 
 
 export function renderGeminiTools(view: CatalogView): GeminiTool[] {
   if (view.tools.length === 0) return [];
-  return [{ functionDeclarations: view.tools.map((t) => ({ name: t.name, description: describeTool(t), parametersJsonSchema: expressible(t.inputSchema) })) }];
+  return [{ functionDeclarations: view.tools.map(geminiDeclaration) }];
 }
+
+const geminiDeclaration = perEntry((t) => ({ name: t.name, description: describeTool(t), parametersJsonSchema: expressible(t.inputSchema) }));
 
 /**
  * `functionCall` parts of a Gemini turn: a whole `generateContent` response (one candidate), its

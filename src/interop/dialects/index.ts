@@ -27,6 +27,8 @@ export function renderTools(view: CatalogView, dialect: DialectName): JsonValue 
   return DIALECTS[dialect].renderTools(view);
 }
 
+export { toolsJson } from "./common.js";
+
 export { DIALECT_NAMES } from "./types.js";
 export type { DialectCodec, DialectName, ParsedTurn, TurnCall } from "./types.js";
 export { MCP_INVALID_PARAMS, isMcpError, mcpAnnotations, mcpCallKey, mcpTool, mcpToolDigest } from "./mcp.js";

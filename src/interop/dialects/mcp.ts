@@ -2,7 +2,7 @@ import { canonicalJson, descriptorDigest } from "../../core/digest.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../core/json.js";
 import type { CatalogView, ViewEntry } from "../../core/project.js";
 import type { ReasonCode, Verdict } from "../../core/verdict.js";
-import { argumentsAt, describeTool, feedbackText, malformed, nameAt, objectAt, parseWith, type RawCall } from "./common.js";
+import { argumentsAt, describeTool, feedbackText, malformed, nameAt, objectAt, parseWith, perEntry, type RawCall } from "./common.js";
 import type { DialectCodec, TurnCall } from "./types.js";
 
 /** JSON-RPC "Invalid params": what MCP answers for a tool the server does not have. */
@@ -20,8 +20,10 @@ const ABSENT: ReadonlySet<ReasonCode> = new Set(["UNKNOWN_ACTION", "NOT_GRANTED"
  * Charter nor a gateway can promise that of an upstream server (results pass through unchanged).
  */
 export function renderMcpTools(view: CatalogView): McpToolList {
-  return { tools: view.tools.map(mcpTool) };
+  return { tools: view.tools.map(sharedMcpTool) };
 }
+
+const sharedMcpTool = perEntry(mcpTool);
 
 /** MCP's tool annotations (hints). */
 export type McpAnnotations = { title?: string; readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint: boolean };

@@ -1,19 +1,21 @@
-import type { JsonValue } from "../../core/json.js";
+import type { JsonObject, JsonValue } from "../../core/json.js";
 import type { CatalogView } from "../../core/project.js";
-import { argumentsAt, arrayAt, nameAt, objectAt, parseWith, stringIdAt, type RawCall } from "./common.js";
+import { argumentsAt, arrayAt, nameAt, objectAt, parseWith, perEntry, stringIdAt, type RawCall } from "./common.js";
 import type { DialectCodec } from "./types.js";
 
 /** Charter's own shape: the view's entries as they are. */
 function renderNeutralTools(view: CatalogView): JsonValue {
-  return view.tools.map((t) => ({
-    name: t.name,
-    description: t.description,
-    inputSchema: t.inputSchema,
-    ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
-    status: t.status,
-    effect: t.effect,
-  }));
+  return view.tools.map(neutralTool);
 }
+
+const neutralTool = perEntry((t): JsonObject => ({
+  name: t.name,
+  description: t.description,
+  inputSchema: t.inputSchema,
+  ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
+  status: t.status,
+  effect: t.effect,
+}));
 
 /** Neutral calls `{callId, toolName, arguments}` (the ToolCall fields): one, a list, or `{calls: [...]}`. */
 function readNeutral(payload: unknown): RawCall[] {

@@ -1,7 +1,7 @@
 import type { JsonObject } from "../../core/json.js";
 import type { Verdict } from "../../core/verdict.js";
 import type { CatalogView } from "../../core/project.js";
-import { argumentsAt, arrayAt, describeTool, feedbackText, malformed, nameAt, objectAt, parseWith, stringIdAt, type RawCall } from "./common.js";
+import { argumentsAt, arrayAt, describeTool, feedbackText, malformed, nameAt, objectAt, parseWith, perEntry, stringIdAt, type RawCall } from "./common.js";
 import type { DialectCodec, TurnCall } from "./types.js";
 
 /** A Chat Completions function tool. */
@@ -12,8 +12,10 @@ export type ChatToolMessage = { role: "tool"; tool_call_id: string; content: str
 
 /** OpenAI Chat Completions tools: `{type: "function", function: {name, description, parameters}}`. */
 export function renderChatTools(view: CatalogView): ChatTool[] {
-  return view.tools.map((t) => ({ type: "function", function: { name: t.name, description: describeTool(t), parameters: t.inputSchema } }));
+  return view.tools.map(chatTool);
 }
+
+const chatTool = perEntry((t): ChatTool => ({ type: "function", function: { name: t.name, description: describeTool(t), parameters: t.inputSchema } }));
 
 /** A non-allowed call's answer, as the `role: "tool"` message the model reads. */
 export function chatFeedback(call: TurnCall, verdict: Verdict): ChatToolMessage {

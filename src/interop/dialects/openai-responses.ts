@@ -1,7 +1,7 @@
 import type { JsonObject } from "../../core/json.js";
 import type { Verdict } from "../../core/verdict.js";
 import type { CatalogView } from "../../core/project.js";
-import { argumentsAt, arrayAt, describeTool, feedbackText, malformed, nameAt, objectAt, parseWith, stringIdAt, type RawCall } from "./common.js";
+import { argumentsAt, arrayAt, describeTool, feedbackText, malformed, nameAt, objectAt, parseWith, perEntry, stringIdAt, type RawCall } from "./common.js";
 import { expressible, strictCompatible } from "./schema-subset.js";
 import type { DialectCodec, TurnCall } from "./types.js";
 
@@ -16,12 +16,14 @@ export type ResponsesTool = { type: "function"; name: string; description: strin
 export type ResponsesCallOutput = { type: "function_call_output"; call_id: string; output: string };
 
 export function renderResponsesTools(view: CatalogView): ResponsesTool[] {
-  return view.tools.map((t) => {
-    const subset = expressible(t.inputSchema);
-    const strict = strictCompatible(subset);
-    return { type: "function", name: t.name, description: describeTool(t), parameters: strict ? subset : t.inputSchema, strict };
-  });
+  return view.tools.map(responsesTool);
 }
+
+const responsesTool = perEntry((t): ResponsesTool => {
+  const subset = expressible(t.inputSchema);
+  const strict = strictCompatible(subset);
+  return { type: "function", name: t.name, description: describeTool(t), parameters: strict ? subset : t.inputSchema, strict };
+});
 
 /**
  * `function_call` items of a Responses turn: a whole `response` (its `output`), a bare list of

@@ -1,7 +1,7 @@
 import type { JsonObject } from "../../core/json.js";
 import type { Verdict } from "../../core/verdict.js";
 import type { CatalogView } from "../../core/project.js";
-import { argumentsAt, arrayAt, describeTool, feedbackText, malformed, nameAt, objectAt, parseWith, stringIdAt, type RawCall } from "./common.js";
+import { argumentsAt, arrayAt, describeTool, feedbackText, malformed, nameAt, objectAt, parseWith, perEntry, stringIdAt, type RawCall } from "./common.js";
 import type { DialectCodec, TurnCall } from "./types.js";
 
 /** Pydantic AI `ToolDefinition`s: `{name, description, parameters_json_schema, kind: "function"}`. */
@@ -11,8 +11,10 @@ export type PydanticToolDefinition = { name: string; description: string; parame
 export type PydanticRetryPrompt = { part_kind: "retry-prompt"; content: string; tool_name: string; tool_call_id: string };
 
 export function renderPydanticTools(view: CatalogView): PydanticToolDefinition[] {
-  return view.tools.map((t) => ({ name: t.name, description: describeTool(t), parameters_json_schema: t.inputSchema, kind: "function" }));
+  return view.tools.map(pydanticTool);
 }
+
+const pydanticTool = perEntry((t): PydanticToolDefinition => ({ name: t.name, description: describeTool(t), parameters_json_schema: t.inputSchema, kind: "function" }));
 
 /**
  * `tool-call` parts of a Pydantic AI turn: a `ModelResponse` (`{kind: "response", parts}`) or
