@@ -43,11 +43,14 @@ function structuredCloneJson(value: JsonValue): JsonValue {
 }
 
 /**
- * Sets an own, enumerable property. Unlike `obj[key] = value`, a key named "__proto__" (which
- * JSON.parse and YAML produce as an ordinary key) stays a key instead of replacing the prototype.
+ * Sets an own, enumerable property. A key named "__proto__" (which JSON.parse and YAML produce as
+ * an ordinary key) stays a key instead of replacing the prototype: it alone is defined, since
+ * `__proto__` is the only accessor a plain object inherits; every other key is assigned (several
+ * times cheaper than defining it).
  */
 export function setOwn(obj: JsonObject, key: string, value: JsonValue): void {
-  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === "__proto__") Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
 }
 
 /** Sorted, duplicate-free copy of a list of ids (code-unit order, as canonical JSON sorts keys). */
