@@ -19,7 +19,15 @@ export interface Scenario {
   readonly message: Uint8Array;
   readonly frame: Buffer;
   readonly expect: (response: Uint8Array) => string | undefined;
+  /**
+   * What the floor server does for this request (bench/grpc-floor.ts): the records it writes and
+   * the receipts it signs, and the length of each receipt's signing input read off an answer.
+   */
+  readonly floor?: { readonly rows: number; readonly signs: number; readonly signedBytes: (response: Uint8Array) => number };
 }
+
+/** The length of a compact JWS's signing input (header.payload): what Ed25519 signs. */
+const signingInput = (receipt: string | undefined) => Math.max(0, (receipt ?? "").lastIndexOf("."));
 
 /** The calls each catalog is driven with: one allowed, one denied, one held for approval. */
 const CALLS = {
@@ -45,19 +53,28 @@ export async function scenarios(address: string, catalog: keyof typeof CALLS): P
   clients.close();
   const verdictIs = (decision: Decision) => (v: Verdict | undefined) =>
     v?.decision === decision ? undefined : `expected ${Decision[decision]}, got ${v ? Decision[v.decision] : "no verdict"} ${v?.reason?.code ?? ""}`;
-  const authorize = (name: string, call: { toolName: string; argumentsJson: string }, decision: Decision) =>
-    scenario(name, "/charter.v1.AuthorityService/Authorize", AuthorizeRequestSchema, { grantToken, call: { callId: `bench-${name}`, ...call } }, (bytes) =>
+  const authorize = (name: string, call: { toolName: string; argumentsJson: string }, decision: Decision) => ({
+    ...scenario(name, "/charter.v1.AuthorityService/Authorize", AuthorizeRequestSchema, { grantToken, call: { callId: `bench-${name}`, ...call } }, (bytes) =>
       verdictIs(decision)(fromBinary(AuthorizeResponseSchema, bytes).verdict),
-    );
+    ),
+    floor: {
+      rows: 1,
+      signs: decision === Decision.ALLOW ? 1 : 0,
+      signedBytes: (bytes: Uint8Array) => signingInput(fromBinary(AuthorizeResponseSchema, bytes).verdict?.receipt),
+    },
+  });
   const items = Array.from({ length: 16 }, (_, i) => ({ call: { callId: `bench-batch-${i}`, ...calls.allow } }));
   return [
     authorize("authorize-allow", calls.allow, Decision.ALLOW),
     authorize("authorize-deny", calls.deny, Decision.DENY),
     authorize("authorize-approval", calls.approval, Decision.REQUIRE_APPROVAL),
-    scenario("batch-authorize-16", "/charter.v1.AuthorityService/BatchAuthorize", BatchAuthorizeRequestSchema, { grantToken, items }, (bytes) => {
-      const { verdicts } = fromBinary(BatchAuthorizeResponseSchema, bytes);
-      return verdicts.length !== 16 ? `expected 16 verdicts, got ${verdicts.length}` : verdicts.map(verdictIs(Decision.ALLOW)).find((p) => p !== undefined);
-    }),
+    {
+      ...scenario("batch-authorize-16", "/charter.v1.AuthorityService/BatchAuthorize", BatchAuthorizeRequestSchema, { grantToken, items }, (bytes) => {
+        const { verdicts } = fromBinary(BatchAuthorizeResponseSchema, bytes);
+        return verdicts.length !== 16 ? `expected 16 verdicts, got ${verdicts.length}` : verdicts.map(verdictIs(Decision.ALLOW)).find((p) => p !== undefined);
+      }),
+      floor: { rows: 16, signs: 16, signedBytes: (bytes: Uint8Array) => signingInput(fromBinary(BatchAuthorizeResponseSchema, bytes).verdicts[0]?.receipt) },
+    },
     scenario("get-catalog", "/charter.v1.CatalogService/GetCatalog", GetCatalogRequestSchema, { grantToken, dialect: Dialect.OPENAI_CHAT }, (bytes) =>
       (fromBinary(GetCatalogResponseSchema, bytes).view?.tools.length ?? 0) > 0 ? undefined : "an empty catalog",
     ),

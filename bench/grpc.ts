@@ -10,7 +10,11 @@
  * charge is still made) and the default durability (SQLite, WAL, group commit: each group fdatasynced before it answers).
  * `--catalog generated` serves a generated 1,000-action catalog with 500 granted instead. The
  * baseline answers each method path with the bytes Charter answered a sampled request with.
- * Scenarios and shapes run in interleaved rounds (the order of the two servers alternating);
+ * For the Authorize scenarios a third server, the floor (bench/grpc-floor.ts), answers the same
+ * bytes after doing only what durability and receipts cost — one durable row per call (group
+ * commit, one fdatasync per group) and one Ed25519 signature per allow — so the table shows how
+ * much of the gap to the empty handler is the durable record and the signature, and how much is
+ * Charter's own work. Scenarios and shapes run in interleaved rounds (the servers' order rotating);
  * ratios are medians over the rounds, printed with their spread. Every answer is checked: a
  * sampled request through a grpc-js client before and after each round (grpc-status and verdict),
  * h2load's HTTP status counts, and the statuses Charter logged for the whole run.
@@ -27,6 +31,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { writeGeneratedCatalog } from "./grpc-catalog.js";
 import { h2load, median, WARM_UP_SECONDS, type H2loadResult, type Shape } from "./grpc-h2load.js";
+import type { FloorWork } from "./grpc-floor.js";
 import { rawCaller, scenarios, type Scenario } from "./grpc-scenarios.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -76,12 +81,18 @@ async function main(): Promise<void> {
     const caller = rawCaller(charterAddress);
     const list = (await scenarios(charterAddress, CATALOG === "generated" ? "generated" : "demo")).filter((s) => !ONLY || ONLY.includes(s.name));
     const responses: Record<string, string> = {};
+    const floorWork: Record<number, FloorWork> = {};
     for (const s of list) {
       const answer = await checked(caller, s, "before the run");
       responses[s.path] ??= Buffer.from(answer).toString("base64");
+      if (s.floor === undefined) continue;
+      if (floorWork[s.message.length] !== undefined) throw new Error(`${s.name}: another floored request has its length (${s.message.length} bytes)`);
+      floorWork[s.message.length] = { rows: s.floor.rows, signs: s.floor.signs, signedBytes: s.floor.signedBytes(answer) };
     }
     const responsesFile = join(dir, "responses.json");
     writeFileSync(responsesFile, JSON.stringify(responses));
+    const floorFile = join(dir, "floor.json");
+    writeFileSync(floorFile, JSON.stringify(floorWork));
     const baselinePort = await freePort();
     const baseline = spawnLogged(
       process.execPath,
@@ -90,6 +101,14 @@ async function main(): Promise<void> {
     );
     children.push(baseline);
     if (!(await ready(`127.0.0.1:${baselinePort}`, baseline, list[0]))) throw new Error("the baseline server did not start");
+    const floorPort = await freePort();
+    const floor = spawnLogged(
+      process.execPath,
+      [join(ROOT, "dist-bench/bench/grpc-floor.js"), String(floorPort), String(WORKERS), responsesFile, floorFile, join(dir, "floor")],
+      join(dir, "floor.log"),
+    );
+    children.push(floor);
+    if (!(await ready(`127.0.0.1:${floorPort}`, floor, list[0]))) throw new Error("the floor server did not start");
 
     console.log(
       `bench:grpc  catalog ${CATALOG}, workers ${WORKERS}, ${ROUNDS} rounds of ${SECONDS} s per server, h2load -t1 (both servers and h2load share this machine's cores)`,
@@ -105,20 +124,27 @@ async function main(): Promise<void> {
         "p99 ratio",
         "charter p50/p99 ms",
         "server CPU µs/req charter/baseline",
+        "floor req/s",
+        "charter/floor (spread)",
+        "floor p50/p99 ms",
       ],
     ];
     for (const shape of SHAPES) {
       for (const s of list) {
         const charterRuns: Measured[] = [];
         const baselineRuns: Measured[] = [];
+        const floorRuns: Measured[] = [];
         for (let round = 0; round < ROUNDS; round++) {
-          const runCharter = async () => charterRuns.push(await measured(charter, `http://${charterAddress}${s.path}`, s, shape, dir));
-          const runBaseline = async () => baselineRuns.push(await measured(baseline, `http://127.0.0.1:${baselinePort}${s.path}`, s, shape, dir));
-          if (round % 2 === 0) await runBaseline().then(runCharter);
-          else await runCharter().then(runBaseline);
+          const runs = [
+            async () => charterRuns.push(await measured(charter, `http://${charterAddress}${s.path}`, s, shape, dir)),
+            async () => baselineRuns.push(await measured(baseline, `http://127.0.0.1:${baselinePort}${s.path}`, s, shape, dir)),
+            ...(s.floor ? [async () => floorRuns.push(await measured(floor, `http://127.0.0.1:${floorPort}${s.path}`, s, shape, dir))] : []),
+          ];
+          // The order rotates each round, so no server always runs first (or right after another).
+          for (let k = 0; k < runs.length; k++) await (runs[(round + k) % runs.length] as () => Promise<number>)();
           await checked(caller, s, `after round ${round + 1}`);
         }
-        const failed = [...charterRuns, ...baselineRuns].reduce((n, r) => n + r.failed, 0);
+        const failed = [...charterRuns, ...baselineRuns, ...floorRuns].reduce((n, r) => n + r.failed, 0);
         if (failed > 0) throw new Error(`${s.name} at ${JSON.stringify(shape)}: ${failed} requests failed or answered other than HTTP 2xx`);
         const ratios = charterRuns.map((r, i) => r.rps / (baselineRuns[i] as Measured).rps);
         const m = (runs: Measured[], key: "rps" | "p50" | "p99" | "cpuMicros") => median(runs.map((r) => r[key]));
@@ -132,6 +158,7 @@ async function main(): Promise<void> {
           `${(m(charterRuns, "p99") / m(baselineRuns, "p99")).toFixed(2)}x`,
           `${m(charterRuns, "p50").toFixed(2)}/${m(charterRuns, "p99").toFixed(2)}`,
           `${m(charterRuns, "cpuMicros").toFixed(0)}/${m(baselineRuns, "cpuMicros").toFixed(0)}`,
+          ...floorColumns(charterRuns, floorRuns),
         ]);
         console.log(rows.at(-1)?.join("  "));
       }
@@ -141,6 +168,9 @@ async function main(): Promise<void> {
     console.log(`statuses Charter logged over the run: ${JSON.stringify(loggedStatuses(charterLog))}`);
     console.log(
       "throughput ratio: Charter req/s over the empty handler's (higher is better; BatchAuthorize counts RPCs of 16 calls); p50/p99 ratio: Charter's latency over the empty handler's (lower is better)",
+    );
+    console.log(
+      "floor: a grpc-js handler that only makes each call's record durable (one row per call, group commit, one fdatasync per group) and signs each allow with Ed25519 (bench/grpc-floor.ts); charter/floor: Charter's req/s over the floor's",
     );
   } finally {
     for (const child of children) child.kill("SIGTERM");
@@ -160,6 +190,17 @@ async function measured(server: ChildProcess, url: string, s: Scenario, shape: S
   const result = await h2load(url, s.frame, shape, SECONDS, dir);
   const spent = cpuSeconds(server.pid as number) - before;
   return { ...result, cpuMicros: (spent * 1e6) / (result.rps * (SECONDS + WARM_UP_SECONDS)) };
+}
+
+/** The floor's columns: its req/s, Charter's throughput over it (median and spread), its latency; dashes where a scenario has no floor. */
+function floorColumns(charterRuns: readonly Measured[], floorRuns: readonly Measured[]): string[] {
+  if (floorRuns.length === 0) return ["-", "-", "-"];
+  const ratios = charterRuns.map((r, i) => r.rps / (floorRuns[i] as Measured).rps);
+  return [
+    median(floorRuns.map((r) => r.rps)).toFixed(0),
+    `${median(ratios).toFixed(2)}x (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
+    `${median(floorRuns.map((r) => r.p50)).toFixed(2)}/${median(floorRuns.map((r) => r.p99)).toFixed(2)}`,
+  ];
 }
 
 /** User + system CPU seconds of a process and its direct children (cluster workers), from /proc. */
