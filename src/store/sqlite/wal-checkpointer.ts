@@ -16,7 +16,7 @@ export interface WalCheckpointer {
 }
 
 export interface WalCheckpointerOptions {
-  /** Units written between two checkpoints. Default 256: about 1000 WAL pages when groups are of one decision. */
+  /** Units written between two checkpoints. Default 256: about 1100 WAL pages when groups are of one decision. */
   readonly everyUnits?: number;
   /** WAL pages past which a checkpoint that could not empty the WAL is worth a warning (again at each doubling). Default 10000. */
   readonly warnPages?: number;
@@ -26,7 +26,7 @@ export interface WalCheckpointerOptions {
   readonly warn?: (message: string) => void;
 }
 
-/** What `PRAGMA wal_checkpoint(PASSIVE)` answers: pages in the WAL and pages moved into the database so far. */
+/** What `PRAGMA wal_checkpoint(FULL)` answers: whether it was kept from finishing, the WAL's pages, and how many of them are in the database file. */
 interface CheckpointResult {
   readonly busy: number;
   readonly log: number;
@@ -37,14 +37,15 @@ type Reply = { readonly result: CheckpointResult } | { readonly error: string };
 
 /**
  * The thread's code (CommonJS, run with `eval` and none of the process's Node flags, so that it
- * works the same from `dist/` and from the TypeScript sources under test), on a connection of its own. On every "checkpoint" message:
- * first `PRAGMA wal_checkpoint(PASSIVE)`, which moves the bulk of the WAL without waiting for, or
- * blocking, a writer or a reader; then a FULL checkpoint of the tail written meanwhile (under
- * load there always is one, and a WAL is reused from its start only once a checkpoint has moved
- * all of it), which holds the write lock while it copies and syncs that tail (the group commit
- * retries on its timer meanwhile) and waits at most `WAIT_MS` for the lock and for readers on an
- * older snapshot; with no tail it copies and syncs nothing. SQLite serialises checkpoints across connections and processes, so a
- * checkpointer per process is safe; a failed or busy checkpoint only leaves the WAL longer.
+ * works the same from `dist/` and from the TypeScript sources under test), on a connection of its
+ * own. On every "checkpoint" message: first `PRAGMA wal_checkpoint(PASSIVE)`, which moves the bulk
+ * of the WAL without waiting for, or blocking, a writer or a reader; then a FULL checkpoint of the
+ * tail written meanwhile (under load there always is one, and a WAL is reused from its start only
+ * once a checkpoint has moved all of it), which holds the write lock while it copies and syncs
+ * that tail (the group commit retries on its timer meanwhile) and waits at most `WAIT_MS` for the
+ * lock and for readers of an older snapshot; with no tail it copies and syncs nothing. SQLite
+ * serialises checkpoints across connections and processes, so a checkpointer per process is
+ * safe; a failed or busy checkpoint only leaves the WAL longer.
  */
 const WAIT_MS = 100;
 const THREAD = `
