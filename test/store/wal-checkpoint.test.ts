@@ -139,6 +139,40 @@ describe("the WAL checkpointer of a SQLite store", () => {
     expect(told.join("\n")).toContain("SQLite checkpoints on the serving connection instead");
   });
 
+  it("warns when a reader keeps the WAL from emptying, and empties it once the reader is done", async () => {
+    const file = join(dirs.make(), "t.db");
+    const db = new Database(file);
+    const reader = new Database(file);
+    const told: string[] = [];
+    const checkpointer = startWalCheckpointer(file, { everyUnits: 1, warnPages: 50, onFailure: (err) => told.push(err.message), warn: (m) => told.push(m) });
+    try {
+      db.pragma("journal_mode = WAL");
+      db.pragma("wal_autocheckpoint = 0");
+      db.exec("CREATE TABLE t (v BLOB)");
+      const insert = db.prepare<[Buffer], never>("INSERT INTO t (v) VALUES (?)");
+      insert.run(Buffer.alloc(4000));
+      // A read transaction on the first snapshot: no checkpoint may move what came after it.
+      reader.exec("BEGIN");
+      reader.prepare("SELECT count(*) FROM t").get();
+      for (let i = 0; i < 100; i++) insert.run(Buffer.alloc(4000));
+      const checkpointed = async () => {
+        const before = told.length;
+        checkpointer.wrote(1);
+        while (told.length === before && size(file) < 100 * 4000) await new Promise((r) => setTimeout(r, 10));
+      };
+      await checkpointed();
+      expect(told.join("\n")).toMatch(/the WAL holds \d+ pages that a checkpoint could not all move/);
+      reader.exec("COMMIT");
+      await checkpointed();
+      expect(size(file)).toBeGreaterThan(100 * 4000);
+      expect(db.prepare("SELECT count(*) FROM t").pluck().get()).toBe(101);
+    } finally {
+      await checkpointer.close();
+      reader.close();
+      db.close();
+    }
+  });
+
   it("is not started for :memory:, which keeps working", async () => {
     const mem = await open(":memory:");
     for (let i = 0; i < 300; i++) await mem.commitDecision(makeDecision(`m_${i}`, { callId: `m-${i}` }));
