@@ -152,6 +152,23 @@ describe("createGroupCommit()", () => {
       }
     });
 
+    it("waits for the lock in SQLite's busy handler when it flushes at close, up to the busy timeout", () => {
+      const { db, other, insert, values, close } = shared();
+      try {
+        const group = createGroupCommit(db, undefined, { busyTimeoutMs: 80, retryMs: 1 });
+        other.exec("BEGIN IMMEDIATE");
+        const unit = group.run(() => insert.run(1));
+        const started = performance.now();
+        group.flush();
+        expect(performance.now() - started).toBeGreaterThanOrEqual(60);
+        other.exec("ROLLBACK");
+        expect(values()).toEqual([]);
+        return expect(unit).rejects.toMatchObject({ code: "SQLITE_BUSY" });
+      } finally {
+        close();
+      }
+    });
+
     it("fails every unit with SQLITE_BUSY once the lock stays held past the busy timeout, and writes nothing", async () => {
       const { db, other, insert, values, close } = shared();
       try {

@@ -8,6 +8,12 @@ export interface GroupCommit {
   run<T>(work: () => T): Promise<T>;
   /** Runs what is queued now and makes it durable, synchronously (before the database closes); later groups are flushed at once too. */
   flush(): void;
+  /**
+   * Runs `write` (a write outside the group commit, synchronous) with the connection's busy
+   * timeout raised to `busyTimeoutMs`, so that it waits for another connection's lock in SQLite's
+   * busy handler; the timeout is 0 again afterwards.
+   */
+  waitingForLock<T>(write: () => T): T;
 }
 
 /**
@@ -78,6 +84,9 @@ function isBusy(err: unknown): boolean {
   return err instanceof Error && "code" in err && typeof err.code === "string" && err.code.startsWith("SQLITE_BUSY");
 }
 
+/** Called after every durable group with the number of its units (the WAL checkpointer counts them). */
+export type OnDurable = (units: number) => void;
+
 /**
  * Group commit for SQLite: units of work queued in the same turn of the event loop run in one
  * IMMEDIATE transaction, each in its own savepoint (one unit's failure rolls back only itself),
@@ -85,7 +94,9 @@ function isBusy(err: unknown): boolean {
  * by the next. Every promise resolves only after the group is durable; if the commit or the
  * flush fails, every unit of the group rejects.
  *
- * The lock: `BEGIN IMMEDIATE` is tried without waiting (busy timeout 0). When another connection
+ * The lock: the group commit sets the connection's busy timeout to 0 once, so `BEGIN IMMEDIATE`
+ * never waits in SQLite's busy handler; a write outside the group that should wait runs in
+ * `waitingForLock`, and `flush` (at close) waits up to `busyTimeoutMs`. When another connection
  * holds the write lock, the group is retried on a short timer instead of blocking the event loop
  * in SQLite's busy handler, so this process keeps serving calls and the next attempt commits a
  * bigger group. A group that cannot take the lock for `busyTimeoutMs` fails with SQLite's
@@ -99,7 +110,7 @@ function isBusy(err: unknown): boolean {
  * before it, so a later group never leaves an earlier one behind. Without `durable` (`:memory:`)
  * a group resolves once committed.
  */
-export function createGroupCommit(db: Database, durable?: DurableFile, lock: LockWait = { busyTimeoutMs: 5000 }): GroupCommit {
+export function createGroupCommit(db: Database, durable?: DurableFile, lock: LockWait = { busyTimeoutMs: 5000 }, onDurable?: OnDurable): GroupCommit {
   const retryMs = lock.retryMs ?? 1;
   let queue: Queued[] = [];
   let scheduled = false;
@@ -111,21 +122,28 @@ export function createGroupCommit(db: Database, durable?: DurableFile, lock: Loc
   const commit = db.prepare("COMMIT");
   const rollback = db.prepare("ROLLBACK");
 
+  db.pragma("busy_timeout = 0");
+  const waitingForLock = <T>(write: () => T): T => {
+    db.pragma(`busy_timeout = ${lock.busyTimeoutMs}`);
+    try {
+      return write();
+    } finally {
+      db.pragma("busy_timeout = 0");
+    }
+  };
+
   /** Takes the write lock at once or answers the busy error; on close, waits as long as the busy timeout allows. */
   const tryBegin = (): unknown => {
     if (closing) {
-      begin.run();
+      waitingForLock(() => begin.run());
       return undefined;
     }
-    db.pragma("busy_timeout = 0");
     try {
       begin.run();
       return undefined;
     } catch (err) {
       if (isBusy(err)) return err;
       throw err;
-    } finally {
-      db.pragma(`busy_timeout = ${lock.busyTimeoutMs}`);
     }
   };
 
@@ -231,6 +249,7 @@ export function createGroupCommit(db: Database, durable?: DurableFile, lock: Loc
     const durableNow = () => {
       recordAuditCommitSince(started, group.length);
       settle(group, results, undefined);
+      onDurable?.(group.length);
     };
     if (durable === undefined) {
       durableNow();
@@ -264,5 +283,6 @@ export function createGroupCommit(db: Database, durable?: DurableFile, lock: Loc
       flushQueued();
       durable?.close();
     },
+    waitingForLock,
   };
 }

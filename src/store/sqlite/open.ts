@@ -15,6 +15,7 @@ import { createGroupCommit, walFile, type DurableFile, type LockWait } from "./g
 import { sqliteKeyStore } from "./keys.js";
 import { applySqliteMigrations } from "./migrate.js";
 import { SQLITE_MIGRATIONS } from "./migrations.js";
+import { startWalCheckpointer, type WalCheckpointer } from "./wal-checkpointer.js";
 
 /** Where and how to open the embedded store. */
 export interface SqliteStoreOptions {
@@ -22,7 +23,8 @@ export interface SqliteStoreOptions {
   readonly file: string;
   /**
    * How long a write waits for another connection's lock before failing UNAVAILABLE. Default 5000.
-   * The group commit waits on a timer (the event loop keeps serving); other writes wait in SQLite.
+   * The group commit waits on a timer (the event loop keeps serving); other writes, the migrations
+   * and the close wait in SQLite's busy handler. Reads never wait for a lock in WAL mode.
    */
   readonly busyTimeoutMs?: number;
   /** Unix seconds, for the migration history. Default: the system clock. */
@@ -39,8 +41,10 @@ const DIR_MODE = 0o700;
  * Opens (creating when needed) the embedded SQLite store: WAL journal, foreign keys on, freed
  * cells zeroed (`secure_delete`), schema migrated to this Charter's version. A missing directory
  * is created 0700 and the files 0600 (SQLite gives its `-wal` and `-shm` the database file's
- * mode; they are chmod-ed too, for stores made before). Every later operation first checks the
- * file is still the one opened (`watchFileIdentity`). Fails with a StoreError: UNAVAILABLE when
+ * mode; they are chmod-ed too, for stores made before). On disk, SQLite's automatic checkpoint is
+ * off: a thread of the store's own moves the WAL into the database file (`startWalCheckpointer`),
+ * and if that thread fails SQLite's own checkpoint is turned back on. Every later operation first
+ * checks the file is still the one opened (`watchFileIdentity`). Fails with a StoreError: UNAVAILABLE when
  * the file cannot be opened, CORRUPT when it is not a database or its schema is newer than this code.
  */
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
@@ -59,7 +63,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     applySqliteMigrations(db, SQLITE_MIGRATIONS, now);
     if (onDisk) for (const f of [options.file, `${options.file}-wal`, `${options.file}-shm`]) if (existsSync(f)) chmodSync(f, FILE_MODE);
     const lock = { busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS };
-    return guarded(db, lock, onDisk ? watchFileIdentity(options.file) : undefined, onDisk ? walFile(`${options.file}-wal`) : undefined);
+    return guarded(db, lock, onDisk ? { identity: watchFileIdentity(options.file), wal: walFile(`${options.file}-wal`), file: options.file } : undefined);
   } catch (err) {
     db?.close();
     if (isStoreError(err)) throw new StoreError(err.code, `${options.file}: ${err.message}`, { cause: err });
@@ -67,37 +71,72 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
   }
 }
 
+/** What a database on disk has and `:memory:` has not. */
+interface OnDisk {
+  readonly file: string;
+  readonly identity: FileIdentity;
+  readonly wal: DurableFile;
+}
+
 /**
  * The store over an open, migrated database. Every method answers a promise and fails only
  * with a StoreError; after close() every method fails UNAVAILABLE.
  */
-function guarded(db: Database.Database, lock: LockWait, identity: FileIdentity | undefined, wal: DurableFile | undefined): Store {
-  const group = createGroupCommit(db, wal, lock);
+function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined): Store {
+  const checkpointer = disk === undefined ? undefined : walCheckpointer(db, disk.file);
+  const group = createGroupCommit(db, disk?.wal, lock, (units) => checkpointer?.wrote(units));
+  // The writes that bypass the group commit wait for another connection's lock in SQLite's busy
+  // handler (the group commit keeps the connection's busy timeout at 0), and are flushed to disk
+  // before they answer (the connection runs with synchronous = NORMAL).
+  const outsideGroup = <T>(write: () => Promise<T>): Promise<T> => {
+    const answer = group.waitingForLock(write);
+    disk?.wal.flushSync();
+    return answer;
+  };
   const audit = sqliteAudit(db);
   const approvals = sqliteApprovals(db, group, audit.append);
   const budgets = sqliteBudgets(db);
+  const keys = sqliteKeyStore(db);
+  const apiKeys = sqliteApiKeyStore(db);
   const ops: StoreOperations = {
     ...sqliteGrantStore(db, group, audit.append),
-    ...sqliteKeyStore(db),
+    ...keys,
+    insertKey: (key) => outsideGroup(() => keys.insertKey(key)),
+    insertKeyUnlessActive: (key) => outsideGroup(() => keys.insertKeyUnlessActive(key)),
+    retireKey: (kid, at) => outsideGroup(() => keys.retireKey(kid, at)),
+    rewrapKey: (kid, expected, next) => outsideGroup(() => keys.rewrapKey(kid, expected, next)),
     ...sqliteDecisionStore(db, { group, append: audit.append, consume: approvals.consume, expireDue: approvals.expireDue, charge: budgets.charge, usage: budgets.usage }),
     ...approvals.store,
     ...audit.store,
+    putCheckpoint: (checkpoint) => outsideGroup(() => audit.store.putCheckpoint(checkpoint)),
     appendAudit: (draft) => group.run(() => audit.append(draft)),
-    ...sqliteApiKeyStore(db),
+    ...apiKeys,
+    createApiKey: (key) => outsideGroup(() => apiKeys.createApiKey(key)),
+    revokeApiKey: (id, at) => outsideGroup(() => apiKeys.revokeApiKey(id, at)),
     // The guard's `before` hook (the file identity check) is the whole of it.
     checkIntact: async () => undefined,
   };
   return guardStore(ops, STORE_DOING, {
     adapter: "sqlite store",
     translate: toStoreError,
-    release: () => {
+    release: async () => {
+      await checkpointer?.close();
       // What is queued is committed (or fails) before the connection goes.
       group.flush();
       db.close();
     },
-    ...(identity ? { before: () => identity.check() } : {}),
+    ...(disk ? { before: () => disk.identity.check() } : {}),
   });
 }
+
+/** SQLite's automatic checkpoint off, and the store's checkpointer thread instead (SQLite's back on if the thread fails). */
+function walCheckpointer(db: Database.Database, file: string): WalCheckpointer {
+  db.pragma("wal_autocheckpoint = 0");
+  return startWalCheckpointer(file, { onFailure: () => db.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`) });
+}
+
+/** SQLite's default automatic checkpoint interval, in WAL pages. */
+const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 
 /** Creates the directory (0700) and the database file (0600) before SQLite does, with the modes it then copies. */
 function createPrivately(file: string): void {
