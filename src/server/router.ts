@@ -1,4 +1,4 @@
-import { create, fromBinary, toBinary, type DescMessage, type DescMethod, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { create, fromBinary, type DescMessage, type DescMethod, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import {
   Metadata,
@@ -12,6 +12,7 @@ import type { Logger } from "pino";
 import { untilAborted } from "./abortable.js";
 import { callStatus, clientGone, openCallContext, type CallContext } from "./call-context.js";
 import { applyInterceptors, runStep, type CallHandler, type CallOutput, type Interceptor } from "./interceptor.js";
+import { encodeMessage } from "./encode.js";
 import { configureExactUtf8 } from "./exact-utf8.js";
 import { loggingInterceptor, rpcLines } from "./logging.js";
 import { checkRequestLimits, DEFAULT_REQUEST_LIMITS, precheckRequest, type RequestLimits } from "./request-limits.js";
@@ -91,7 +92,7 @@ export function bindService<S extends GenService<GenServiceMethods>>(
       requestSerialize: (bytes: Uint8Array) => Buffer.from(bytes),
       requestDeserialize: (bytes: Buffer) => bytes,
       // A view of the encoded bytes, not a copy: grpc-js copies them into the frame.
-      responseSerialize: (message: MessageInitShape<DescMessage>) => asBuffer(encoded.get(message) ?? toBinary(method.output, create(method.output, message))),
+      responseSerialize: (message: MessageInitShape<DescMessage>) => asBuffer(encoded.get(message) ?? encodeMessage(method.output, create(method.output, message))),
       responseDeserialize: (bytes: Buffer) => fromBinary(method.output, bytes),
       originalName: method.localName,
     };
@@ -172,7 +173,7 @@ function innermost(
   }
   const answered = (message: MessageInitShape<DescMessage>): CallOutput => {
     // A handler that answers a message it answered before (a cached one) gets the bytes it was encoded to then.
-    const bytes = encoded.get(message) ?? toBinary(method.output, create(method.output, message));
+    const bytes = encoded.get(message) ?? encodeMessage(method.output, create(method.output, message));
     if (bytes.length > maxResponseBytes) {
       throw new RpcError("RESOURCE_EXHAUSTED", `the response would be ${bytes.length} bytes, more than the ${maxResponseBytes} allowed (maxMessageBytes)`);
     }
