@@ -124,9 +124,47 @@ class CallState {
 
 const STATE = Symbol("call state");
 
-/** A context as `openCallContext` makes it: its signal and certificate read from the call's state. */
-interface LiveContext extends CallContext {
+/** A context's signal and certificate: read from the call's state, made when first read. */
+const LIVE_ACCESSORS = {
+  signal: {
+    enumerable: true,
+    get(this: LiveContext): AbortSignal {
+      return this[STATE].signal;
+    },
+  },
+  clientCertificate: {
+    enumerable: true,
+    get(this: LiveContext): ClientCertificate | undefined {
+      return this[STATE].clientCertificate;
+    },
+  },
+} as const;
+
+/**
+ * A context as `openCallContext` makes it. `signal` and `clientCertificate` are own enumerable
+ * accessors (shared descriptors, no closure per call), so a spread copy (`{ ...ctx }`) still
+ * has them, as values.
+ */
+class LiveContext implements CallContext {
+  declare readonly signal: AbortSignal;
+  declare readonly clientCertificate: ClientCertificate | undefined;
+  readonly metadata: Metadata;
+  readonly deadline: Date | undefined;
   readonly [STATE]: CallState;
+
+  constructor(
+    readonly service: DescService,
+    readonly method: DescMethod,
+    readonly path: string,
+    state: CallState,
+    readonly caller: Caller | undefined,
+  ) {
+    this.metadata = state.call.metadata;
+    this.deadline = state.deadline;
+    this[STATE] = state;
+    Object.defineProperty(this, "signal", LIVE_ACCESSORS.signal);
+    Object.defineProperty(this, "clientCertificate", LIVE_ACCESSORS.clientCertificate);
+  }
 }
 
 function stateOf(ctx: CallContext): CallState | undefined {
@@ -137,25 +175,6 @@ const expired = () => new RpcError("DEADLINE_EXCEEDED", "deadline exceeded");
 
 function isClientGoneReason(reason: unknown): boolean {
   return isRpcError(reason) && (reason.code === "CANCELLED" || reason.code === "DEADLINE_EXCEEDED");
-}
-
-/** A context over `state`. Its getters are own enumerable properties, so a spread copy (`{ ...ctx }`) still has them, as values. */
-function contextOf(service: DescService, method: DescMethod, path: string, state: CallState, caller: Caller | undefined): LiveContext {
-  return {
-    service,
-    method,
-    path,
-    metadata: state.call.metadata,
-    caller,
-    deadline: state.deadline,
-    get clientCertificate() {
-      return state.clientCertificate;
-    },
-    get signal() {
-      return state.signal;
-    },
-    [STATE]: state,
-  };
 }
 
 /**
@@ -187,7 +206,7 @@ export function openCallContext(
   if (shutdown?.aborted) onShutdown();
   const stopWatching = shutdown && !shutdown.aborted ? whenShutDown(shutdown, onShutdown) : undefined;
   return {
-    ctx: contextOf(service, method, path, state, undefined),
+    ctx: new LiveContext(service, method, path, state, undefined),
     close() {
       state.close();
       stopWatching?.();
@@ -198,7 +217,7 @@ export function openCallContext(
 /** The same call's context with `caller` set (what authentication passes on); the signal stays the call's. */
 export function withCaller(ctx: CallContext, caller: Caller): CallContext {
   const state = stateOf(ctx);
-  return state === undefined ? { ...ctx, caller } : contextOf(ctx.service, ctx.method, ctx.path, state, caller);
+  return state === undefined ? { ...ctx, caller } : new LiveContext(ctx.service, ctx.method, ctx.path, state, caller);
 }
 
 /** The open calls' shutdown handlers, per shutdown signal: one listener on the signal, not one per call in flight. */

@@ -10,19 +10,18 @@ import type { GrpcStatus } from "./rpc-error.js";
  * with its cause.
  */
 export function loggingInterceptor(log: Logger): Interceptor {
-  const lines = rpcLines(log);
   return (next) => (request, ctx) => {
     const started = performance.now();
     return runStep(next, request, ctx).then(
       (answer) => {
         if (!answer.stream) {
-          lines(ctx.path, callStatus(ctx), started);
+          logRpc(log, ctx.path, callStatus(ctx), started);
           return answer;
         }
-        return { stream: true, messages: loggedStream(answer.messages, (err) => lines(ctx.path, callStatus(ctx, err), started, err)) };
+        return { stream: true, messages: loggedStream(answer.messages, (err) => logRpc(log, ctx.path, callStatus(ctx, err), started, err)) };
       },
       (err: unknown) => {
-        lines(ctx.path, callStatus(ctx, err), started, err);
+        logRpc(log, ctx.path, callStatus(ctx, err), started, err);
         throw err;
       },
     );
@@ -63,29 +62,11 @@ function loggedStream(messages: AsyncIterable<AnyResponse>, ended: (err?: unknow
 /** Longest text taken from an error (which may quote a caller) into a log line. */
 export const MAX_LOGGED_TEXT = 512;
 
-/** Writes the `rpc` line of a call: `(method, status, started, cause?)`, `started` a `performance.now()`. */
-export type RpcLine = (method: string, s: GrpcStatus, started: number, cause?: unknown) => void;
-
-/**
- * The `rpc` lines of `log`: one line per call, at error level with the cause (its texts
- * truncated) when the status is a server fault. The method and status are bound once per pair
- * (a pino child serializes its bindings when made), so a line serializes only its duration.
- */
-export function rpcLines(log: Logger): RpcLine {
-  const byMethod = new Map<string, Map<status, Logger>>();
-  const bound = (method: string, code: status): Logger => {
-    let byStatus = byMethod.get(method);
-    if (byStatus === undefined) byMethod.set(method, (byStatus = new Map<status, Logger>()));
-    let line = byStatus.get(code);
-    if (line === undefined) byStatus.set(code, (line = log.child({ method: truncate(method), status: status[code] })));
-    return line;
-  };
-  return (method, s, started, cause) => {
-    const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-    const line = bound(method, s.code);
-    if (s.fault) line.error({ durationMs, err: loggedError(cause) }, "rpc failed");
-    else line.info({ durationMs }, "rpc");
-  };
+/** One `rpc` line (`started` a `performance.now()`); at error level with the cause (its texts truncated) when the status is a server fault. */
+export function logRpc(log: Logger, method: string, s: GrpcStatus, started: number, cause?: unknown): void {
+  const fields = { method: truncate(method), status: status[s.code], durationMs: Math.round((performance.now() - started) * 1000) / 1000 };
+  if (s.fault) log.error({ ...fields, err: loggedError(cause) }, "rpc failed");
+  else log.info(fields, "rpc");
 }
 
 /**

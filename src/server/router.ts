@@ -14,7 +14,7 @@ import { callStatus, clientGone, openCallContext, type CallContext } from "./cal
 import { applyInterceptors, runStep, type CallHandler, type CallOutput, type Interceptor } from "./interceptor.js";
 import { encodeMessage } from "./encode.js";
 import { configureExactUtf8 } from "./exact-utf8.js";
-import { loggingInterceptor, rpcLines } from "./logging.js";
+import { logRpc, loggingInterceptor } from "./logging.js";
 import { checkRequestLimits, DEFAULT_REQUEST_LIMITS, precheckRequest, type RequestLimits } from "./request-limits.js";
 import { RpcError, toGrpcStatus, type GrpcStatus } from "./rpc-error.js";
 import { STATUS_DETAILS_KEY, statusDetailsBin } from "./status-details.js";
@@ -81,7 +81,6 @@ export function bindService<S extends GenService<GenServiceMethods>>(
   const implementation: UntypedServiceImplementation = {};
   // Unary responses encoded (and measured) in the pipeline, so grpc-js sends those bytes as they are.
   const encoded = new WeakMap<object, Uint8Array>();
-  const lines = log ? rpcLines(log) : undefined;
   for (const method of service.methods) {
     const path = `/${service.typeName}/${method.name}`;
     definition[method.localName] = {
@@ -99,7 +98,7 @@ export function bindService<S extends GenService<GenServiceMethods>>(
     const handler = (handlers as Record<string, unknown>)[method.localName] as ((req: MessageShape<DescMessage>, ctx: CallContext) => unknown) | undefined;
     const pipeline = applyInterceptors(innermost(method, handler, encoded, maxResponseBytes), interceptors);
     const refuse = (err: RpcError, ctx: CallContext) => {
-      lines?.(ctx.path, toGrpcStatus(err), performance.now());
+      if (log) logRpc(log, ctx.path, toGrpcStatus(err), performance.now());
       return Promise.reject(err);
     };
     /**
