@@ -56,9 +56,14 @@ const BY_PATH: ReadonlyMap<string, Access> = new Map(
   ACCESS_TABLE.flatMap(([service, rules]) => service.methods.map((m) => [`/${service.typeName}/${m.name}`, rules[m.localName] as Access] as const)),
 );
 
+/** The rules by the generated method descriptors themselves: the per-call lookup builds no string. */
+const BY_METHOD: ReadonlyMap<DescMethod, Access> = new Map(
+  ACCESS_TABLE.flatMap(([service, rules]) => service.methods.map((m) => [m, rules[m.localName] as Access] as const)),
+);
+
 /** The rule of a method; undefined for a method the table lacks (the interceptor then refuses the call). */
 export function accessOf(service: DescService, method: DescMethod): Access | undefined {
-  return BY_PATH.get(`/${service.typeName}/${method.name}`);
+  return BY_METHOD.get(method) ?? BY_PATH.get(`/${service.typeName}/${method.name}`);
 }
 
 /** Whether a caller holding `held` may call an RPC whose rule is `access`. */

@@ -1,6 +1,6 @@
 import { auditRefusedCall, authenticateApiKey, hasApiKeys, isRole, type AuthorityContext, type Principal, type Role } from "../authority/index.js";
 import { accessOf, permits } from "./access.js";
-import type { CallContext } from "./call-context.js";
+import { withCaller, type CallContext } from "./call-context.js";
 import type { Interceptor } from "./interceptor.js";
 import { RpcError } from "./rpc-error.js";
 
@@ -24,7 +24,7 @@ const UNAUTHENTICATED = "a valid API key is required (metadata authorization: Be
 
 /**
  * Authenticates the caller and enforces the RPC's access rule (`src/server/access.ts`) before
- * the handler runs, then passes `{ ...ctx, caller }` to `next`. Missing, malformed, unknown and
+ * the handler runs, then passes the context with `caller` set (`withCaller`) to `next`. Missing, malformed, unknown and
  * revoked keys are one answer, UNAUTHENTICATED; a known caller without the role is
  * PERMISSION_DENIED. Both are decided before the request is looked at, so neither says whether
  * a grant or an approval exists. RPCs authorized by a grant token, and public ones, skip it.
@@ -35,13 +35,14 @@ export function authenticationInterceptor(ctx: Pick<AuthorityContext, "store" | 
     const access = accessOf(call.service, call.method);
     if (access === undefined) throw new RpcError("PERMISSION_DENIED", `${call.method.name} has no access rule`);
     if (access.kind !== "roles") return next(request, call);
-    const caller = await identify(ctx, call, options, keysExist);
+    const header = call.metadata.get("authorization");
+    const caller = await identify(ctx, call, header, options, keysExist);
     // Both refusals are on the audit log before they are answered (who, when known; never the credential).
     if (caller === undefined) {
       await auditRefusedCall(ctx, {
         code: "UNAUTHENTICATED",
         rpc: call.path,
-        detail: call.metadata.get("authorization").length > 0 ? "an unknown, revoked or malformed API key" : "no credentials",
+        detail: header.length > 0 ? "an unknown, revoked or malformed API key" : "no credentials",
       });
       throw new RpcError("UNAUTHENTICATED", UNAUTHENTICATED);
     }
@@ -50,7 +51,7 @@ export function authenticationInterceptor(ctx: Pick<AuthorityContext, "store" | 
       await auditRefusedCall(ctx, { code: "PERMISSION_DENIED", rpc: call.path, caller: caller.principal, detail: needs });
       throw new RpcError("PERMISSION_DENIED", `${call.method.name} ${needs}`);
     }
-    return next(request, { ...call, caller });
+    return next(request, withCaller(call, caller));
   };
 }
 
@@ -58,10 +59,10 @@ export function authenticationInterceptor(ctx: Pick<AuthorityContext, "store" | 
 async function identify(
   ctx: Pick<AuthorityContext, "store">,
   call: CallContext,
+  header: ReturnType<CallContext["metadata"]["get"]>,
   options: AuthenticationOptions,
   keysExist: () => Promise<boolean>,
 ): Promise<Principal | undefined> {
-  const header = call.metadata.get("authorization");
   if (header.length > 0) {
     if (header.length !== 1 || typeof header[0] !== "string") return undefined;
     const m = /^Bearer\s+(\S+)$/i.exec(header[0].trim());

@@ -55,46 +55,169 @@ export interface SurfaceCall {
 const DEADLINE_SLACK_MS = 50;
 
 /**
+ * What one call has come to, shared by every context made for it (`withCaller`). The signals
+ * are made when first read: most unary calls never read `ctx.signal`, and an AbortController
+ * costs microseconds. Whatever happened before a signal was made is applied when it is made.
+ */
+class CallState {
+  ended = false;
+  /** Why the call was aborted (the first cause wins); undefined while it runs. */
+  reason: RpcError | undefined;
+  #signal: AbortController | undefined;
+  #callerGone: AbortController | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #certificate: ClientCertificate | undefined | null = null;
+
+  constructor(
+    readonly call: SurfaceCall,
+    readonly deadline: Date | undefined,
+  ) {}
+
+  abort(reason: RpcError): void {
+    if (this.ended || this.reason !== undefined) return;
+    this.reason = reason;
+    this.#signal?.abort(reason);
+    if (isClientGoneReason(reason)) this.#callerGone?.abort(reason);
+  }
+
+  get signal(): AbortSignal {
+    if (this.#signal === undefined) {
+      this.#signal = new AbortController();
+      if (this.reason !== undefined) this.#signal.abort(this.reason);
+      else this.#watchDeadline();
+    }
+    return this.#signal.signal;
+  }
+
+  get callerGone(): AbortSignal {
+    if (this.#callerGone === undefined) {
+      this.#callerGone = new AbortController();
+      if (this.reason !== undefined) {
+        if (isClientGoneReason(this.reason)) this.#callerGone.abort(this.reason);
+      } else this.#watchDeadline();
+    }
+    return this.#callerGone.signal;
+  }
+
+  get clientCertificate(): ClientCertificate | undefined {
+    if (this.#certificate === null) this.#certificate = clientCertificateOf(this.call);
+    return this.#certificate;
+  }
+
+  /**
+   * Once a signal exists that the deadline would abort: aborts now if it has passed, else arms its
+   * timer (without a signal nothing needs the timer; the clock tells `callStatus`).
+   */
+  #watchDeadline(): void {
+    const deadline = this.deadline;
+    if (deadline === undefined || this.#timer !== undefined || this.ended) return;
+    const left = deadline.getTime() - Date.now();
+    if (left <= 0) this.abort(expired());
+    else this.#timer = setTimeout(() => this.abort(expired()), left);
+  }
+
+  close(): void {
+    this.ended = true;
+    clearTimeout(this.#timer);
+  }
+}
+
+const STATE = Symbol("call state");
+
+/** A context's signal and certificate: read from the call's state, made when first read. */
+const LIVE_ACCESSORS = {
+  signal: {
+    enumerable: true,
+    get(this: LiveContext): AbortSignal {
+      return this[STATE].signal;
+    },
+  },
+  clientCertificate: {
+    enumerable: true,
+    get(this: LiveContext): ClientCertificate | undefined {
+      return this[STATE].clientCertificate;
+    },
+  },
+} as const;
+
+/**
+ * A context as `openCallContext` makes it. `signal` and `clientCertificate` are own enumerable
+ * accessors (shared descriptors, no closure per call), so a spread copy (`{ ...ctx }`) still
+ * has them, as values.
+ */
+class LiveContext implements CallContext {
+  declare readonly signal: AbortSignal;
+  declare readonly clientCertificate: ClientCertificate | undefined;
+  readonly metadata: Metadata;
+  readonly deadline: Date | undefined;
+  readonly [STATE]: CallState;
+
+  constructor(
+    readonly service: DescService,
+    readonly method: DescMethod,
+    readonly path: string,
+    state: CallState,
+    readonly caller: Caller | undefined,
+  ) {
+    this.metadata = state.call.metadata;
+    this.deadline = state.deadline;
+    this[STATE] = state;
+    Object.defineProperty(this, "signal", LIVE_ACCESSORS.signal);
+    Object.defineProperty(this, "clientCertificate", LIVE_ACCESSORS.clientCertificate);
+  }
+}
+
+function stateOf(ctx: CallContext): CallState | undefined {
+  return (ctx as Partial<LiveContext>)[STATE];
+}
+
+const expired = () => new RpcError("DEADLINE_EXCEEDED", "deadline exceeded");
+
+function isClientGoneReason(reason: unknown): boolean {
+  return isRpcError(reason) && (reason.code === "CANCELLED" || reason.code === "DEADLINE_EXCEEDED");
+}
+
+/**
  * Opens a call's context. `close`, once the call has ended, releases its timer and listeners;
  * the signal of a call that ended is not aborted afterwards (grpc-js reports every closed stream
- * as cancelled).
+ * as cancelled). `path` is the method's `/package.Service/Method`, made once per method.
  */
 export function openCallContext(
   service: DescService,
   method: DescMethod,
   call: SurfaceCall,
   shutdown: AbortSignal | undefined,
+  path = `/${service.typeName}/${method.name}`,
 ): { readonly ctx: CallContext; readonly close: () => void } {
-  const controller = new AbortController();
   const raw = call.getDeadline();
   const at = raw instanceof Date ? raw.getTime() : raw;
-  const deadline = Number.isFinite(at) ? new Date(at) : undefined;
-  let ended = false;
-  const abort = (reason: RpcError) => {
-    if (!ended && !controller.signal.aborted) controller.abort(reason);
-  };
-  const expired = () => new RpcError("DEADLINE_EXCEEDED", "deadline exceeded");
+  const state = new CallState(call, Number.isFinite(at) ? new Date(at) : undefined);
   // The client's own deadline timer cancels the call too: tell them apart by the clock.
-  const late = () => deadline !== undefined && deadline.getTime() - DEADLINE_SLACK_MS <= Date.now();
   // grpc-js reports every closed stream as cancelled, answered ones too: those cost nothing here.
   call.on("cancelled", () => {
-    if (!ended && !controller.signal.aborted) abort(late() ? expired() : new RpcError("CANCELLED", "cancelled by the client"));
+    if (state.ended || state.reason !== undefined) return;
+    const deadline = state.deadline;
+    const late = deadline !== undefined && deadline.getTime() - DEADLINE_SLACK_MS <= Date.now();
+    state.abort(late ? expired() : new RpcError("CANCELLED", "cancelled by the client"));
   });
   // A call that arrives past its deadline is aborted at once, before any work starts.
-  if (deadline !== undefined && deadline.getTime() <= Date.now()) abort(expired());
-  const timer = deadline && !controller.signal.aborted ? setTimeout(() => abort(expired()), Math.max(0, deadline.getTime() - Date.now())) : undefined;
-  const onShutdown = () => abort(new RpcError("UNAVAILABLE", "server shutting down"));
+  if (state.deadline !== undefined && state.deadline.getTime() <= Date.now()) state.abort(expired());
+  const onShutdown = () => state.abort(new RpcError("UNAVAILABLE", "server shutting down"));
   if (shutdown?.aborted) onShutdown();
   const stopWatching = shutdown && !shutdown.aborted ? whenShutDown(shutdown, onShutdown) : undefined;
-  const path = `/${service.typeName}/${method.name}`;
   return {
-    ctx: { service, method, path, metadata: call.metadata, caller: undefined, clientCertificate: clientCertificateOf(call), deadline, signal: controller.signal },
+    ctx: new LiveContext(service, method, path, state, undefined),
     close() {
-      ended = true;
-      clearTimeout(timer);
+      state.close();
       stopWatching?.();
     },
   };
+}
+
+/** The same call's context with `caller` set (what authentication passes on); the signal stays the call's. */
+export function withCaller(ctx: CallContext, caller: Caller): CallContext {
+  const state = stateOf(ctx);
+  return state === undefined ? { ...ctx, caller } : new LiveContext(ctx.service, ctx.method, ctx.path, state, caller);
 }
 
 /** The open calls' shutdown handlers, per shutdown signal: one listener on the signal, not one per call in flight. */
@@ -125,11 +248,16 @@ function clientCertificateOf(call: SurfaceCall): ClientCertificate | undefined {
 
 const OK: GrpcStatus = { code: status.OK, details: "OK", fault: false };
 
+/** Why the call was aborted, if it was: read from its state without making its signal. */
+function abortReason(ctx: CallContext): unknown {
+  const state = stateOf(ctx);
+  if (state !== undefined) return state.reason;
+  return ctx.signal.aborted ? ctx.signal.reason : undefined;
+}
+
 /** Whether the client gave up on the call (cancelled it, or its deadline passed). */
 export function clientGone(ctx: CallContext): boolean {
-  if (pastDeadline(ctx)) return true;
-  const reason: unknown = ctx.signal.reason;
-  return ctx.signal.aborted && isRpcError(reason) && (reason.code === "CANCELLED" || reason.code === "DEADLINE_EXCEEDED");
+  return pastDeadline(ctx) || isClientGoneReason(abortReason(ctx));
 }
 
 /**
@@ -137,9 +265,10 @@ export function clientGone(ctx: CallContext): boolean {
  * DEADLINE_EXCEEDED once it gave up, whatever the handler did afterwards; otherwise `toGrpcStatus`.
  */
 export function callStatus(ctx: CallContext, err?: unknown): GrpcStatus {
+  const reason = abortReason(ctx);
   // Work that blocked the event loop past the deadline ends before the deadline timer can fire.
-  if (pastDeadline(ctx) && !ctx.signal.aborted) return toGrpcStatus(new RpcError("DEADLINE_EXCEEDED", "deadline exceeded"));
-  if (clientGone(ctx)) return toGrpcStatus(ctx.signal.reason);
+  if (pastDeadline(ctx) && reason === undefined) return toGrpcStatus(new RpcError("DEADLINE_EXCEEDED", "deadline exceeded"));
+  if (pastDeadline(ctx) || isClientGoneReason(reason)) return toGrpcStatus(reason);
   return err === undefined ? OK : toGrpcStatus(err);
 }
 
@@ -156,9 +285,11 @@ function pastDeadline(ctx: CallContext): boolean {
 /**
  * A signal that aborts only when the client has gone (cancelled, or past its deadline), not when
  * the server begins a graceful stop: work for a caller that still waits is finished during the
- * drain, work for one that has gone stops.
+ * drain, work for one that has gone stops. One per call, made when first asked for.
  */
 export function callerGoneSignal(ctx: CallContext): AbortSignal {
+  const state = stateOf(ctx);
+  if (state !== undefined) return state.callerGone;
   const controller = new AbortController();
   const check = () => {
     if (clientGone(ctx)) controller.abort(ctx.signal.reason);

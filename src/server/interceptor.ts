@@ -24,3 +24,14 @@ export type Interceptor = (next: CallHandler) => CallHandler;
 export function applyInterceptors(handler: CallHandler, interceptors: readonly Interceptor[]): CallHandler {
   return interceptors.reduceRight<CallHandler>((next, interceptor) => interceptor(next), handler);
 }
+
+/** `step(request, ctx)`, a synchronous throw included, as one promise: a pipeline step can be a plain function. */
+export function runStep(step: CallHandler, request: AnyRequest, ctx: CallContext): Promise<CallOutput> {
+  try {
+    return step(request, ctx);
+  } catch (err) {
+    // The thrown value passes on unchanged, as an async function would reject with it.
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+    return Promise.reject(err);
+  }
+}

@@ -1,7 +1,7 @@
 import { status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { callStatus } from "./call-context.js";
-import type { AnyResponse, Interceptor } from "./interceptor.js";
+import { runStep, type AnyResponse, type Interceptor } from "./interceptor.js";
 import type { GrpcStatus } from "./rpc-error.js";
 
 /**
@@ -10,19 +10,21 @@ import type { GrpcStatus } from "./rpc-error.js";
  * with its cause.
  */
 export function loggingInterceptor(log: Logger): Interceptor {
-  return (next) => async (request, ctx) => {
-    const started = process.hrtime.bigint();
-    try {
-      const out = await next(request, ctx);
-      if (!out.stream) {
-        logRpc(log, ctx.path, callStatus(ctx), started);
-        return out;
-      }
-      return { stream: true, messages: loggedStream(out.messages, (err) => logRpc(log, ctx.path, callStatus(ctx, err), started, err)) };
-    } catch (err) {
-      logRpc(log, ctx.path, callStatus(ctx, err), started, err);
-      throw err;
-    }
+  return (next) => (request, ctx) => {
+    const started = performance.now();
+    return runStep(next, request, ctx).then(
+      (answer) => {
+        if (!answer.stream) {
+          logRpc(log, ctx.path, callStatus(ctx), started);
+          return answer;
+        }
+        return { stream: true, messages: loggedStream(answer.messages, (err) => logRpc(log, ctx.path, callStatus(ctx, err), started, err)) };
+      },
+      (err: unknown) => {
+        logRpc(log, ctx.path, callStatus(ctx, err), started, err);
+        throw err;
+      },
+    );
   };
 }
 
@@ -60,10 +62,9 @@ function loggedStream(messages: AsyncIterable<AnyResponse>, ended: (err?: unknow
 /** Longest text taken from an error (which may quote a caller) into a log line. */
 export const MAX_LOGGED_TEXT = 512;
 
-/** One `rpc` line; at error level with the cause (its texts truncated) when the status is a server fault. */
-export function logRpc(log: Logger, method: string, s: GrpcStatus, started: bigint, cause?: unknown): void {
-  const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-  const fields = { method: truncate(method), status: status[s.code], durationMs: Math.round(durationMs * 1000) / 1000 };
+/** One `rpc` line (`started` a `performance.now()`); at error level with the cause (its texts truncated) when the status is a server fault. */
+export function logRpc(log: Logger, method: string, s: GrpcStatus, started: number, cause?: unknown): void {
+  const fields = { method: truncate(method), status: status[s.code], durationMs: Math.round((performance.now() - started) * 1000) / 1000 };
   if (s.fault) log.error({ ...fields, err: loggedError(cause) }, "rpc failed");
   else log.info(fields, "rpc");
 }

@@ -55,13 +55,7 @@ function overLimit(path: string, problem: string): RpcError {
  * decoder (which refuses them INVALID_ARGUMENT).
  */
 export function precheckRequest(desc: DescMessage, bytes: Uint8Array, limits: RequestLimits): RpcError | undefined {
-  const repeated = new Map<number, DescField>();
-  // Entries of these arrive one per occurrence; packed scalar lists are counted after decoding.
-  for (const field of desc.fields) {
-    if (field.fieldKind === "map" || (field.fieldKind === "list" && (field.listKind === "message" || field.scalar === ScalarType.STRING))) {
-      repeated.set(field.number, field);
-    }
-  }
+  const repeated = repeatedFieldsOf(desc);
   if (repeated.size === 0) return undefined;
   const counts = new Map<number, number>();
   try {
@@ -80,6 +74,24 @@ export function precheckRequest(desc: DescMessage, bytes: Uint8Array, limits: Re
     return undefined;
   }
   return undefined;
+}
+
+/** The top-level repeated fields of each message type, by field number, found once per type. */
+const REPEATED = new WeakMap<DescMessage, ReadonlyMap<number, DescField>>();
+
+function repeatedFieldsOf(desc: DescMessage): ReadonlyMap<number, DescField> {
+  let repeated = REPEATED.get(desc);
+  if (repeated === undefined) {
+    const found = new Map<number, DescField>();
+    // Entries of these arrive one per occurrence; packed scalar lists are counted after decoding.
+    for (const field of desc.fields) {
+      if (field.fieldKind === "map" || (field.fieldKind === "list" && (field.listKind === "message" || field.scalar === ScalarType.STRING))) {
+        found.set(field.number, field);
+      }
+    }
+    REPEATED.set(desc, (repeated = found));
+  }
+  return repeated;
 }
 
 /** Checks every string length and list size of a decoded request against the limits. */

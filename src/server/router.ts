@@ -1,4 +1,4 @@
-import { create, fromBinary, toBinary, type DescMessage, type DescMethod, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { create, fromBinary, type DescMessage, type DescMethod, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import {
   Metadata,
@@ -11,7 +11,8 @@ import {
 import type { Logger } from "pino";
 import { untilAborted } from "./abortable.js";
 import { callStatus, clientGone, openCallContext, type CallContext } from "./call-context.js";
-import { applyInterceptors, type CallHandler, type Interceptor } from "./interceptor.js";
+import { applyInterceptors, runStep, type CallHandler, type CallOutput, type Interceptor } from "./interceptor.js";
+import { encodeMessage } from "./encode.js";
 import { configureExactUtf8 } from "./exact-utf8.js";
 import { logRpc, loggingInterceptor } from "./logging.js";
 import { checkRequestLimits, DEFAULT_REQUEST_LIMITS, precheckRequest, type RequestLimits } from "./request-limits.js";
@@ -81,21 +82,23 @@ export function bindService<S extends GenService<GenServiceMethods>>(
   // Unary responses encoded (and measured) in the pipeline, so grpc-js sends those bytes as they are.
   const encoded = new WeakMap<object, Uint8Array>();
   for (const method of service.methods) {
+    const path = `/${service.typeName}/${method.name}`;
     definition[method.localName] = {
-      path: `/${service.typeName}/${method.name}`,
+      path,
       requestStream: false,
       responseStream: method.methodKind === "server_streaming",
       // The raw bytes pass through: decoding happens in the pipeline, where a failure is the caller's.
       requestSerialize: (bytes: Uint8Array) => Buffer.from(bytes),
       requestDeserialize: (bytes: Buffer) => bytes,
-      responseSerialize: (message: MessageInitShape<DescMessage>) => Buffer.from(encoded.get(message) ?? toBinary(method.output, create(method.output, message))),
+      // A view of the encoded bytes, not a copy: grpc-js copies them into the frame.
+      responseSerialize: (message: MessageInitShape<DescMessage>) => asBuffer(encoded.get(message) ?? encodeMessage(method.output, create(method.output, message))),
       responseDeserialize: (bytes: Buffer) => fromBinary(method.output, bytes),
       originalName: method.localName,
     };
     const handler = (handlers as Record<string, unknown>)[method.localName] as ((req: MessageShape<DescMessage>, ctx: CallContext) => unknown) | undefined;
     const pipeline = applyInterceptors(innermost(method, handler, encoded, maxResponseBytes), interceptors);
     const refuse = (err: RpcError, ctx: CallContext) => {
-      if (log) logRpc(log, ctx.path, toGrpcStatus(err), process.hrtime.bigint());
+      if (log) logRpc(log, ctx.path, toGrpcStatus(err), performance.now());
       return Promise.reject(err);
     };
     /**
@@ -113,12 +116,12 @@ export function bindService<S extends GenService<GenServiceMethods>>(
       }
       const over = checkRequestLimits(method.input, request, limits);
       if (over) return refuse(over, ctx);
-      return pipeline(request, ctx);
+      return runStep(pipeline, request, ctx);
     };
 
     if (method.methodKind === "unary") {
       const unary: handleUnaryCall<Buffer, MessageInitShape<DescMessage>> = (call, callback) => {
-        const { ctx, close } = openCallContext(service, method, call, shutdown);
+        const { ctx, close } = openCallContext(service, method, call, shutdown, path);
         // The context is closed before the answer leaves, so the stream's closing does not abort its signal.
         run(call.request, ctx)
           .then((out) => {
@@ -135,7 +138,7 @@ export function bindService<S extends GenService<GenServiceMethods>>(
       implementation[method.localName] = unary;
     } else if (method.methodKind === "server_streaming") {
       const streaming: handleServerStreamingCall<Buffer, MessageInitShape<DescMessage>> = (call) => {
-        const { ctx, close } = openCallContext(service, method, call, shutdown);
+        const { ctx, close } = openCallContext(service, method, call, shutdown, path);
         void (async () => {
           try {
             const out = await run(call.request, ctx);
@@ -167,16 +170,21 @@ function innermost(
   if (method.methodKind === "server_streaming") {
     return async (req, ctx) => ({ stream: true, messages: untilAborted(handler(req, ctx) as AsyncIterable<MessageInitShape<DescMessage>>, ctx.signal) });
   }
-  return async (req, ctx) => {
-    const message = await (handler(req, ctx) as Promise<MessageInitShape<DescMessage>>);
+  const answered = (message: MessageInitShape<DescMessage>): CallOutput => {
     // A handler that answers a message it answered before (a cached one) gets the bytes it was encoded to then.
-    const bytes = encoded.get(message) ?? toBinary(method.output, create(method.output, message));
+    const bytes = encoded.get(message) ?? encodeMessage(method.output, create(method.output, message));
     if (bytes.length > maxResponseBytes) {
       throw new RpcError("RESOURCE_EXHAUSTED", `the response would be ${bytes.length} bytes, more than the ${maxResponseBytes} allowed (maxMessageBytes)`);
     }
     encoded.set(message, bytes);
     return { stream: false, message };
   };
+  const answer: CallHandler = (req, ctx) => (handler(req, ctx) as Promise<MessageInitShape<DescMessage>>).then(answered);
+  return (req, ctx) => runStep(answer, req, ctx);
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** The error grpc-js sends as a call's final status, with `grpc-status-details-bin` when it has details. */

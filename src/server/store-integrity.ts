@@ -8,8 +8,5 @@ import type { Interceptor } from "./interceptor.js";
  * store's identity check (two `stat`s on SQLite) per call.
  */
 export function storeIntegrityInterceptor(ctx: Pick<AuthorityContext, "store">): Interceptor {
-  return (next) => async (request, call) => {
-    await ctx.store.checkIntact();
-    return next(request, call);
-  };
+  return (next) => (request, call) => ctx.store.checkIntact().then(() => next(request, call));
 }

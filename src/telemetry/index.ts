@@ -4,5 +4,5 @@ export { readCaches, registerCache } from "./caches.js";
 export type { CacheStats } from "./caches.js";
 // `./metrics.js` (prom-client, about 45 ms to load) is imported on demand by whoever turns metrics on, not from here.
 export type { CharterMetrics, MetricsSource } from "./metrics.js";
-export { annotateSpan, startTracing, traced } from "./tracing.js";
+export { annotateSpan, startTracing, traced, tracingActive } from "./tracing.js";
 export type { Tracing } from "./tracing.js";

@@ -35,6 +35,11 @@ export function traced<T>(name: string, fn: () => T, attributes?: Attributes): T
   });
 }
 
+/** Whether spans are being made (`startTracing` ran and was not shut down). */
+export function tracingActive(): boolean {
+  return tracing;
+}
+
 /** Sets attributes on the span in force (an RPC's status, say); nothing when tracing is off. */
 export function annotateSpan(attributes: Attributes): void {
   if (tracing) trace.getActiveSpan()?.setAttributes(attributes);
