@@ -1,13 +1,14 @@
 /**
  * The first rendering of a grant's catalog (what GetCatalog computes before its cache holds it),
  * in process, on generated catalogs of growing size with half the actions granted: projection,
- * narrowing, the dialect's rendering and the proto encoding. Printed beside a baseline measured
+ * narrowing, the dialect's rendering and the proto encoding (by `encodeMessage`, as the router
+ * encodes the response; a view entry shared by every view is encoded once). Printed beside a baseline measured
  * in the same run (JSON.stringify of the granted tools' descriptors, the least any rendering must
  * do), and per granted action, so a superlinear step shows as a per-action cost that grows.
  *
  *   npm run bench:grpc-render
  */
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import { buildCatalog, type Catalog } from "../src/core/catalog.js";
 import { compose } from "../src/core/compose.js";
 import type { TaskGrant } from "../src/core/grant.js";
@@ -16,6 +17,7 @@ import { projectCatalog } from "../src/core/project.js";
 import { GetCatalogResponseSchema } from "../src/gen/charter/v1/catalog_pb.js";
 import { renderTools, toolsJson } from "../src/interop/dialects/index.js";
 import { viewToProto } from "../src/interop/view-codec.js";
+import { encodeMessage } from "../src/server/encode.js";
 import { generatedDocuments } from "./grpc-catalog.js";
 import { median } from "./grpc-h2load.js";
 
@@ -39,7 +41,7 @@ for (const size of SIZES) {
   };
   const encoded = (grant: TaskGrant) => {
     const { view, json } = rendered(grant);
-    return toBinary(GetCatalogResponseSchema, create(GetCatalogResponseSchema, { view: viewToProto(view), renderedToolsJson: json })).length;
+    return encodeMessage(GetCatalogResponseSchema, create(GetCatalogResponseSchema, { view: viewToProto(view), renderedToolsJson: json })).length;
   };
   const floor = (grant: TaskGrant) => JSON.stringify(grant.allowed.map((id) => toolOf(catalog, id))).length;
   encoded(grantOf(-1)); // warm the JIT once

@@ -16,7 +16,11 @@ interface FieldPlan {
   readonly nested?: MessagePlan;
 }
 
-type MessagePlan = { readonly fields: readonly FieldPlan[] };
+interface MessagePlan {
+  readonly fields: readonly FieldPlan[];
+  /** Every field a string, boolean or 32-bit integer (or enum): a frozen message of the type cannot change. */
+  scalarOnly: boolean;
+}
 
 const LENGTH_DELIMITED = WireType.LengthDelimited;
 const VARINT = WireType.Varint;
@@ -28,7 +32,8 @@ const plans = new WeakMap<DescMessage, MessagePlan | null>();
  * fields in number order, implicit-presence fields only when not zero, unknown fields kept (by
  * handing such a message to `toBinary`). Message types made only of strings, booleans, 32-bit
  * integers, enums, nested messages and lists of messages or strings are written in one pass into
- * one buffer (their size counted first); any other type is encoded by `toBinary`.
+ * one buffer (their size counted first); any other type is encoded by `toBinary`. A nested message
+ * that is frozen and made of scalars only is encoded once and its bytes copied after that.
  */
 export function encodeMessage<D extends DescMessage>(desc: D, message: MessageShape<D>): Uint8Array {
   const plan = planOf(desc);
@@ -43,7 +48,7 @@ function planOf(desc: DescMessage): MessagePlan | null {
   const known = plans.get(desc);
   if (known !== undefined) return known;
   const fields: FieldPlan[] = [];
-  const plan: MessagePlan = { fields };
+  const plan: MessagePlan = { fields, scalarOnly: false };
   // A recursive type sees itself as planned while its fields are examined.
   plans.set(desc, plan);
   for (const field of [...desc.fields].sort((a, b) => a.number - b.number)) {
@@ -54,7 +59,34 @@ function planOf(desc: DescMessage): MessagePlan | null {
     }
     fields.push(f);
   }
+  plan.scalarOnly = fields.every((f) => f.nested === undefined && f.kind !== "strings");
   return plan;
+}
+
+/**
+ * The encodings of frozen messages whose fields are all scalars (the view entries every view of
+ * an action shares, say): such a message cannot change, so it is encoded once and its bytes are
+ * copied into every later response it is part of. Weak: an entry goes with its message.
+ */
+const frozenEncodings = new WeakMap<object, Buffer>();
+
+/** The bytes of a nested message when it is one that is encoded once (else undefined). */
+function encodedOnce(plan: MessagePlan, message: unknown): Buffer | undefined {
+  if (!plan.scalarOnly || !Object.isFrozen(message)) return undefined;
+  const m = message as object;
+  let bytes = frozenEncodings.get(m);
+  if (bytes === undefined) {
+    if (hasUnknown(plan, m)) return undefined;
+    bytes = Buffer.allocUnsafe(sizeOf(plan, m));
+    write(plan, m, bytes, 0);
+    frozenEncodings.set(m, bytes);
+  }
+  return bytes;
+}
+
+/** A nested message's size, from its kept encoding when it has one. */
+function nestedSize(plan: MessagePlan, message: unknown): number {
+  return encodedOnce(plan, message)?.length ?? sizeOf(plan, message);
 }
 
 function fieldPlan(field: DescField): FieldPlan | null {
@@ -165,10 +197,10 @@ function sizeOf(plan: MessagePlan, message: unknown): number {
         size += varintSize(f.tag) + varintSize(value as number);
         break;
       case "message":
-        size += lengthDelimitedSize(f.tag, sizeOf(f.nested as MessagePlan, value));
+        size += lengthDelimitedSize(f.tag, nestedSize(f.nested as MessagePlan, value));
         break;
       case "messages":
-        for (const item of value as readonly unknown[]) size += lengthDelimitedSize(f.tag, sizeOf(f.nested as MessagePlan, item));
+        for (const item of value as readonly unknown[]) size += lengthDelimitedSize(f.tag, nestedSize(f.nested as MessagePlan, item));
         break;
       case "strings":
         for (const item of value as readonly string[]) size += lengthDelimitedSize(f.tag, Buffer.byteLength(item, "utf8"));
@@ -208,6 +240,11 @@ function writeString(out: Buffer, at: number, tag: number, text: string): number
 
 function writeNested(out: Buffer, at: number, tag: number, plan: MessagePlan, message: unknown): number {
   at = writeVarint(out, at, tag);
+  const bytes = encodedOnce(plan, message);
+  if (bytes !== undefined) {
+    at = writeVarint(out, at, bytes.length);
+    return at + bytes.copy(out, at);
+  }
   at = writeVarint(out, at, sizeOf(plan, message));
   return write(plan, message, out, at);
 }

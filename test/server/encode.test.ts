@@ -3,8 +3,17 @@ import { WireType } from "@bufbuild/protobuf/wire";
 import { describe, expect, it } from "vitest";
 import { file_charter_v1_approval } from "../../src/gen/charter/v1/approval_pb.js";
 import { AuthorizeResponseSchema, file_charter_v1_authority } from "../../src/gen/charter/v1/authority_pb.js";
-import { file_charter_v1_catalog } from "../../src/gen/charter/v1/catalog_pb.js";
-import { Decision, file_charter_v1_common } from "../../src/gen/charter/v1/common_pb.js";
+import { file_charter_v1_catalog, GetCatalogResponseSchema } from "../../src/gen/charter/v1/catalog_pb.js";
+import {
+  CatalogViewSchema,
+  Decision,
+  Effect,
+  file_charter_v1_common,
+  GrantMode,
+  ToolEntrySchema,
+  ToolStatus,
+  type ToolEntry,
+} from "../../src/gen/charter/v1/common_pb.js";
 import { file_charter_v1_grant } from "../../src/gen/charter/v1/grant_pb.js";
 import { GetJwksResponseSchema, file_charter_v1_key } from "../../src/gen/charter/v1/key_pb.js";
 import { encodeMessage } from "../../src/server/encode.js";
@@ -116,5 +125,46 @@ describe("encodeMessage()", () => {
     const message = create(AuthorizeResponseSchema, { verdict: { decision: Decision.ALLOW, callId: "c1" } });
     message.$unknown = [{ no: 99, wireType: WireType.LengthDelimited, data: new Uint8Array([1, 0x41]) }];
     expect(Buffer.from(encodeMessage(AuthorizeResponseSchema, message))).toEqual(Buffer.from(toBinary(AuthorizeResponseSchema, message)));
+  });
+});
+
+describe("encodeMessage() and frozen messages of scalars (encoded once, then copied)", () => {
+  const entry = (name: string) =>
+    create(ToolEntrySchema, {
+      actionId: `act.${name}`,
+      name,
+      description: "d ✓",
+      inputSchemaJson: '{"type":"object"}',
+      status: ToolStatus.CALLABLE,
+      effect: Effect.WRITE,
+      descriptorDigest: "ab",
+    });
+  const view = (tools: ToolEntry[]) => create(CatalogViewSchema, { grantId: "grt_1", catalogVersion: "v1", mode: GrantMode.LIVE, tools });
+
+  it("writes a frozen entry's kept bytes, the same as toBinary, every time it is part of a response", () => {
+    const shared = Object.freeze(entry("shared"));
+    for (const others of [[], [entry("a")], [entry("b"), entry("c")]]) {
+      const message = view([...others, shared, shared]);
+      expect(Buffer.from(encodeMessage(CatalogViewSchema, message))).toEqual(Buffer.from(toBinary(CatalogViewSchema, message)));
+    }
+  });
+
+  it("encodes a message that is not frozen afresh each time: a change made between two responses is sent", () => {
+    const changing = entry("before");
+    encodeMessage(CatalogViewSchema, view([changing]));
+    changing.name = "after";
+    changing.descriptorDigest = "cd";
+    const message = view([changing]);
+    expect(Buffer.from(encodeMessage(CatalogViewSchema, message))).toEqual(Buffer.from(toBinary(CatalogViewSchema, message)));
+  });
+
+  it("keeps no bytes for a frozen message with lists or nested messages (what they hold can still change)", () => {
+    const frozen = Object.freeze(view([entry("first")]));
+    const response = create(GetCatalogResponseSchema, { view: frozen, renderedToolsJson: "[]" });
+    encodeMessage(GetCatalogResponseSchema, response);
+    // Freezing is shallow: the frozen view's list still takes another entry.
+    frozen.tools.push(entry("second"));
+    expect(response.view?.tools).toHaveLength(2);
+    expect(Buffer.from(encodeMessage(GetCatalogResponseSchema, response))).toEqual(Buffer.from(toBinary(GetCatalogResponseSchema, response)));
   });
 });
