@@ -15,12 +15,11 @@
  * bench's floored requests have distinct lengths, so the handler reads no more than the length);
  * any other request is answered as the baseline answers it.
  */
-import { Server, ServerCredentials, type handleUnaryCall, type ServiceDefinition, type UntypedServiceImplementation } from "@grpc/grpc-js";
 import Database from "better-sqlite3";
-import cluster from "node:cluster";
 import { generateKeyPairSync, sign } from "node:crypto";
 import { fdatasync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { serveRaw, type RawHandler } from "./grpc-raw-server.js";
 
 /** What the floor does for one request. */
 export interface FloorWork {
@@ -36,21 +35,10 @@ export interface FloorWork {
 const ROW_BYTES = 640;
 
 const [portText, workersText, responsesFile, floorFile, dataDir] = process.argv.slice(2);
-const port = Number(portText);
-const workers = Number(workersText ?? 1);
+serveRaw("floor", Number(portText), Number(workersText ?? 1), responsesFile as string, floorHandler);
 
-if (workers > 1 && cluster.isPrimary) {
-  for (let i = 0; i < workers; i++) cluster.fork();
-  process.on("SIGTERM", () => {
-    for (const w of Object.values(cluster.workers ?? {})) w?.kill("SIGTERM");
-    process.exitCode = 0;
-  });
-} else {
-  serve();
-}
-
-function serve(): void {
-  const responses = JSON.parse(readFileSync(responsesFile as string, "utf8")) as Record<string, string>;
+/** One serving process's handler: its database, its key and its group commit. */
+function floorHandler(): RawHandler {
   const floor = new Map(
     Object.entries(JSON.parse(readFileSync(floorFile as string, "utf8")) as Record<string, FloorWork>).map(([length, work]) => [Number(length), work]),
   );
@@ -104,41 +92,13 @@ function serve(): void {
       });
   };
 
-  const definition: Record<string, ServiceDefinition[string]> = {};
-  const implementation: UntypedServiceImplementation = {};
-  for (const [path, base64] of Object.entries(responses)) {
-    const answer = Buffer.from(base64, "base64");
-    definition[path] = {
-      path,
-      requestStream: false,
-      responseStream: false,
-      requestSerialize: (b: Buffer) => b,
-      requestDeserialize: (b: Buffer) => b,
-      responseSerialize: (b: Buffer) => b,
-      responseDeserialize: (b: Buffer) => b,
-      originalName: path,
-    };
-    const handler: handleUnaryCall<Buffer, Buffer> = (call, callback) => {
-      const work = floor.get(call.request.length);
-      if (work === undefined) {
-        callback(null, answer);
-        return;
-      }
-      // A row about as long as Charter's decision and audit rows together.
-      const body = call.request.subarray(0, ROW_BYTES);
-      durably(body, work.rows, () => signAll(work.signs, payloadOf(work), () => callback(null, answer)));
-    };
-    implementation[path] = handler;
-  }
-  const server = new Server();
-  server.addService(definition as ServiceDefinition, implementation);
-  server.bindAsync(`127.0.0.1:${port}`, ServerCredentials.createInsecure(), (err) => {
-    if (err) throw err;
-    console.log(`floor listening on 127.0.0.1:${port}`);
-  });
-  process.on("SIGTERM", () => {
-    server.forceShutdown();
-    db.close();
-    process.exit(0);
-  });
+  return (request, answer) => {
+    const work = floor.get(request.length);
+    if (work === undefined) {
+      answer();
+      return;
+    }
+    // A row about as long as Charter's decision and audit rows together.
+    durably(request.subarray(0, ROW_BYTES), work.rows, () => signAll(work.signs, payloadOf(work), answer));
+  };
 }
