@@ -53,6 +53,15 @@ export function setOwn(obj: JsonObject, key: string, value: JsonValue): void {
   else obj[key] = value;
 }
 
+/** Freezes a value all the way down (a frozen object's children are taken as frozen already), so no holder can change what is shared. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
 /** Sorted, duplicate-free copy of a list of ids (code-unit order, as canonical JSON sorts keys). */
 export function sortedUnique(ids: Iterable<string>): string[] {
   return [...new Set(ids)].sort(compareCodeUnits);

@@ -1,7 +1,7 @@
 import type { Catalog, CatalogAction, Effect, ToolAnnotations, ToolDescriptor } from "./catalog.js";
 import { descriptorDigest } from "./digest.js";
 import { caveatsOf, isEmptyCaveats, NO_CAVEATS, type TaskGrant } from "./grant.js";
-import { cloneJson, isJsonObject, setOwn, type JsonObject, type JsonValue } from "./json.js";
+import { cloneJson, deepFreeze, isJsonObject, setOwn, type JsonObject } from "./json.js";
 import type { ActionCaveats } from "./policy.js";
 import { narrowSchema } from "./narrow.js";
 import { acceptsValue } from "./schema.js";
@@ -83,8 +83,8 @@ function plainEntry(action: CatalogAction, tool: ToolDescriptor, status: ToolSta
   let entry = byStatus[status];
   if (entry === undefined) {
     entry = viewEntry(action, tool, status, NO_CAVEATS, catalog);
-    deepFreezeJson(entry.inputSchema);
-    if (entry.outputSchema) deepFreezeJson(entry.outputSchema);
+    deepFreeze(entry.inputSchema);
+    if (entry.outputSchema) deepFreeze(entry.outputSchema);
     byStatus[status] = Object.freeze(entry);
     shared.add(entry);
   }
@@ -107,13 +107,6 @@ function viewEntry(action: CatalogAction, tool: ToolDescriptor, status: ToolStat
     ...(annotations ? { annotations } : {}),
     descriptorDigest: pinOf(tool),
   };
-}
-
-/** Freezes a JSON value all the way down. */
-function deepFreezeJson(value: JsonValue): void {
-  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return;
-  Object.freeze(value);
-  for (const child of Object.values(value)) deepFreezeJson(child);
 }
 
 /**

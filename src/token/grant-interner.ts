@@ -1,4 +1,5 @@
 import { canonicalJson } from "../core/digest.js";
+import { deepFreeze } from "../core/json.js";
 import type { TaskGrant } from "../core/grant.js";
 import type { ActionCaveats } from "../core/policy.js";
 
@@ -107,13 +108,4 @@ export class GrantInterner {
     this.#bytes += cost;
     return shared;
   }
-}
-
-/** Freezes a parsed JSON value all the way down, so that no caller can change a cached grant. */
-export function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }

@@ -1,7 +1,8 @@
 import { hash } from "node:crypto";
 import type { TaskGrant } from "../core/grant.js";
 import { grantIndex } from "../core/grant-index.js";
-import { deepFreeze, GrantInterner } from "./grant-interner.js";
+import { deepFreeze } from "../core/json.js";
+import { GrantInterner } from "./grant-interner.js";
 import { verifyGrantToken, type GrantTokenParties, type GrantTokenResult } from "./grant-token.js";
 import type { KeyResolver } from "./key-resolver.js";
 import { LruCache } from "./lru-cache.js";

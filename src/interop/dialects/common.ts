@@ -1,5 +1,5 @@
 import { canonicalJson, sha256Hex } from "../../core/digest.js";
-import { isJsonObject, type JsonObject, type JsonValue } from "../../core/json.js";
+import { deepFreeze, isJsonObject, type JsonObject, type JsonValue } from "../../core/json.js";
 import { isSharedEntry, type ViewEntry } from "../../core/project.js";
 import type { Verdict } from "../../core/verdict.js";
 import type { DialectName, ParsedTurn, TurnCall } from "./types.js";
@@ -154,12 +154,4 @@ function jsonText(value: unknown, depth: number): string {
   const members: string[] = [];
   for (const [key, v] of Object.entries(value)) if (v !== undefined) members.push(`${JSON.stringify(key)}:${jsonText(v, depth - 1)}`);
   return `{${members.join(",")}}`;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }
