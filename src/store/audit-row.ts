@@ -22,7 +22,7 @@ export function nextAuditRow(head: { readonly seq: number; readonly hash: string
  * present as undefined at run time: exactOptionalPropertyTypes does not see spreads of them).
  * Every audit record is flat — strings, finite numbers, booleans — and for those JSON.stringify
  * of each key and value, in UTF-16 key order, is the canonical text, written here in one pass (a
- * string with nothing to escape is quoted as it is); a record holding anything else is left to
+ * key or string with nothing to escape is quoted as it is); a record holding anything else is left to
  * canonicalJson.
  */
 export function auditEntryJson(fields: Readonly<Record<string, unknown>>): string {
@@ -31,10 +31,10 @@ export function auditEntryJson(fields: Readonly<Record<string, unknown>>): strin
     const value = fields[key];
     if (value === undefined) continue;
     let json: string;
-    if (typeof value === "string") json = NOTHING_TO_ESCAPE.test(value) ? `"${value}"` : JSON.stringify(value);
+    if (typeof value === "string") json = quoted(value);
     else if (typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))) json = JSON.stringify(value);
     else return canonicalJson(Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)));
-    text += `${text === "" ? "" : ","}${quotedKey(key)}:${json}`;
+    text += `${text === "" ? "" : ","}${quoted(key)}:${json}`;
   }
   return `{${text}}`;
 }
@@ -43,15 +43,7 @@ export function auditEntryJson(fields: Readonly<Record<string, unknown>>): strin
 // eslint-disable-next-line no-control-regex -- the control characters are what JSON.stringify escapes
 const NOTHING_TO_ESCAPE = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 
-/** Field names quoted once (audit records have a few dozen; others are quoted every time). */
-const QUOTED_KEYS = new Map<string, string>();
-const MAX_QUOTED_KEYS = 64;
-
-function quotedKey(key: string): string {
-  let quoted = QUOTED_KEYS.get(key);
-  if (quoted === undefined) {
-    quoted = JSON.stringify(key);
-    if (QUOTED_KEYS.size < MAX_QUOTED_KEYS) QUOTED_KEYS.set(key, quoted);
-  }
-  return quoted;
+/** JSON.stringify of a string, without the call when there is nothing to escape. */
+function quoted(text: string): string {
+  return NOTHING_TO_ESCAPE.test(text) ? `"${text}"` : JSON.stringify(text);
 }
