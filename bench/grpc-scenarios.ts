@@ -3,7 +3,6 @@
  * correct answer to each is (checked on sampled requests through a grpc-js client).
  */
 import { create, fromBinary, toBinary, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
-import { Client, credentials, type ServiceError } from "@grpc/grpc-js";
 import { createCharterClients } from "../src/client/index.js";
 import { AuthorizeRequestSchema, AuthorizeResponseSchema, BatchAuthorizeRequestSchema, BatchAuthorizeResponseSchema } from "../src/gen/charter/v1/authority_pb.js";
 import { GetCatalogRequestSchema, GetCatalogResponseSchema } from "../src/gen/charter/v1/catalog_pb.js";
@@ -87,27 +86,4 @@ export async function scenarios(address: string, catalog: keyof typeof CALLS): P
 function scenario<D extends DescMessage>(name: string, path: string, schema: D, init: MessageInitShape<D>, expect: Scenario["expect"]): Scenario {
   const message = toBinary(schema, create(schema, init));
   return { name, path, message, frame: grpcFrame(message), expect };
-}
-
-/** A grpc-js client sending raw bytes to any path: the grpc-status check h2load cannot make. */
-export function rawCaller(address: string): {
-  call(path: string, body: Uint8Array, deadlineMs?: number): Promise<{ ok: true; bytes: Uint8Array } | { ok: false; code: number; details: string }>;
-  close(): void;
-} {
-  const client = new Client(address, credentials.createInsecure(), { "grpc.max_receive_message_length": -1 });
-  return {
-    call: (path, body, deadlineMs = 10_000) =>
-      new Promise((resolve) => {
-        client.makeUnaryRequest(
-          path,
-          (b: Uint8Array) => Buffer.from(b),
-          (b: Buffer) => b,
-          body,
-          { deadline: Date.now() + deadlineMs },
-          (err: ServiceError | null, bytes?: Buffer) =>
-            resolve(err ? { ok: false, code: err.code, details: err.details } : { ok: true, bytes: bytes ?? new Uint8Array() }),
-        );
-      }),
-    close: () => client.close(),
-  };
 }

@@ -32,7 +32,8 @@ import { fileURLToPath } from "node:url";
 import { writeGeneratedCatalog } from "./grpc-catalog.js";
 import { h2load, median, WARM_UP_SECONDS, type H2loadResult, type Shape } from "./grpc-h2load.js";
 import type { FloorWork } from "./grpc-floor.js";
-import { rawCaller, scenarios, type Scenario } from "./grpc-scenarios.js";
+import { rawClient } from "../test/support/raw-grpc.js";
+import { scenarios, type Scenario } from "./grpc-scenarios.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 3);
@@ -78,7 +79,7 @@ async function main(): Promise<void> {
       }
       throw new Error(`charter serve did not start:\n${log}`);
     }
-    const caller = rawCaller(charterAddress);
+    const caller = rawClient(charterAddress);
     const list = (await scenarios(charterAddress, CATALOG === "generated" ? "generated" : "demo")).filter((s) => !ONLY || ONLY.includes(s.name));
     const responses: Record<string, string> = {};
     const floorWork: Record<number, FloorWork> = {};
@@ -234,7 +235,7 @@ function demoDocuments(dir: string): { catalog: string; policy: string } {
 }
 
 /** Sends the scenario's request through a grpc-js client and checks status and answer; returns the response bytes. */
-async function checked(caller: ReturnType<typeof rawCaller>, s: Scenario, when: string): Promise<Uint8Array> {
+async function checked(caller: ReturnType<typeof rawClient>, s: Scenario, when: string): Promise<Uint8Array> {
   const out = await caller.call(s.path, s.message);
   if (!out.ok) throw new Error(`${s.name} ${when}: grpc-status ${out.code} ${out.details}`);
   const problem = s.expect(out.bytes);
@@ -264,7 +265,7 @@ function spawnLogged(command: string, args: string[], logFile: string): ChildPro
 
 /** Polls until the server answers (GetJwks, or the scenario given for the baseline), or it exits. */
 async function ready(address: string, child: ChildProcess, probe?: Scenario): Promise<boolean> {
-  const caller = rawCaller(address);
+  const caller = rawClient(address);
   try {
     for (let i = 0; i < 200 && child.exitCode === null; i++) {
       const out = await caller.call(probe?.path ?? "/charter.v1.KeyService/GetJwks", probe?.message ?? new Uint8Array(), 500);

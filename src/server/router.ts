@@ -91,7 +91,7 @@ export function bindService<S extends GenService<GenServiceMethods>>(
       requestSerialize: (bytes: Uint8Array) => Buffer.from(bytes),
       requestDeserialize: (bytes: Buffer) => bytes,
       // A view of the encoded bytes, not a copy: grpc-js copies them into the frame.
-      responseSerialize: (message: MessageInitShape<DescMessage>) => asBuffer(encoded.get(message) ?? encodeMessage(method.output, create(method.output, message))),
+      responseSerialize: (message: MessageInitShape<DescMessage>) => asBuffer(encodedBytes(encoded, method.output, message)),
       responseDeserialize: (bytes: Buffer) => fromBinary(method.output, bytes),
       originalName: method.localName,
     };
@@ -171,8 +171,7 @@ function innermost(
     return async (req, ctx) => ({ stream: true, messages: untilAborted(handler(req, ctx) as AsyncIterable<MessageInitShape<DescMessage>>, ctx.signal) });
   }
   const answered = (message: MessageInitShape<DescMessage>): CallOutput => {
-    // A handler that answers a message it answered before (a cached one) gets the bytes it was encoded to then.
-    const bytes = encoded.get(message) ?? encodeMessage(method.output, create(method.output, message));
+    const bytes = encodedBytes(encoded, method.output, message);
     if (bytes.length > maxResponseBytes) {
       throw new RpcError("RESOURCE_EXHAUSTED", `the response would be ${bytes.length} bytes, more than the ${maxResponseBytes} allowed (maxMessageBytes)`);
     }
@@ -181,6 +180,11 @@ function innermost(
   };
   const answer: CallHandler = (req, ctx) => (handler(req, ctx) as Promise<MessageInitShape<DescMessage>>).then(answered);
   return (req, ctx) => runStep(answer, req, ctx);
+}
+
+/** A response's bytes: those it was encoded to before (a cached message answered again), else its encoding now. */
+function encodedBytes(encoded: WeakMap<object, Uint8Array>, output: DescMessage, message: MessageInitShape<DescMessage>): Uint8Array {
+  return encoded.get(message) ?? encodeMessage(output, create(output, message));
 }
 
 function asBuffer(bytes: Uint8Array): Buffer {

@@ -20,7 +20,7 @@ export function contractMethods(): RawMethod[] {
 }
 
 /** The outcome of one raw call: the response bytes, or the status code. */
-export type RawOutcome = { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly code: number };
+export type RawOutcome = { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly code: number; readonly details: string };
 
 /** A grpc-js client that sends raw bytes (identity serializers) to any path. */
 export function rawClient(address: string): { call(path: string, body: Uint8Array, deadlineMs?: number): Promise<RawOutcome>; close(): void } {
@@ -34,7 +34,8 @@ export function rawClient(address: string): { call(path: string, body: Uint8Arra
           (b: Buffer) => b,
           body,
           { deadline: Date.now() + deadlineMs },
-          (err: ServiceError | null, bytes?: Buffer) => resolve(err ? { ok: false, code: err.code } : { ok: true, bytes: bytes ?? Buffer.alloc(0) }),
+          (err: ServiceError | null, bytes?: Buffer) =>
+            resolve(err ? { ok: false, code: err.code, details: err.details } : { ok: true, bytes: bytes ?? Buffer.alloc(0) }),
         );
       });
     },
