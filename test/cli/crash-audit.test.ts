@@ -1,12 +1,13 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCharterClients, type CharterClients } from "../../src/client/index.js";
 import { startTestCharter } from "../support/charter-server.js";
 import { describePostgres, testSchema } from "../support/postgres.js";
+import { expectDecisionsLogged } from "../support/audit-log.js";
 import { runCapture, type CliRun } from "../support/cli.js";
 
 // Crash safety: `charter serve` killed with SIGKILL under load loses no audit record of any
@@ -71,20 +72,7 @@ function load(clients: CharterClients, grantToken: string, tag: string, received
 }
 
 /** The chain verifies, and every decision id a client received is one of its records. */
-async function expectAllLogged(store: StoreArgs, received: readonly string[]): Promise<void> {
-  const verify = await cli(store, "audit", "verify");
-  expect(verify.out).toMatch(/^audit log ok: /);
-  expect(verify.code).toBe(0);
-  const file = join(store.dataDir, "export.jsonl");
-  expect((await cli(store, "audit", "export", "--out", file)).code).toBe(0);
-  const logged = new Set(
-    readFileSync(file, "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => (JSON.parse(l) as { entry: { decisionId?: string } }).entry.decisionId),
-  );
-  expect(received.filter((id) => !logged.has(id))).toEqual([]);
-}
+const expectAllLogged = (store: StoreArgs, received: readonly string[]) => expectDecisionsLogged((...args) => cli(store, ...args), store.dataDir, received);
 
 describe("crash safety (SQLite)", () => {
   const store: StoreArgs = { dataDir: mkdtempSync(join(tmpdir(), "charter-crash-")), args: [], env: {} };

@@ -1,11 +1,12 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCharterClients, type CharterClients } from "../../src/client/index.js";
 import { ApprovalEventKind, ApprovalOutcome } from "../../src/gen/charter/v1/approval_pb.js";
 import { Decision } from "../../src/gen/charter/v1/common_pb.js";
+import { expectDecisionsLogged } from "../support/audit-log.js";
 import { runCapture } from "../support/cli.js";
 import { ALLOWS, AUTHORIZE_OK, scrape } from "../support/metrics.js";
 
@@ -115,20 +116,7 @@ function loadUntil(clients: readonly CharterClients[], grantToken: string, tag: 
 }
 
 /** The chain verifies, and every decision id a client received is one of its records. */
-async function expectAllLogged(dataDir: string, received: readonly string[]): Promise<void> {
-  const verify = await cli(dataDir, "audit", "verify");
-  expect(verify.out).toMatch(/^audit log ok: /);
-  expect(verify.code).toBe(0);
-  const file = join(dataDir, "export.jsonl");
-  expect((await cli(dataDir, "audit", "export", "--out", file)).code).toBe(0);
-  const logged = new Set(
-    readFileSync(file, "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => (JSON.parse(l) as { entry: { decisionId?: string } }).entry.decisionId),
-  );
-  expect(received.filter((id) => !logged.has(id))).toEqual([]);
-}
+const expectAllLogged = (dataDir: string, received: readonly string[]) => expectDecisionsLogged((...args) => cli(dataDir, ...args), dataDir, received);
 
 describe("charter serve --workers 2", () => {
   let served: Served;
