@@ -45,7 +45,8 @@ export function serveRaw(name: string, port: number, workers: number, responsesF
     };
     implementation[path] = handler;
   }
-  const server = new Server();
+  // As Charter serves: without channelz's per-call trackers (src/app/limits.ts).
+  const server = new Server({ "grpc.enable_channelz": 0 });
   server.addService(definition as ServiceDefinition, implementation);
   server.bindAsync(`127.0.0.1:${port}`, ServerCredentials.createInsecure(), (err) => {
     if (err) throw err;

@@ -18,9 +18,12 @@ export function requestLimits(config: CharterConfig): RequestLimits {
  * grpc-js server options from the configuration: message sizes, HTTP/2 streams per connection,
  * the memory one connection may hold for frames and unread responses (past it, nghttp2 refuses
  * new streams on that connection), keepalive pings, and idle and age limits on connections.
+ * Channelz (grpc-js's introspection counters, which no Charter service exposes) is off: with it on,
+ * grpc-js keeps per-call trackers and timestamps on every call.
  */
 export function serverOptions(config: CharterConfig): ServerOptions {
   return {
+    "grpc.enable_channelz": 0,
     "grpc.max_receive_message_length": config.maxMessageBytes,
     "grpc.max_send_message_length": config.maxMessageBytes,
     "grpc.max_concurrent_streams": config.maxConcurrentStreams,

@@ -28,6 +28,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe("connections", () => {
   it("maps every connection setting to a grpc-js option", () => {
     expect(serverOptions({ ...DEFAULTS, catalog: "c", policy: "p" })).toEqual({
+      "grpc.enable_channelz": 0,
       "grpc.max_receive_message_length": DEFAULTS.maxMessageBytes,
       "grpc.max_send_message_length": DEFAULTS.maxMessageBytes,
       "grpc.max_concurrent_streams": DEFAULTS.maxConcurrentStreams,
