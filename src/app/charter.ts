@@ -56,7 +56,11 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
   const log = options.log;
   const plan = await planListen(config.listen);
   const security = transportSecurity(config);
-  const ctx = await createAppContext(config, { ...(options.now ? { now: options.now } : {}), ...(options.approvalFeed ? { approvalFeed: options.approvalFeed } : {}) });
+  const ctx = await createAppContext(config, {
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.approvalFeed ? { approvalFeed: options.approvalFeed } : {}),
+    warn: (message) => log.warn({ event: "store.warning" }, message),
+  });
   let keyReload: NodeJS.Timeout | undefined;
   const shutdown = new AbortController();
   const server = new Server(serverOptions(config));

@@ -40,6 +40,8 @@ export interface AppContextOptions {
   readonly tokenCacheSize?: number;
   /** The approval feed; a cluster worker passes one that also tells the other workers. Default: this process only. */
   readonly approvalFeed?: Notifier;
+  /** Where the store's warnings go; the server passes its logger. Default: `process.emitWarning`. */
+  readonly warn?: (message: string) => void;
 }
 
 /**
@@ -54,7 +56,12 @@ export async function createAppContext(config: CharterConfig, options: AppContex
   let loaded: LoadedPolicySet = await loadVersionedPolicySet(config);
   const kek = keyEncryptionKey(config);
   preparePrivateDataDir(config.dataDir);
-  const store: Store = await openStore({ dataDir: config.dataDir, ...(config.database === undefined ? {} : { url: config.database }), now });
+  const store: Store = await openStore({
+    dataDir: config.dataDir,
+    ...(config.database === undefined ? {} : { url: config.database }),
+    now,
+    ...(options.warn === undefined ? {} : { warn: options.warn }),
+  });
   try {
     const keyStore = sealedKeyStore(store, kek);
     if (kek) await sealStoredKeys(store, kek);

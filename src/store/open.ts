@@ -13,6 +13,8 @@ export interface OpenStoreOptions {
   readonly now?: () => number;
   /** How long a statement waits for another connection's lock before failing UNAVAILABLE. */
   readonly busyTimeoutMs?: number;
+  /** Where the store's warnings go (the embedded store's WAL checkpointer). Default: `process.emitWarning`. */
+  readonly warn?: (message: string) => void;
 }
 
 /**
@@ -33,6 +35,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     file,
     ...(options.now === undefined ? {} : { now: options.now }),
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+    ...(options.warn === undefined ? {} : { warn: options.warn }),
   });
 }
 

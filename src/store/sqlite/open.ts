@@ -29,6 +29,8 @@ export interface SqliteStoreOptions {
   readonly busyTimeoutMs?: number;
   /** Unix seconds, for the migration history. Default: the system clock. */
   readonly now?: () => number;
+  /** Where the store's warnings go (the WAL checkpointer's). Default: `process.emitWarning`, code CHARTER_WAL_CHECKPOINT. */
+  readonly warn?: (message: string) => void;
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
@@ -63,7 +65,18 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     applySqliteMigrations(db, SQLITE_MIGRATIONS, now);
     if (onDisk) for (const f of [options.file, `${options.file}-wal`, `${options.file}-shm`]) if (existsSync(f)) chmodSync(f, FILE_MODE);
     const lock = { busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS };
-    return guarded(db, lock, onDisk ? { identity: watchFileIdentity(options.file), wal: walFile(`${options.file}-wal`), file: options.file } : undefined);
+    return guarded(
+      db,
+      lock,
+      onDisk
+        ? {
+            identity: watchFileIdentity(options.file),
+            wal: walFile(`${options.file}-wal`),
+            file: options.file,
+            ...(options.warn === undefined ? {} : { warn: options.warn }),
+          }
+        : undefined,
+    );
   } catch (err) {
     db?.close();
     if (isStoreError(err)) throw new StoreError(err.code, `${options.file}: ${err.message}`, { cause: err });
@@ -76,6 +89,7 @@ interface OnDisk {
   readonly file: string;
   readonly identity: FileIdentity;
   readonly wal: DurableFile;
+  readonly warn?: (message: string) => void;
 }
 
 /**
@@ -83,7 +97,7 @@ interface OnDisk {
  * with a StoreError; after close() every method fails UNAVAILABLE.
  */
 function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined): Store {
-  const checkpointer = disk === undefined ? undefined : walCheckpointer(db, disk.file);
+  const checkpointer = disk === undefined ? undefined : walCheckpointer(db, disk.file, disk.warn);
   const group = createGroupCommit(db, disk?.wal, lock, (units) => checkpointer?.wrote(units));
   // The writes that bypass the group commit wait for another connection's lock in SQLite's busy
   // handler (the group commit keeps the connection's busy timeout at 0), and are flushed to disk
@@ -130,9 +144,12 @@ function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined
 }
 
 /** SQLite's automatic checkpoint off, and the store's checkpointer thread instead (SQLite's back on if the thread fails). */
-function walCheckpointer(db: Database.Database, file: string): WalCheckpointer {
+function walCheckpointer(db: Database.Database, file: string, warn: ((message: string) => void) | undefined): WalCheckpointer {
   db.pragma("wal_autocheckpoint = 0");
-  return startWalCheckpointer(file, { onFailure: () => db.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`) });
+  return startWalCheckpointer(file, {
+    onFailure: () => db.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`),
+    ...(warn === undefined ? {} : { warn }),
+  });
 }
 
 /** SQLite's default automatic checkpoint interval, in WAL pages. */
