@@ -31,9 +31,12 @@ export interface AuthorizeBatchRequest {
   readonly calls: readonly CallRequest[];
 }
 
-/** Aborted when the caller has gone (cancelled, past its deadline) or the server is stopping. */
 export interface RequestOptions {
-  readonly signal?: AbortSignal;
+  /**
+   * Asked between steps: throws once the caller has gone (cancelled, past its deadline), and the
+   * work stops there. An AbortSignal will do; the server passes its call's cheaper check.
+   */
+  readonly signal?: Pick<AbortSignal, "throwIfAborted">;
   /** The authenticated caller's principal, recorded with each decision (and its audit record). */
   readonly caller?: string;
 }
@@ -120,7 +123,7 @@ function decideAndCommit(
   call: CallRequest,
   limits: AuthorityLimits,
   after: Promise<void>,
-  signal?: AbortSignal,
+  signal?: RequestOptions["signal"],
 ): { readonly decided: Promise<Decided>; readonly issued: Promise<void> } {
   let issue = () => {};
   const issued = new Promise<void>((resolve) => (issue = resolve));
@@ -151,7 +154,7 @@ async function decideInOrder(
   call: CallRequest,
   ask: StepAsk | undefined,
   limits: AuthorityLimits,
-  signal?: AbortSignal,
+  signal?: RequestOptions["signal"],
 ): Promise<Decided> {
   // Only a verified grant can be allowed, so an allow always has its grant at hand.
   const grant = loaded.check.ok ? loaded.check.grant : undefined;
@@ -180,7 +183,7 @@ async function signed(
   verdict: Verdict,
   decisionId: string,
   argumentsDigest: string,
-  signal?: AbortSignal,
+  signal?: RequestOptions["signal"],
   early?: string,
 ): Promise<Decided> {
   recordDecision(verdict.decision, verdict.reason?.code);

@@ -64,7 +64,6 @@ class CallState {
   /** Why the call was aborted (the first cause wins); undefined while it runs. */
   reason: RpcError | undefined;
   #signal: AbortController | undefined;
-  #callerGone: AbortController | undefined;
   #timer: NodeJS.Timeout | undefined;
   #certificate: ClientCertificate | undefined | null = null;
 
@@ -77,7 +76,6 @@ class CallState {
     if (this.ended || this.reason !== undefined) return;
     this.reason = reason;
     this.#signal?.abort(reason);
-    if (isClientGoneReason(reason)) this.#callerGone?.abort(reason);
   }
 
   get signal(): AbortSignal {
@@ -89,14 +87,14 @@ class CallState {
     return this.#signal.signal;
   }
 
-  get callerGone(): AbortSignal {
-    if (this.#callerGone === undefined) {
-      this.#callerGone = new AbortController();
-      if (this.reason !== undefined) {
-        if (isClientGoneReason(this.reason)) this.#callerGone.abort(this.reason);
-      } else this.#watchDeadline();
-    }
-    return this.#callerGone.signal;
+  /**
+   * Throws why the caller has gone (CANCELLED, or DEADLINE_EXCEEDED once the deadline has passed
+   * by the clock), and nothing when the server is stopping. Asked, not listened to: no signal and
+   * no deadline timer are made for it.
+   */
+  throwIfAborted(): void {
+    if (this.reason === undefined && !this.ended && this.deadline !== undefined && this.deadline.getTime() <= Date.now()) this.abort(expired());
+    if (isClientGoneReason(this.reason)) throw this.reason;
   }
 
   get clientCertificate(): ClientCertificate | undefined {
@@ -173,7 +171,7 @@ function stateOf(ctx: CallContext): CallState | undefined {
 
 const expired = () => new RpcError("DEADLINE_EXCEEDED", "deadline exceeded");
 
-function isClientGoneReason(reason: unknown): boolean {
+function isClientGoneReason(reason: unknown): reason is RpcError {
   return isRpcError(reason) && (reason.code === "CANCELLED" || reason.code === "DEADLINE_EXCEEDED");
 }
 
@@ -283,18 +281,18 @@ function pastDeadline(ctx: CallContext): boolean {
 }
 
 /**
- * A signal that aborts only when the client has gone (cancelled, or past its deadline), not when
- * the server begins a graceful stop: work for a caller that still waits is finished during the
- * drain, work for one that has gone stops. One per call, made when first asked for.
+ * Whether the client has gone (cancelled, or past its deadline), asked as an AbortSignal's
+ * `throwIfAborted` is, which is all the application layer asks of it: it throws the reason once
+ * the client has gone, and not when the server begins a graceful stop — work for a caller that
+ * still waits is finished during the drain, work for one that has gone stops. A live context
+ * answers from its call's state (no AbortController, no timer).
  */
-export function callerGoneSignal(ctx: CallContext): AbortSignal {
+export function callerGone(ctx: CallContext): Pick<AbortSignal, "throwIfAborted"> {
   const state = stateOf(ctx);
-  if (state !== undefined) return state.callerGone;
-  const controller = new AbortController();
-  const check = () => {
-    if (clientGone(ctx)) controller.abort(ctx.signal.reason);
+  if (state !== undefined) return state;
+  return {
+    throwIfAborted() {
+      if (clientGone(ctx)) throw ctx.signal.aborted ? ctx.signal.reason : expired();
+    },
   };
-  if (ctx.signal.aborted) check();
-  else ctx.signal.addEventListener("abort", check, { once: true });
-  return controller.signal;
 }

@@ -3,9 +3,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPromiseClient, type PromiseClient } from "../../src/client/index.js";
 import { ApprovalService } from "../../src/gen/charter/v1/approval_pb.js";
-import { callerGoneSignal, withCaller } from "../../src/server/call-context.js";
+import { withCaller } from "../../src/server/call-context.js";
 import { bindService } from "../../src/server/router.js";
 import { deferred, serve, within, type Deferred } from "../support/grpc.js";
+import { goneReason } from "../support/caller-gone.js";
 import { memoryLog } from "../support/memory-log.js";
 
 const memory = memoryLog();
@@ -27,7 +28,7 @@ beforeAll(async () => {
         // Let the server see the client's RST_STREAM before anything is read.
         await new Promise((resolve) => setTimeout(resolve, 100));
         const authenticated = withCaller(ctx, { principal: "p", roles: [] });
-        report({ signal: ctx.signal.reason, gone: callerGoneSignal(ctx).reason, authenticated: authenticated.signal.aborted });
+        report({ signal: ctx.signal.reason, gone: goneReason(ctx), authenticated: authenticated.signal.aborted });
         throw ctx.signal.reason;
       },
     },

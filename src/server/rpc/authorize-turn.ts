@@ -3,7 +3,7 @@ import type { AuthorityService } from "../../gen/charter/v1/authority_pb.js";
 import { DecodeError } from "../../interop/decode-error.js";
 import { dialectFromProto } from "../../interop/enums.js";
 import { turnAnswerToProto } from "../../interop/turn-codec.js";
-import { callerGoneSignal, callerOf } from "../call-context.js";
+import { callerGone, callerOf } from "../call-context.js";
 import type { ServiceHandlers } from "../router.js";
 
 /** AuthorizeTurn: every tool call of a model turn in a dialect, with feedback for the model. */
@@ -15,7 +15,7 @@ export function authorizeTurn(ctx: AuthorityContext): ServiceHandlers<typeof Aut
     const answer = await authorizeWholeTurn(
       ctx,
       { grantToken: req.grantToken, dialect, turnJson: req.turnJson, approvalIds },
-      { signal: callerGoneSignal(call), ...callerOf(call) },
+      { signal: callerGone(call), ...callerOf(call) },
     );
     return turnAnswerToProto(answer);
   };

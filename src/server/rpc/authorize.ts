@@ -2,7 +2,7 @@ import { authorize as authorizeCall, type AuthorityContext } from "../../authori
 import type { AuthorityService } from "../../gen/charter/v1/authority_pb.js";
 import { callFromProto } from "../../interop/call-codec.js";
 import { verdictToProto } from "../../interop/verdict-codec.js";
-import { callerGoneSignal, callerOf } from "../call-context.js";
+import { callerGone, callerOf } from "../call-context.js";
 import type { ServiceHandlers } from "../router.js";
 
 /** Authorize: one tool call, one verdict. A bad token is a deny verdict, not an error. */
@@ -12,7 +12,7 @@ export function authorize(ctx: AuthorityContext): ServiceHandlers<typeof Authori
     const decided = await authorizeCall(
       ctx,
       { grantToken: req.grantToken, call: req.approvalId === undefined ? tool : { ...tool, approvalId: req.approvalId } },
-      { signal: callerGoneSignal(call), ...callerOf(call) },
+      { signal: callerGone(call), ...callerOf(call) },
     );
     return { verdict: verdictToProto(decided.verdict, decided) };
   };

@@ -2,7 +2,7 @@ import { authorizeBatch, type AuthorityContext } from "../../authority/index.js"
 import type { AuthorityService } from "../../gen/charter/v1/authority_pb.js";
 import { callFromProto } from "../../interop/call-codec.js";
 import { verdictToProto } from "../../interop/verdict-codec.js";
-import { callerGoneSignal, callerOf } from "../call-context.js";
+import { callerGone, callerOf } from "../call-context.js";
 import type { ServiceHandlers } from "../router.js";
 
 /** BatchAuthorize: many calls under one grant token; verdicts in request order. */
@@ -12,7 +12,7 @@ export function batchAuthorize(ctx: AuthorityContext): ServiceHandlers<typeof Au
       const tool = callFromProto(item.call, `items[${i}].call`);
       return item.approvalId === undefined ? tool : { ...tool, approvalId: item.approvalId };
     });
-    const decided = await authorizeBatch(ctx, { grantToken: req.grantToken, calls }, { signal: callerGoneSignal(call), ...callerOf(call) });
+    const decided = await authorizeBatch(ctx, { grantToken: req.grantToken, calls }, { signal: callerGone(call), ...callerOf(call) });
     return { verdicts: decided.map((d) => verdictToProto(d.verdict, d)) };
   };
 }
