@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { CharterConfig } from "../config/config.js";
 import { catalogCacheSize } from "../authority/index.js";
+import { sqliteStoreFile } from "../store/index.js";
 import { installInstruments, registerCache, startTracing, type Tracing } from "../telemetry/index.js";
 import type { AppContext } from "./context.js";
 import { startMetricsEndpoint, type MetricsEndpoint } from "./metrics-endpoint.js";
@@ -26,7 +27,8 @@ export async function startProcessTelemetry(config: CharterConfig, ctx: AppConte
   let unregister: () => void = () => undefined;
   if (config.metricsListen !== "") {
     const { createMetrics, registrySource, reportToClusterPrimary } = await import("../telemetry/metrics.js");
-    const metrics = createMetrics();
+    const sqliteFile = sqliteStoreFile({ dataDir: config.dataDir, ...(config.database === undefined ? {} : { url: config.database }) });
+    const metrics = createMetrics(sqliteFile === undefined ? {} : { sqliteFile });
     if (worker === undefined) endpoint = await startMetricsEndpoint(config, registrySource(metrics.registry), log);
     else reportToClusterPrimary(metrics.registry);
     installInstruments(metrics.instruments);

@@ -1,5 +1,5 @@
 export * from "./migrate.js";
-export { openStore, type OpenStoreOptions } from "./open.js";
+export { openStore, sqliteStoreFile, type OpenStoreOptions } from "./open.js";
 export * from "./port.js";
 export { openSqliteStore, type SqliteStoreOptions } from "./sqlite/open.js";
 export { openPostgresStore, type PostgresStoreOptions } from "./postgres/open.js";

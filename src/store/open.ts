@@ -26,11 +26,8 @@ export interface OpenStoreOptions {
  * URL (it may hold a password).
  */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
-  const scheme = options.url === undefined ? undefined : SCHEME.exec(options.url)?.[1]?.toLowerCase();
-  if (options.url !== undefined && (scheme === "postgres" || scheme === "postgresql")) {
-    return openPostgresStore({ url: options.url, ...(options.now === undefined ? {} : { now: options.now }) });
-  }
-  const file = options.url === undefined ? join(options.dataDir, "charter.db") : sqliteFileOf(options.url);
+  const file = sqliteStoreFile(options);
+  if (file === undefined) return openPostgresStore({ url: options.url ?? "", ...(options.now === undefined ? {} : { now: options.now }) });
   return openSqliteStore({
     file,
     ...(options.now === undefined ? {} : { now: options.now }),
@@ -40,6 +37,13 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
 }
 
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
+
+/** The SQLite file the options name (see `openStore`), or undefined for a PostgreSQL database; a URL this build cannot open throws. */
+export function sqliteStoreFile(options: Pick<OpenStoreOptions, "dataDir" | "url">): string | undefined {
+  if (options.url === undefined) return join(options.dataDir, "charter.db");
+  const scheme = SCHEME.exec(options.url)?.[1]?.toLowerCase();
+  return scheme === "postgres" || scheme === "postgresql" ? undefined : sqliteFileOf(options.url);
+}
 
 /** The SQLite file a store URL names; any URL this build cannot open is refused. */
 function sqliteFileOf(url: string): string {

@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { AggregatorRegistry, Counter, Gauge, Registry } from "prom-client";
 import { readCaches } from "./caches.js";
 import { FastCounter, FastHistogram } from "./fast-metrics.js";
@@ -15,11 +16,12 @@ const LATENCY_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
 /**
  * The metrics of one server process, in a registry of its own: decisions by verdict and reason,
  * RPC latency by method and status, store-operation and audit-commit latency, and the registered
- * caches (entries, bytes, hits, misses) read at each scrape. The hot-path metrics are
+ * caches (entries, bytes, hits, misses) read at each scrape, and with an embedded store the size
+ * of its SQLite write-ahead log (`sqliteFile`). The hot-path metrics are
  * `FastCounter`/`FastHistogram`: label children made once per label set and kept, so recording
  * allocates nothing and hashes nothing.
  */
-export function createMetrics(): CharterMetrics {
+export function createMetrics(options: { readonly sqliteFile?: string } = {}): CharterMetrics {
   const registry = new Registry();
   const decisions = new FastCounter("charter_decisions_total", "Verdicts answered, by verdict and reason code", ["verdict", "reason"], registry);
   const rpcs = new FastHistogram("charter_rpc_duration_seconds", "RPC latency by method and the status the client got", ["method", "status"], LATENCY_BUCKETS, registry);
@@ -27,6 +29,7 @@ export function createMetrics(): CharterMetrics {
   const auditCommit = new FastHistogram("charter_audit_commit_seconds", "Durable group commits of the audit log (transaction and flush)", [], LATENCY_BUCKETS, registry);
   const auditUnits = new FastCounter("charter_audit_commit_units_total", "Units of work committed by the audit group commits", [], registry);
   cacheMetrics(registry);
+  if (options.sqliteFile !== undefined) walMetrics(registry, `${options.sqliteFile}-wal`);
   const commits = auditCommit.child();
   const units = auditUnits.child();
   return {
@@ -78,6 +81,24 @@ function cacheMetrics(registry: Registry): void {
     collect() {
       this.reset();
       for (const [cache, stats] of readCaches()) if (stats.bytes !== undefined) this.set({ cache }, stats.bytes);
+    },
+  });
+}
+
+/**
+ * The WAL's size in bytes, read (one stat) at each scrape: it stays bounded while the store's
+ * checkpointer can empty it, and grows while a reader (another process, a backup) holds an old
+ * snapshot. Every worker of a cluster shares the file: their values are one file's, so the
+ * primary reports the largest, not the sum. 0 while there is no WAL file.
+ */
+function walMetrics(registry: Registry, wal: string): void {
+  new Gauge({
+    name: "charter_sqlite_wal_bytes",
+    help: "Size of the embedded store's SQLite write-ahead log",
+    registers: [registry],
+    aggregator: "max",
+    collect() {
+      this.set(statSync(wal, { throwIfNoEntry: false })?.size ?? 0);
     },
   });
 }

@@ -41,6 +41,8 @@ describe("the metrics endpoint", () => {
     // The demo catalog's validators were compiled at load; the calls' grants bring no new schema to compile.
     expect(after.get('charter_cache_entries{cache="schemas"}')).toBeGreaterThan(10);
     expect(after.get('charter_cache_misses_total{cache="schemas"}')).toBeGreaterThan(10);
+    // The embedded store's WAL holds at least the frames of the groups just committed.
+    expect(after.get("charter_sqlite_wal_bytes")).toBeGreaterThan(4096);
   });
 
   it("answers 404 off /metrics", async () => {
