@@ -1,5 +1,5 @@
 import type { Database } from "better-sqlite3";
-import { DECISION_COLUMNS, decisionAudit, decisionRecord, decisionRow, recommitOutcome, type DecisionRow } from "../decision-row.js";
+import { DECISION_COLUMNS, decisionAuditText, decisionRecord, decisionRow, recommitOutcome, type DecisionRow } from "../decision-row.js";
 import type { CommitOutcome, CommitRefusalCode, DecisionEffects, DecisionRecord, DecisionStore, StepStore } from "../port.js";
 import { heldStep, replacesHeld, selectStepSql, STEP_COLUMNS, stepRow, type HeldStepRow } from "../step-row.js";
 import type { ConsumeApproval } from "./approvals.js";
@@ -87,7 +87,7 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
     }
     insert.run(written);
     if (slot !== undefined) putStep.run(stepRow(record, slot, written));
-    deps.append(decisionAudit(audited));
+    deps.append(decisionAuditText(audited));
     return outcome;
   };
 
