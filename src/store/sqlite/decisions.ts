@@ -5,7 +5,7 @@ import { heldStep, replacesHeld, selectStepSql, STEP_COLUMNS, stepRow, type Held
 import type { ConsumeApproval } from "./approvals.js";
 import type { AuditAppend } from "./audit.js";
 import type { ChargeBudget } from "./budgets.js";
-import type { GroupCommit } from "./group-commit.js";
+import type { GroupCommit, GroupUnit } from "./group-commit.js";
 
 /** What the decision half needs from the rest of the adapter: the group commit, the chain, approvals and budgets. */
 export interface DecisionDeps {
@@ -22,7 +22,7 @@ export interface DecisionDeps {
 type DecisionValues = ValuesOf<typeof DECISION_COLUMNS>;
 type ValuesOf<C extends readonly (keyof DecisionRow)[]> = { -readonly [I in keyof C]: DecisionRow[C[I]] };
 
-/** Thrown inside the effects' savepoint to roll back what was charged so far; never leaves the adapter. */
+/** Thrown inside the effects' savepoint to roll back what was consumed so far; never leaves the adapter. */
 class Refusal extends Error {
   constructor(
     readonly reasonCode: CommitRefusalCode,
@@ -34,9 +34,10 @@ class Refusal extends Error {
 
 /**
  * The decision half of the SQLite store. A commit is one unit of work of the group commit: the
- * allow's effects in a savepoint (approval consumption, then every budget counter; a refusal rolls
- * them all back and the record is written as a deny with the refusal's code), the decision row
- * and its audit record. Errors are left raw for the caller (openSqliteStore) to translate.
+ * allow's effects in a savepoint (approval consumption, then every budget counter; a refusal
+ * undoes them all — the savepoint the consumption, `sqliteBudgets` its own charges — and the
+ * record is written as a deny with the refusal's code), the decision row and its audit record.
+ * Errors are left raw for the caller (openSqliteStore) to translate.
  */
 export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionStore & StepStore {
   // Bound by position, in DECISION_COLUMNS order: 17 named parameters cost 1.4 µs more to bind.
@@ -73,19 +74,19 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
         .map((c) => `${c} = excluded.${c}`)
         .join(", ")}`);
 
-  const effectsOf = db.transaction((record: DecisionRecord, effects: DecisionEffects) => {
+  const effectsOf = db.transaction((record: DecisionRecord, effects: DecisionEffects, unit: GroupUnit) => {
     if (effects.approval) {
       const problem = deps.consume(effects.approval.approvalId, effects.approval.callDigest, record.decidedAt);
       if (problem === "expired") throw new Refusal("APPROVAL_EXPIRED", `approval ${effects.approval.approvalId} expired`);
       if (problem !== undefined) throw new Refusal("APPROVAL_CONSUMED", `approval ${effects.approval.approvalId} is ${problem}`);
     }
     if (effects.budget) {
-      const spent = deps.charge(effects.budget);
+      const spent = deps.charge(effects.budget, unit);
       if (spent !== undefined) throw new Refusal("LIMIT_EXCEEDED", spent);
     }
   });
 
-  const commit = (record: DecisionRecord, effects: DecisionEffects): CommitOutcome => {
+  const commit = (record: DecisionRecord, effects: DecisionEffects, unit: GroupUnit): CommitOutcome => {
     const row = decisionRow(record);
     const stored = select.get(row.decision_id);
     if (stored !== undefined) return recommitOutcome(stored, row);
@@ -101,7 +102,7 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
     let audited = record;
     if (record.decision === "allow" && (effects.approval || effects.budget)) {
       try {
-        effectsOf(record, effects);
+        effectsOf(record, effects, unit);
       } catch (err) {
         if (!(err instanceof Refusal)) throw err;
         outcome = { kind: "refused", reasonCode: err.reasonCode, detail: err.detail };
@@ -117,7 +118,7 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
   };
 
   return {
-    commitDecision: (record, effects = {}) => deps.group.run(() => commit(record, effects)),
+    commitDecision: (record, effects = {}) => deps.group.run((unit) => commit(record, effects, unit)),
     async getDecision(decisionId) {
       const row = select.get(decisionId);
       return row === undefined ? undefined : decisionRecord(row);
