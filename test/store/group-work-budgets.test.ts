@@ -75,6 +75,14 @@ describe("budget counters charged in the group's memory", () => {
     expect(await store.getBudgetUsage("g")).toEqual({ calls: 3, perAction: {} });
   });
 
+  it("fails a call whose counter does not hold a number CORRUPT, charging nothing", async () => {
+    const { store, sql } = await storeAndSql();
+    sql.prepare("INSERT INTO budget_counters (grant_id, action_id, used) VALUES ('g', '', 'many')").run();
+    expect(await outcome(store.commitDecision(makeDecision(`dec_${n++}`), charge(3)))).toBe("CORRUPT");
+    expect(sql.prepare("SELECT used FROM budget_counters").all()).toEqual([{ used: "many" }]);
+    expect(await store.readAudit(0, 10)).toEqual([]);
+  });
+
   it("writes no counter row for a call refused after a first charge, nor for a unit rolled back", async () => {
     const { store, sql } = await storeAndSql();
     sql.exec("CREATE TRIGGER boom BEFORE INSERT ON decisions WHEN NEW.call_id = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END");
