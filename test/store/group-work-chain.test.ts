@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { auditLinkProblem, GENESIS_HASH } from "../../src/core/audit-chain.js";
 import { auditEntryJson } from "../../src/store/audit-row.js";
@@ -94,6 +95,31 @@ describe("the SQLite group commit's work per decision", () => {
     }
     expect(await store.getDecision("dec-c")).toMatchObject({ decision: "deny", reasonCode: "LIMIT_EXCEEDED" });
     expect(await store.getDecision("dec-d")).toMatchObject({ decision: "deny", reasonCode: "LIMIT_EXCEEDED", caller: "x" });
+  });
+
+  it("rolls back a unit whose audit record cannot be written with its row and its charges, and the chain goes on from the head before it", async () => {
+    const file = join(dirs.make(), "charter.db");
+    const store = await openStore(file);
+    const sql = new Database(file);
+    try {
+      sql.exec("CREATE TRIGGER boom BEFORE INSERT ON audit_log WHEN NEW.entry LIKE '%\"callId\":\"boom\"%' BEGIN SELECT RAISE(ABORT, 'boom'); END");
+    } finally {
+      sql.close();
+    }
+    const commit = (id: string, callId = "call") =>
+      store.commitDecision(makeDecision(id, { callId }), charge(2)).then(
+        (o) => o.kind,
+        () => "failed",
+      );
+    expect(await Promise.all([commit("dec-a"), commit("dec-boom", "boom"), commit("dec-b"), commit("dec-c")])).toEqual(["committed", "failed", "committed", "refused"]);
+    expect(await store.getDecision("dec-boom")).toBeUndefined();
+    expect(await store.getBudgetUsage("g")).toEqual({ calls: 2, perAction: { "email.send": 2 } });
+    const rows = await verifiedChain(store);
+    expect(rows.map((r) => [r.seq, (JSON.parse(r.entry) as { decisionId: string }).decisionId])).toEqual([
+      [1, "dec-a"],
+      [2, "dec-b"],
+      [3, "dec-c"],
+    ]);
   });
 
   it("keeps one chain and exact counters when two stores on one file interleave their groups", async () => {
