@@ -7,13 +7,19 @@ import { nativeSha256Hex } from "./sha256.js";
 export type AuditDraft = Omit<AuditEntry, "seq">;
 
 /**
+ * An audit record that writes its own canonical text once it knows its seq: the same text
+ * `auditEntryJson` would write of its fields (a decision's, `decisionAuditText`, without building them).
+ */
+export type AuditText = (seq: number) => string;
+
+/**
  * The record that follows `head` (undefined: the log is empty): seq = head + 1, the canonical
  * JSON text with its own seq inside, and hash = sha256(head hash, text), taken with node:crypto
  * (the same values as the core's pure-JS hash). Every adapter appends through this, under its own lock on the head.
  */
-export function nextAuditRow(head: { readonly seq: number; readonly hash: string } | undefined, draft: AuditDraft): AuditRow {
+export function nextAuditRow(head: { readonly seq: number; readonly hash: string } | undefined, draft: AuditDraft | AuditText): AuditRow {
   const seq = (head?.seq ?? 0) + 1;
-  const entry = auditEntryJson({ ...draft, seq });
+  const entry = typeof draft === "function" ? draft(seq) : auditEntryJson({ ...draft, seq });
   return { seq, entry, hash: chainHash(head?.hash ?? GENESIS_HASH, entry, nativeSha256Hex) };
 }
 
@@ -44,6 +50,6 @@ export function auditEntryJson(fields: Readonly<Record<string, unknown>>): strin
 const NOTHING_TO_ESCAPE = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 
 /** JSON.stringify of a string, without the call when there is nothing to escape. */
-function quoted(text: string): string {
+export function quoted(text: string): string {
   return NOTHING_TO_ESCAPE.test(text) ? `"${text}"` : JSON.stringify(text);
 }

@@ -1,10 +1,10 @@
 import type { Database } from "better-sqlite3";
 import type { AuditRow } from "../../core/audit-chain.js";
-import { nextAuditRow, type AuditDraft } from "../audit-row.js";
+import { nextAuditRow, type AuditDraft, type AuditText } from "../audit-row.js";
 import type { AuditCheckpoint, AuditStore } from "../port.js";
 
 /** Appends to the chain inside a unit of work (synchronously); answers the record's seq. */
-export type AuditAppend = (draft: AuditDraft) => number;
+export type AuditAppend = (draft: AuditDraft | AuditText) => number;
 
 /**
  * The audit half of the SQLite store. `append` runs inside a unit of work's transaction: it reads

@@ -1,11 +1,13 @@
 import type { Database } from "better-sqlite3";
-import { closeSync, fdatasync, fdatasyncSync, openSync } from "node:fs";
 import { recordAuditCommitSince, startTimer } from "../../telemetry/instruments.js";
+import type { DurableFile } from "./wal-file.js";
+
+export { walFile, type DurableFile } from "./wal-file.js";
 
 /** Runs units of work in shared transactions; `close` flushes what is queued. */
 export interface GroupCommit {
   /** Queues `work`; it runs inside the next shared transaction (in its own savepoint) and resolves once that is durable. */
-  run<T>(work: () => T): Promise<T>;
+  run<T>(work: (unit: GroupUnit) => T): Promise<T>;
   /** Runs what is queued now and makes it durable, synchronously (before the database closes); later groups are flushed at once too. */
   flush(): void;
   /**
@@ -16,55 +18,26 @@ export interface GroupCommit {
   waitingForLock<T>(write: () => T): T;
 }
 
-/**
- * Makes what the committed transactions wrote durable: `flush(done)` calls `done` (with an error
- * when the flush failed) once it is on disk, without blocking the event loop; `flushSync` blocks.
- */
-export interface DurableFile {
-  flush(done: (err: Error | null) => void): void;
-  flushSync(): void;
-  /** Once no flush is in flight. */
-  close(): void;
+/** State a group keeps in memory beside its transaction (budget counters): made for one group, written before it commits. */
+export interface GroupShared {
+  /** Inside the transaction, just before the group commits; a failure fails the whole group. */
+  beforeCommit(): void;
 }
 
-/**
- * The WAL file of a database on disk (opened with `synchronous = NORMAL`, so SQLite does not flush
- * in the commit), flushed with `fdatasync` on libuv's thread pool. The file is opened at the first
- * flush (SQLite creates it with the first write).
- */
-export function walFile(path: string): DurableFile {
-  let fd: number | undefined;
-  let inFlight = 0;
-  let closing = false;
-  const release = () => {
-    if (closing && inFlight === 0 && fd !== undefined) {
-      closeSync(fd);
-      fd = undefined;
-    }
-  };
-  return {
-    flush(done) {
-      fd ??= openSync(path, "r");
-      inFlight += 1;
-      fdatasync(fd, (err) => {
-        inFlight -= 1;
-        release();
-        done(err);
-      });
-    },
-    flushSync() {
-      fd ??= openSync(path, "r");
-      fdatasyncSync(fd);
-    },
-    close() {
-      closing = true;
-      release();
-    },
-  };
+/** What a unit of work can ask of the group it runs in. */
+export interface GroupUnit {
+  /**
+   * The group's state made by `create` (the first unit of the group to ask makes it; `create`
+   * itself is the key). It is dropped when the group ends, committed or not: another connection
+   * may write before the next group, so nothing in it outlives the write lock.
+   */
+  shared<T extends GroupShared>(create: () => T): T;
+  /** Runs `undo` if this unit is rolled back alone (its savepoint), after SQLite rolled back its writes. */
+  onRollback(undo: () => void): void;
 }
 
 interface Queued {
-  readonly work: () => unknown;
+  readonly work: (unit: GroupUnit) => unknown;
   readonly resolve: (value: unknown) => void;
   readonly reject: (err: unknown) => void;
 }
@@ -92,7 +65,9 @@ export type OnDurable = (units: number) => void;
  * IMMEDIATE transaction, each in its own savepoint (one unit's failure rolls back only itself),
  * and the transaction commits once. Units run in queue order, so a budget charged by one is seen
  * by the next. Every promise resolves only after the group is durable; if the commit or the
- * flush fails, every unit of the group rejects.
+ * flush fails, every unit of the group rejects. A unit may keep state for its group in memory
+ * (`GroupUnit.shared`: the budget counters), written just before the commit and dropped with the
+ * group; what a unit changed in it is undone (`onRollback`) when its savepoint is rolled back.
  *
  * The lock: the group commit sets the connection's busy timeout to 0 once, so `BEGIN IMMEDIATE`
  * never waits in SQLite's busy handler; a write outside the group that should wait runs in
@@ -151,11 +126,29 @@ export function createGroupCommit(db: Database, durable?: DurableFile, lock: Loc
   const release = db.prepare("RELEASE unit");
   const rollbackTo = db.prepare("ROLLBACK TO unit");
 
+  /** The running group's shared state, by the function that made it, and the running unit's undos. */
+  const shared = new Map<() => GroupShared, GroupShared>();
+  const undos: (() => void)[] = [];
+  const unitApi: GroupUnit = {
+    shared<T extends GroupShared>(create: () => T): T {
+      let state = shared.get(create);
+      if (state === undefined) {
+        state = create();
+        shared.set(create, state);
+      }
+      return state as T;
+    },
+    onRollback(undo) {
+      undos.push(undo);
+    },
+  };
+
   /** Runs one unit in its own savepoint (prepared once: a unit costs two statements), rolled back alone when it throws. */
   const inSavepoint = (unit: Queued): Outcome => {
     savepoint.run();
+    undos.length = 0;
     try {
-      const value = unit.work();
+      const value = unit.work(unitApi);
       release.run();
       return { ok: true, value };
     } catch (err) {
@@ -163,13 +156,21 @@ export function createGroupCommit(db: Database, durable?: DurableFile, lock: Loc
       if (!db.inTransaction) throw err;
       rollbackTo.run();
       release.run();
+      for (let i = undos.length - 1; i >= 0; i--) (undos[i] as () => void)();
       return { ok: false, err };
     }
   };
 
+  /** Writes the group's shared state, then commits. */
+  const commitGroup = () => {
+    for (const state of shared.values()) state.beforeCommit();
+    commit.run();
+  };
+
   /**
    * Runs the group inside the open transaction and commits it; rolls back and throws when the
-   * commit fails. A group of one needs no savepoint: its failure rolls back the transaction.
+   * commit fails. A group of one needs no savepoint: its failure rolls back the transaction. The
+   * group's shared state goes with the group, whatever its end.
    */
   const runGroup = (group: readonly Queued[]): Outcome[] => {
     try {
@@ -177,20 +178,23 @@ export function createGroupCommit(db: Database, durable?: DurableFile, lock: Loc
       if (only !== undefined) {
         let value: unknown;
         try {
-          value = only.work();
+          value = only.work(unitApi);
         } catch (err) {
           if (db.inTransaction) rollback.run();
           return [{ ok: false, err }];
         }
-        commit.run();
+        commitGroup();
         return [{ ok: true, value }];
       }
       const results = group.map(inSavepoint);
-      commit.run();
+      commitGroup();
       return results;
     } catch (err) {
       if (db.inTransaction) rollback.run();
       throw err;
+    } finally {
+      shared.clear();
+      undos.length = 0;
     }
   };
 
@@ -268,7 +272,7 @@ export function createGroupCommit(db: Database, durable?: DurableFile, lock: Loc
   };
 
   return {
-    run<T>(work: () => T): Promise<T> {
+    run<T>(work: (unit: GroupUnit) => T): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
         if (!scheduled) {
