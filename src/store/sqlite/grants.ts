@@ -4,6 +4,7 @@ import { StoreError, type GrantStore, type StoredGrant } from "../port.js";
 import { grantFromJson, grantToJson } from "../grant-json.js";
 import type { AuditAppend } from "./audit.js";
 import type { GroupCommit } from "./group-commit.js";
+import { sqliteRevocationCheck } from "./revocation-check.js";
 
 interface GrantRow {
   readonly grant_json: string;
@@ -23,9 +24,6 @@ interface GrantParams {
   readonly expiresAt: number;
   readonly json: string;
 }
-
-/** The most grant ids the revocation check keeps as "not revoked" (then it starts again). */
-const MAX_KNOWN_UNREVOKED = 10_000;
 
 /** A grant and every grant delegated from it, however deep (UNION also ends a corrupt cycle). */
 const SUBTREE = `
@@ -61,37 +59,7 @@ export function sqliteGrantStore(db: Database, group: GroupCommit, append: Audit
     SELECT id FROM subtree ORDER BY id <> @id, id`,
     )
     .pluck();
-  const epochNow = db.prepare<[], number>("SELECT epoch FROM revocation_epoch WHERE id = 1").pluck();
-  // The epoch and the answer from one snapshot (one statement), so a "not revoked" is kept under the epoch it was true at.
-  const revokedAndEpoch = db.prepare<[string], { epoch: number | null; revoked: number }>(`
-    SELECT (SELECT epoch FROM revocation_epoch WHERE id = 1) AS epoch, EXISTS (
-      SELECT 1 FROM grants WHERE revoked_at IS NOT NULL AND id IN (SELECT value FROM json_each(?))
-    ) AS revoked`);
-  const epochOf = (epoch: number | null | undefined): number => {
-    if (typeof epoch !== "number") throw new StoreError("CORRUPT", "the revocation epoch is missing");
-    return epoch;
-  };
-  /**
-   * Ids seen not revoked in a snapshot whose revocation epoch is `epoch`. Every change that can
-   * make an id read as revoked raises the epoch in its own transaction (the triggers of migration
-   * 7), and the epoch only grows; so while a call's own read of the epoch — a fresh read, made
-   * after the call arrived, that sees every commit before it — still answers `epoch`, no id here
-   * has been revoked since it was seen. Any other epoch empties the set.
-   */
-  let seen = { epoch: Number.NaN, ids: new Set<string>() };
-  const anyRevoked = (ids: readonly string[]): boolean => {
-    const epoch = epochOf(epochNow.get());
-    if (epoch !== seen.epoch) seen = { epoch, ids: new Set() };
-    const known = seen.ids;
-    if (ids.every((id) => known.has(id))) return false;
-    const found = revokedAndEpoch.get(JSON.stringify(ids));
-    if (found === undefined || found.revoked === 1) return true;
-    if (epochOf(found.epoch) === epoch) {
-      if (known.size + ids.length > MAX_KNOWN_UNREVOKED) known.clear();
-      for (const id of ids) known.add(id);
-    }
-    return false;
-  };
+  const anyRevoked = sqliteRevocationCheck(db);
 
   // Expired before @before, and no kept grant (expiring at or after @before) names it in its chain.
   const PRUNED = `
@@ -139,9 +107,7 @@ export function sqliteGrantStore(db: Database, group: GroupCommit, append: Audit
       return row === undefined ? undefined : storedGrant(row, id);
     },
     revokeGrant: (id, reason, at, caller) => group.run(() => revokeTree(id, reason, at, caller)),
-    async anyRevoked(ids) {
-      return ids.length > 0 && anyRevoked(ids);
-    },
+    anyRevoked: async (ids) => ids.length > 0 && (await anyRevoked(ids)),
     // A unit of the group commit, so it is ordered with the writes queued before it.
     pruneGrants: (before) =>
       group.run(() => {
