@@ -51,7 +51,10 @@ export interface GrantStore {
    * principal that asked, written into the audit records.
    */
   revokeGrant(id: string, reason: string, at: number, caller?: string): Promise<string[]>;
-  /** True when any of these grant ids (a grant and its ancestors) is revoked. */
+  /**
+   * True when any of these grant ids (a grant and its ancestors) is revoked, as of a read made
+   * after this call: a revocation committed before it, through any connection or process, is seen.
+   */
   anyRevoked(ids: readonly string[]): Promise<boolean>;
   /**
    * Deletes the grants that expired before `before` (Unix seconds) and answers how many. A grant
