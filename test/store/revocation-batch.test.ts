@@ -3,10 +3,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { openSqliteStore, StoreError, type Store } from "../../src/store/index.js";
+import { openSqliteStore, StoreError } from "../../src/store/index.js";
 import { EPOCH_READ_SQL, sqliteRevocationCheck } from "../../src/store/sqlite/revocation-check.js";
 import { expectStoreError, rejection } from "./contract-assert.js";
 import { makeGrant } from "./fixtures.js";
+import { seededRevocationStore } from "./revocation-seed.js";
 import { tempDirs } from "./temp-dirs.js";
 
 const dirs = tempDirs("charter-revocation-batch");
@@ -17,19 +18,7 @@ afterEach(async () => {
   dirs.removeAll();
 });
 
-/** A store on a fresh file holding a root grant and its child, checked once (so their "not revoked" is kept). */
-async function seeded(): Promise<{ file: string; store: Store; ids: string[] }> {
-  const file = join(dirs.make(), "charter.db");
-  const store = await openSqliteStore({ file });
-  opened.push(store);
-  const root = makeGrant("g-root");
-  const child = makeGrant("g-child", root);
-  await store.putGrant(root);
-  await store.putGrant(child);
-  const ids = [...child.chain, child.id];
-  expect(await store.anyRevoked(ids)).toBe(false);
-  return { file, store, ids };
-}
+const seeded = () => seededRevocationStore(dirs.make(), (store) => opened.push(store));
 
 /** A plain connection on the file (another process's, as far as the store can tell). */
 function connect(file: string, options?: Database.Options): Database.Database {

@@ -1,10 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { openSqliteStore, type Store } from "../../src/store/index.js";
 import { expectStoreError } from "./contract-assert.js";
-import { ISSUED_AT, makeGrant } from "./fixtures.js";
+import { ISSUED_AT } from "./fixtures.js";
+import { seededRevocationStore } from "./revocation-seed.js";
 import { tempDirs } from "./temp-dirs.js";
 
 const dirs = tempDirs("charter-revocation");
@@ -21,18 +21,11 @@ async function open(file: string): Promise<Store> {
   return store;
 }
 
-/** A store on a fresh file holding a root grant and its child, both checked once (so their "not revoked" is kept). */
+/** The seeded store, checked a second time: the second answer comes from the kept "not revoked". */
 async function seeded(): Promise<{ file: string; store: Store; ids: string[] }> {
-  const file = join(dirs.make(), "charter.db");
-  const store = await open(file);
-  const root = makeGrant("g-root");
-  const child = makeGrant("g-child", root);
-  await store.putGrant(root);
-  await store.putGrant(child);
-  const ids = [...child.chain, child.id];
-  expect(await store.anyRevoked(ids)).toBe(false);
-  expect(await store.anyRevoked(ids)).toBe(false);
-  return { file, store, ids };
+  const seed = await seededRevocationStore(dirs.make(), (store) => stores.push(store));
+  expect(await seed.store.anyRevoked(seed.ids)).toBe(false);
+  return seed;
 }
 
 describe("anyRevoked() on SQLite", () => {
