@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createGroupCommit, walFile, type DurableFile } from "../../src/store/sqlite/group-commit.js";
+import { createGroupCommit } from "../../src/store/sqlite/group-commit.js";
+import { walFile, type DurableFile } from "../../src/store/sqlite/wal-file.js";
 
 /** A durable file whose flushes finish only when the test says so. */
 function heldFlushes(): { file: DurableFile; pending: ((err: Error | null) => void)[]; synced: number } {

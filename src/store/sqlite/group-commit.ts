@@ -2,8 +2,6 @@ import type { Database } from "better-sqlite3";
 import { recordAuditCommitSince, startTimer } from "../../telemetry/instruments.js";
 import type { DurableFile } from "./wal-file.js";
 
-export { walFile, type DurableFile } from "./wal-file.js";
-
 /** Runs units of work in shared transactions; `close` flushes what is queued. */
 export interface GroupCommit {
   /** Queues `work`; it runs inside the next shared transaction (in its own savepoint) and resolves once that is durable. */
