@@ -115,7 +115,8 @@ async function pipeline(ctx: AuthorityContext, token: string, calls: readonly Ca
 /**
  * One call without a step or a presented approval: decided at once, its commit asked of the store
  * once the previous call's has been (`after`; `issued` resolves when this one's has), and its
- * receipt signed once the commit says allow.
+ * receipt signed while the commit is made durable (`receiptAhead`), handed out once the commit
+ * says allow.
  */
 function decideAndCommit(
   ctx: AuthorityContext,
@@ -137,9 +138,10 @@ function decideAndCommit(
       // The store queues the unit when asked (synchronously), so the next call may ask for its own.
       const committing = traced("charter.commit", () => commitStep(ctx, loaded, pending, decisionId));
       issue();
+      const ahead = receiptAhead(ctx, loaded, pending, decisionId, decided.argumentsDigest, signal);
       // Without a step nothing is held: the commit answers a verdict.
       const { verdict } = (await committing) as { readonly verdict: Verdict };
-      return await signed(ctx, loaded, verdict, decisionId, decided.argumentsDigest, signal);
+      return await signed(ctx, loaded, verdict, decisionId, decided.argumentsDigest, signal, await ahead.for(verdict));
     } finally {
       issue();
     }
@@ -170,13 +172,72 @@ async function decideInOrder(
   // A stepped allow is signed before its commit: the step keeps the receipt, so a retry is answered the same one.
   const early =
     ask && grant && pending.decision === "allow" ? await traced("charter.sign", () => signStep(ctx, loaded, grant, pending, decisionId, argumentsDigest)) : undefined;
-  const committed = await traced("charter.commit", () => commitStep(ctx, loaded, pending, decisionId, ask && { ask, slot: stepSlot(ask, pending, early) }));
+  const committing = traced("charter.commit", () => commitStep(ctx, loaded, pending, decisionId, ask && { ask, slot: stepSlot(ask, pending, early) }));
+  // Neither stepped nor presenting an approval (a store that commits one call after the other): signed during the commit.
+  const ahead = ask === undefined && pending.approvalId === undefined ? receiptAhead(ctx, loaded, pending, decisionId, argumentsDigest, signal) : NOTHING_AHEAD;
+  const committed = await committing;
   // Another replica (or a concurrent retry) decided the step first: its decision is the answer.
   if ("held" in committed) return heldStep(ctx, loaded, call, ask as StepAsk, committed.held);
-  return signed(ctx, loaded, committed.verdict, decisionId, argumentsDigest, signal, early);
+  return signed(ctx, loaded, committed.verdict, decisionId, argumentsDigest, signal, early ?? (await ahead.for(committed.verdict)));
 }
 
-/** A committed verdict, counted; an allow with its receipt (signed now unless `early`), unless the caller has gone. */
+/** A receipt signed ahead of its commit, handed out only for the very verdict it was signed for. */
+interface ReceiptAhead {
+  /** The receipt when `committed` is the allow it was signed for (the commit refused nothing); otherwise undefined. */
+  for(committed: Verdict): Promise<string | undefined>;
+}
+
+const NOTHING_AHEAD: ReceiptAhead = { for: async () => undefined };
+
+/**
+ * Grants whose allow a commit has refused (their budget, or an ancestor's, was spent): their
+ * receipts are no longer signed ahead. A budget only fills, so such a grant's allows go on being
+ * refused, and each would cost a signature that is thrown away. Keyed by the verified grant
+ * object, which the token verifier keeps once per cached token, so an entry goes with its token.
+ */
+const refusedGrants = new WeakSet<TaskGrant>();
+
+/**
+ * The receipt of a pending allow, signed now, while its commit is made durable: the signature and
+ * the flush wait on the thread pool side by side instead of one after the other (about a quarter
+ * of an Authorize's latency at one call in flight; docs/architecture.md, "Receipts"). It leaves
+ * only through `for` — when the commit answered this very allow, not a refusal — and then only if
+ * the caller has not gone (`signed` asks again); otherwise it is dropped unseen. Nothing is signed
+ * ahead for a caller that has gone already, nor for a grant a commit has refused before
+ * (`refusedGrants`); a refusal met here puts the grant there.
+ */
+function receiptAhead(
+  ctx: AuthorityContext,
+  loaded: Loaded,
+  pending: Verdict,
+  decisionId: string,
+  argumentsDigest: string,
+  signal: RequestOptions["signal"],
+): ReceiptAhead {
+  const grant = loaded.check.ok ? loaded.check.grant : undefined;
+  if (pending.decision !== "allow" || grant === undefined) return NOTHING_AHEAD;
+  const refused = (committed: Verdict) => {
+    if (committed.decision === "allow") return false;
+    refusedGrants.add(grant);
+    return true;
+  };
+  if (refusedGrants.has(grant) || isGone(signal)) return { for: async (committed) => void refused(committed) };
+  const receipt = traced("charter.sign", () => signStep(ctx, loaded, grant, pending, decisionId, argumentsDigest));
+  // A commit that fails first leaves the receipt unasked: its failure, if any, is not left unhandled.
+  receipt.catch(() => undefined);
+  return { for: async (committed) => (refused(committed) || committed !== pending ? undefined : receipt) };
+}
+
+function isGone(signal: RequestOptions["signal"]): boolean {
+  try {
+    signal?.throwIfAborted();
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** A committed verdict, counted; an allow with its receipt (signed now unless `early`: before or during its commit), unless the caller has gone. */
 async function signed(
   ctx: AuthorityContext,
   loaded: Loaded,

@@ -39,6 +39,20 @@ function watched(store: Store, afterCommit: (record: DecisionRecord) => void = (
   return { store: spy, committed };
 }
 
+/** A ring that counts the receipts it signs, and those it signs once `gone` has aborted. */
+function countingRing(gone?: AbortSignal): { ring: KeyRing; signatures: () => number; afterGone: () => number } {
+  const signed = app.ring.signingKey();
+  let signatures = 0;
+  let afterGone = 0;
+  const ring: KeyRing = Object.create(app.ring) as KeyRing;
+  ring.signingKey = () => {
+    signatures += 1;
+    if (gone?.aborted === true) afterGone += 1;
+    return signed;
+  };
+  return { ring, signatures: () => signatures, afterGone: () => afterGone };
+}
+
 describe("authorize()", () => {
   it("records the decision before it answers, with digests and codes but no argument value", async () => {
     const token = await tokenFor(app);
@@ -57,6 +71,55 @@ describe("authorize()", () => {
       policyVersion: "demo-policy-1",
     });
     expect(JSON.stringify(record)).not.toContain("needle-value");
+  });
+
+  it.each([true, false])("signs an allow's receipt while its commit is made durable (commits in queue order: %s)", async (commitsInQueueOrder) => {
+    const token = await tokenFor(app);
+    const { ring, signatures } = countingRing();
+    const signedByCommit: number[] = [];
+    const spy: Store = Object.create(app.store) as Store;
+    spy.commitDecision = async (record, effects) => {
+      const outcome = await app.store.commitDecision(record, effects);
+      signedByCommit.push(signatures());
+      return outcome;
+    };
+    const decided = await authorize({ ...app, store: spy, ring, commitsInQueueOrder }, { grantToken: token, call: search("c1") });
+    expect(decided.verdict.decision).toBe("allow");
+    expect(signedByCommit).toEqual([1]);
+    expect(signatures()).toBe(1);
+    const claims = JSON.parse(Buffer.from(decided.receipt?.split(".")[1] ?? "", "base64url").toString()) as Record<string, unknown>;
+    expect(claims).toMatchObject({ jti: decided.decisionId, call_id: "c1", args_digest: decided.verdict.callDigest });
+  });
+
+  it("signs nothing ahead for a caller gone by the time its commit is asked; the call is recorded and answers no receipt", async () => {
+    const token = await tokenFor(app);
+    const caller = new AbortController();
+    const { ring, signatures } = countingRing();
+    const spy: Store = Object.create(app.store) as Store;
+    spy.commitDecision = (record, effects) => {
+      caller.abort(new Error("the client went away"));
+      return app.store.commitDecision(record, effects);
+    };
+    await expect(authorize({ ...app, store: spy, ring }, { grantToken: token, call: search("c1") }, { signal: caller.signal })).rejects.toThrow("the client went away");
+    expect(signatures()).toBe(0);
+    expect((await app.store.readAudit(0, 100)).some((row) => row.entry.includes('"callId":"c1",'))).toBe(true);
+  });
+
+  it("drops the receipt of an allow its commit refused, and signs nothing ahead for that grant afterwards", async () => {
+    const parentToken = await tokenFor(app);
+    const child = await delegateGrant(app, { parentToken, spec: { subject: "agent:child", allowed: ["web.search"], limits: { maxCalls: 2 } } });
+    const { ring, signatures } = countingRing();
+    const ctx = { ...app, ring };
+    const verdicts = [];
+    for (const id of ["a", "b", "c", "d"]) verdicts.push(await authorize(ctx, { grantToken: child.token, call: search(id) }));
+    expect(verdicts.map((d) => [d.verdict.decision, d.verdict.reason?.code, d.receipt !== undefined])).toEqual([
+      ["allow", undefined, true],
+      ["allow", undefined, true],
+      ["deny", "LIMIT_EXCEEDED", false],
+      ["deny", "LIMIT_EXCEEDED", false],
+    ]);
+    // "c" was signed ahead and refused by its commit; "d", of a grant refused before, was not signed.
+    expect(signatures()).toBe(3);
   });
 
   it("records a deny with its reason code, the token unverified", async () => {
@@ -93,29 +156,19 @@ describe("authorizeBatch()", () => {
     expect(committed.map((r) => r.policyVersion)).toEqual(["demo-policy-1", "demo-policy-1", "demo-policy-1"]);
   });
 
-  /** A ring that counts the receipts it signs. */
-  function countingRing(): { ring: KeyRing; signatures: () => number } {
-    const signed = app.ring.signingKey();
-    let signatures = 0;
-    const ring: KeyRing = Object.create(app.ring) as KeyRing;
-    ring.signingKey = () => {
-      signatures += 1;
-      return signed;
-    };
-    return { ring, signatures: () => signatures };
-  }
-
   it("stops deciding, recording and signing once the caller has gone (a store that needs each commit before the next)", async () => {
     const token = await tokenFor(app);
     const caller = new AbortController();
     const { store, committed } = watched(app.store, () => caller.abort(new Error("the client went away")));
-    const { ring, signatures } = countingRing();
+    const { ring, signatures, afterGone } = countingRing(caller.signal);
     const ctx = { ...app, store, ring, commitsInQueueOrder: false };
     await expect(authorizeBatch(ctx, { grantToken: token, calls: [search("a"), search("b"), search("c")] }, { signal: caller.signal })).rejects.toThrow(
       "the client went away",
     );
     expect(committed.map((r) => r.callId)).toEqual(["a"]);
-    expect(signatures()).toBe(0);
+    // "a" was signed while its commit was made durable, and its receipt dropped: nothing after the caller went.
+    expect(signatures()).toBe(1);
+    expect(afterGone()).toBe(0);
   });
 
   it("queues the commits of a batch together (one group transaction), in call order; a caller gone meanwhile gets no receipt", async () => {
@@ -133,14 +186,16 @@ describe("authorizeBatch()", () => {
       asked.push(record.callId);
       return store.commitDecision(record, effects);
     };
-    const { ring, signatures } = countingRing();
+    const { ring, signatures, afterGone } = countingRing(caller.signal);
     // 20 calls: a first slice of 16 asked together, then the event loop's turn, then the rest.
     const calls = Array.from({ length: 20 }, (_, i) => search(`c${i}`));
     await expect(authorizeBatch({ ...app, store: spy, ring }, { grantToken: token, calls }, { signal: caller.signal })).rejects.toThrow("the client went away");
     expect(askedWhenFirstLanded.slice(0, 16)).toEqual(calls.slice(0, 16).map((c) => c.callId));
-    // Recorded in call order; what was queued before the caller went is durable, nothing is signed.
+    // Recorded in call order; what was queued before the caller went is durable. The receipts
+    // signed while those commits were made durable are dropped; nothing is signed after it went.
     expect(committed.map((r) => r.callId)).toEqual(asked);
-    expect(signatures()).toBe(0);
+    expect(signatures()).toBeGreaterThanOrEqual(16);
+    expect(afterGone()).toBe(0);
   });
 
   it("reads and parses an ancestor's stored grant once, and still asks for revocation on every call", async () => {
