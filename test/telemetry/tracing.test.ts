@@ -11,6 +11,9 @@ interface OtlpSpan {
   readonly spanId: string;
   readonly parentSpanId?: string;
   readonly traceId: string;
+  /** Unix nanoseconds, as OTLP/JSON writes them (decimal strings). */
+  readonly startTimeUnixNano: string;
+  readonly endTimeUnixNano: string;
   readonly attributes?: readonly { key: string; value: { stringValue?: string } }[];
 }
 
@@ -40,7 +43,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
 
 describe("tracing", () => {
-  it("exports an Authorize's RPC span with load, decide, approval, commit and sign as its children", async () => {
+  it("exports an Authorize's RPC span with load, decide, approval, commit and sign as its children, sign during commit", async () => {
     const charter = await startTestCharter({ config: { tracingOtlpEndpoint: endpoint } });
     try {
       const { grantToken } = await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:t", owner: "ana@example.com", purpose: "trace" });
@@ -55,7 +58,16 @@ describe("tracing", () => {
     expect(rpc).toBeDefined();
     const status = rpc?.attributes?.find((a) => a.key === "rpc.grpc.status_code")?.value.stringValue;
     expect(status).toBe("OK");
-    const children = spans.filter((s) => s.parentSpanId === rpc?.spanId && s.traceId === rpc?.traceId).map((s) => s.name);
-    expect(children).toEqual(["charter.load", "charter.decide", "charter.approval", "charter.commit", "charter.sign"]);
+    const children = spans.filter((s) => s.parentSpanId === rpc?.spanId && s.traceId === rpc?.traceId);
+    const steps = ["charter.load", "charter.decide", "charter.approval", "charter.commit", "charter.sign"];
+    expect(children.map((s) => s.name).sort()).toEqual([...steps].sort());
+    const at = (name: string) => {
+      const span = children.find((s) => s.name === name) as OtlpSpan;
+      return { start: BigInt(span.startTimeUnixNano), end: BigInt(span.endTimeUnixNano) };
+    };
+    // They begin in pipeline order (start times may share a millisecond); the receipt is signed
+    // while the commit is made durable, so sign begins before commit ends.
+    steps.slice(1).forEach((name, i) => expect(at(name).start).toBeGreaterThanOrEqual(at(steps[i] as string).start));
+    expect(at("charter.sign").start).toBeLessThan(at("charter.commit").end);
   });
 });
