@@ -199,8 +199,8 @@ const refusedGrants = new WeakSet<TaskGrant>();
 
 /**
  * The receipt of a pending allow, signed now, while its commit is made durable: the signature and
- * the flush wait on the thread pool side by side instead of one after the other (about a quarter
- * of an Authorize's latency at one call in flight; docs/architecture.md, "Receipts"). It leaves
+ * the flush wait on the thread pool side by side instead of one after the other (at one call in
+ * flight, Authorize's p50 about 13 % lower; docs/architecture.md, "Receipts"). It leaves
  * only through `for` — when the commit answered this very allow, not a refusal — and then only if
  * the caller has not gone (`signed` asks again); otherwise it is dropped unseen. Nothing is signed
  * ahead for a caller that has gone already, nor for a grant a commit has refused before
