@@ -5,7 +5,8 @@
  * request it is told about, writes that many rows into a SQLite file (WAL, `synchronous = NORMAL`;
  * the rows queued in one turn of the event loop in one transaction, then one `fdatasync` of the
  * WAL on libuv's thread pool before any of them answers) and, for an allow, signs that many
- * receipt-sized payloads with `crypto.sign` on the thread pool. The gap between the baseline and
+ * receipt-sized payloads with `crypto.sign` on the thread pool, asked for with the row as Charter
+ * asks for a receipt with its commit (the answer waits for both). The gap between the baseline and
  * the floor is what durability and signatures cost on this machine; the gap between the floor and
  * Charter is Charter's own work.
  *
@@ -25,7 +26,7 @@ import { serveRaw, type RawHandler } from "./grpc-raw-server.js";
 export interface FloorWork {
   /** Rows written durably before the answer. */
   readonly rows: number;
-  /** Ed25519 signatures made after the rows are durable. */
+  /** Ed25519 signatures made while the rows are made durable. */
   readonly signs: number;
   /** The length of each signed payload (Charter's receipt signing input). */
   readonly signedBytes: number;
@@ -98,7 +99,13 @@ function floorHandler(): RawHandler {
       answer();
       return;
     }
-    // A row about as long as Charter's decision and audit rows together.
-    durably(request.subarray(0, ROW_BYTES), work.rows, () => signAll(work.signs, payloadOf(work), answer));
+    // A row about as long as Charter's decision and audit rows together; the signatures made
+    // while it is made durable, and the answer once both are done.
+    let waiting = 2;
+    const done = () => {
+      if (--waiting === 0) answer();
+    };
+    durably(request.subarray(0, ROW_BYTES), work.rows, done);
+    signAll(work.signs, payloadOf(work), done);
   };
 }
