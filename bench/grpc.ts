@@ -3,7 +3,7 @@
  * with the same pre-framed request bytes (`npm run bench:grpc`; h2load is installed by
  * scripts/provision-h2load.sh when missing).
  *
- *   npm run bench:grpc [-- --workers N] [-- --catalog generated]
+ *   npm run bench:grpc [-- --workers N] [-- --catalog generated] [-- --vs DIR]
  *
  * Charter is a real `charter serve` process from dist/ with the demo catalog and policy (the
  * owner-assistant budget raised out of reach, so an allow stays an allow for the whole run; the
@@ -19,12 +19,17 @@
  * sampled request through a grpc-js client before and after each round (grpc-status and verdict),
  * h2load's HTTP status counts, and the statuses Charter logged for the whole run.
  *
+ * `--vs DIR` also serves another build of Charter (DIR holds its built `dist/`: a checkout of
+ * another commit after `npm run build`) in the same rounds, on its own data dir and with its own
+ * grant token (a token is only valid on the server that issued it), and adds its req/s and this
+ * build's throughput over it: an A/B of two builds on the same noisy machine.
+ *
  * Environment: BENCH_ROUNDS (3), BENCH_SECONDS (3), BENCH_ONLY (comma-separated scenario names),
  * BENCH_SHAPES ("4x32,1x1": connections x streams), BENCH_NODE_ARGS (node flags for the Charter
  * process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it under load).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,6 +56,7 @@ const flag = (name: string) => {
 };
 const WORKERS = Number(flag("--workers") ?? 1);
 const CATALOG = flag("--catalog") ?? "demo";
+const VS = flag("--vs");
 /** Linux's USER_HZ, the unit of CPU times in /proc/<pid>/stat. */
 const CLOCK_TICKS = 100;
 
@@ -61,26 +67,17 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   try {
     const documents = CATALOG === "generated" ? writeGeneratedCatalog(dir, 1000, 500) : demoDocuments(dir);
-    const charterPort = await freePort();
-    const configFile = join(dir, "charter.json");
-    writeFileSync(configFile, JSON.stringify({ listen: `127.0.0.1:${charterPort}`, dataDir: join(dir, "data"), ...documents }));
-    const charterLog = join(dir, "charter.log");
-    // Always explicit: without the flag `charter serve` runs one worker per core.
-    const serveArgs = ["serve", "--config", configFile, "--workers", String(WORKERS)];
-    const nodeArgs = process.env["BENCH_NODE_ARGS"]?.split(" ").filter((a) => a !== "") ?? [];
-    const charter = spawnLogged(process.execPath, [...nodeArgs, join(ROOT, "dist/cli/bin.js"), ...serveArgs], charterLog);
-    children.push(charter);
-    const charterAddress = `127.0.0.1:${charterPort}`;
-    if (!(await ready(charterAddress, charter))) {
-      const log = readFileSync(charterLog, "utf8");
-      if (WORKERS > 1 && /workers/i.test(log)) {
-        console.log(`skipped: this charter serve does not accept --workers ${WORKERS} yet (it said: ${log.trim().split("\n")[0] ?? ""})`);
-        return;
-      }
-      throw new Error(`charter serve did not start:\n${log}`);
-    }
+    const started = await startCharter(ROOT, join(dir, "charter"), documents, children);
+    if (started === undefined) return;
+    const { child: charter, address: charterAddress, log: charterLog } = started;
     const caller = rawClient(charterAddress);
     const list = (await scenarios(charterAddress, CATALOG === "generated" ? "generated" : "demo")).filter((s) => !ONLY || ONLY.includes(s.name));
+    // Another build, when asked for: its own server, data dir and grant token, the same scenarios by name.
+    const other = VS === undefined ? undefined : await startCharter(VS, join(dir, "other"), documents, children);
+    if (VS !== undefined && other === undefined) return;
+    const otherCaller = other && rawClient(other.address);
+    const otherList = other && new Map((await scenarios(other.address, CATALOG === "generated" ? "generated" : "demo")).map((s) => [s.name, s]));
+    for (const s of list) if (otherCaller && otherList) await checked(otherCaller, otherList.get(s.name) as Scenario, "before the run (other build)");
     const responses: Record<string, string> = {};
     const floorWork: Record<number, FloorWork> = {};
     for (const s of list) {
@@ -128,6 +125,7 @@ async function main(): Promise<void> {
         "floor req/s",
         "charter/floor (spread)",
         "floor p50/p99 ms",
+        ...(other ? ["other build req/s", "this/other build (spread)"] : []),
       ],
     ];
     for (const shape of SHAPES) {
@@ -135,17 +133,21 @@ async function main(): Promise<void> {
         const charterRuns: Measured[] = [];
         const baselineRuns: Measured[] = [];
         const floorRuns: Measured[] = [];
+        const otherRuns: Measured[] = [];
+        const os = otherList?.get(s.name);
         for (let round = 0; round < ROUNDS; round++) {
           const runs = [
             async () => charterRuns.push(await measured(charter, `http://${charterAddress}${s.path}`, s, shape, dir)),
             async () => baselineRuns.push(await measured(baseline, `http://127.0.0.1:${baselinePort}${s.path}`, s, shape, dir)),
             ...(s.floor ? [async () => floorRuns.push(await measured(floor, `http://127.0.0.1:${floorPort}${s.path}`, s, shape, dir))] : []),
+            ...(other && os ? [async () => otherRuns.push(await measured(other.child, `http://${other.address}${os.path}`, os, shape, dir))] : []),
           ];
           // The order rotates each round, so no server always runs first (or right after another).
           for (let k = 0; k < runs.length; k++) await (runs[(round + k) % runs.length] as () => Promise<number>)();
           await checked(caller, s, `after round ${round + 1}`);
+          if (otherCaller && os) await checked(otherCaller, os, `after round ${round + 1} (other build)`);
         }
-        const failed = [...charterRuns, ...baselineRuns, ...floorRuns].reduce((n, r) => n + r.failed, 0);
+        const failed = [...charterRuns, ...baselineRuns, ...floorRuns, ...otherRuns].reduce((n, r) => n + r.failed, 0);
         if (failed > 0) throw new Error(`${s.name} at ${JSON.stringify(shape)}: ${failed} requests failed or answered other than HTTP 2xx`);
         const ratios = charterRuns.map((r, i) => r.rps / (baselineRuns[i] as Measured).rps);
         const m = (runs: Measured[], key: "rps" | "p50" | "p99" | "cpuMicros") => median(runs.map((r) => r[key]));
@@ -160,11 +162,13 @@ async function main(): Promise<void> {
           `${m(charterRuns, "p50").toFixed(2)}/${m(charterRuns, "p99").toFixed(2)}`,
           `${m(charterRuns, "cpuMicros").toFixed(0)}/${m(baselineRuns, "cpuMicros").toFixed(0)}`,
           ...floorColumns(charterRuns, floorRuns),
+          ...(other ? versusColumns(charterRuns, otherRuns) : []),
         ]);
         console.log(rows.at(-1)?.join("  "));
       }
     }
     caller.close();
+    otherCaller?.close();
     printTable(rows);
     console.log(`statuses Charter logged over the run: ${JSON.stringify(loggedStatuses(charterLog))}`);
     console.log(
@@ -173,6 +177,7 @@ async function main(): Promise<void> {
     console.log(
       "floor: a grpc-js handler that only makes each call's record durable (one row per call, group commit, one fdatasync per group) and signs each allow with Ed25519 (bench/grpc-floor.ts); charter/floor: Charter's req/s over the floor's",
     );
+    if (other) console.log(`other build: ${VS ?? ""} (its own server, data dir and grant token); this/other build: this build's req/s over the other's, per round`);
   } finally {
     for (const child of children) child.kill("SIGTERM");
     await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : Promise.resolve())));
@@ -191,6 +196,43 @@ async function measured(server: ChildProcess, url: string, s: Scenario, shape: S
   const result = await h2load(url, s.frame, shape, SECONDS, dir);
   const spent = cpuSeconds(server.pid as number) - before;
   return { ...result, cpuMicros: (spent * 1e6) / (result.rps * (SECONDS + WARM_UP_SECONDS)) };
+}
+
+/** The other build's columns: its req/s and this build's throughput over it (median and spread). */
+function versusColumns(charterRuns: readonly Measured[], otherRuns: readonly Measured[]): string[] {
+  const ratios = charterRuns.map((r, i) => r.rps / (otherRuns[i] as Measured).rps);
+  return [median(otherRuns.map((r) => r.rps)).toFixed(0), `${median(ratios).toFixed(2)}x (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`];
+}
+
+/**
+ * A `charter serve` process of the build under `root` (its `dist/cli/bin.js`) on a free port, with
+ * its config and data under `home`; undefined (and a message) when this build does not accept
+ * `--workers N` yet.
+ */
+async function startCharter(
+  root: string,
+  home: string,
+  documents: { catalog: string; policy: string },
+  children: ChildProcess[],
+): Promise<{ child: ChildProcess; address: string; log: string } | undefined> {
+  mkdirSync(home, { recursive: true });
+  const port = await freePort();
+  const configFile = join(home, "charter.json");
+  writeFileSync(configFile, JSON.stringify({ listen: `127.0.0.1:${port}`, dataDir: join(home, "data"), ...documents }));
+  const log = join(home, "charter.log");
+  // Always explicit: without the flag `charter serve` runs one worker per core.
+  const serveArgs = ["serve", "--config", configFile, "--workers", String(WORKERS)];
+  const nodeArgs = process.env["BENCH_NODE_ARGS"]?.split(" ").filter((a) => a !== "") ?? [];
+  const child = spawnLogged(process.execPath, [...nodeArgs, join(root, "dist/cli/bin.js"), ...serveArgs], log);
+  children.push(child);
+  const address = `127.0.0.1:${port}`;
+  if (await ready(address, child)) return { child, address, log };
+  const text = readFileSync(log, "utf8");
+  if (WORKERS > 1 && /workers/i.test(text)) {
+    console.log(`skipped: the charter serve of ${root} does not accept --workers ${WORKERS} yet (it said: ${text.trim().split("\n")[0] ?? ""})`);
+    return undefined;
+  }
+  throw new Error(`charter serve (${root}) did not start:\n${text}`);
 }
 
 /** The floor's columns: its req/s, Charter's throughput over it (median and spread), its latency; dashes where a scenario has no floor. */
