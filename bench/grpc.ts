@@ -71,7 +71,10 @@ async function main(): Promise<void> {
     if (started === undefined) return;
     const { child: charter, address: charterAddress, log: charterLog } = started;
     const caller = rawClient(charterAddress);
-    const list = (await scenarios(charterAddress, CATALOG === "generated" ? "generated" : "demo")).filter((s) => !ONLY || ONLY.includes(s.name));
+    const all = await scenarios(charterAddress, CATALOG === "generated" ? "generated" : "demo");
+    const unknown = ONLY?.filter((name) => !all.some((s) => s.name === name)) ?? [];
+    if (unknown.length > 0) throw new Error(`BENCH_ONLY names no scenario: ${unknown.join(", ")} (the scenarios: ${all.map((s) => s.name).join(", ")})`);
+    const list = all.filter((s) => !ONLY || ONLY.includes(s.name));
     // Another build, when asked for: its own server, data dir and grant token, the same scenarios by name.
     const other = VS === undefined ? undefined : await startCharter(VS, join(dir, "other"), documents, children);
     if (VS !== undefined && other === undefined) return;

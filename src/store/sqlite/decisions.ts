@@ -34,9 +34,11 @@ class Refusal extends Error {
 
 /**
  * The decision half of the SQLite store. A commit is one unit of work of the group commit: the
- * allow's effects in a savepoint (approval consumption, then every budget counter; a refusal
- * undoes them all — the savepoint the consumption, `sqliteBudgets` its own charges — and the
- * record is written as a deny with the refusal's code), the decision row and its audit record.
+ * allow's effects (approval consumption, then every budget counter; a refusal undoes them all —
+ * a savepoint the consumption, `sqliteBudgets` its own charges — and the record is written as a
+ * deny with the refusal's code), the decision row and its audit record. Budget charges alone
+ * write no row inside the unit (the group writes its counters before it commits), so an allow
+ * with a budget and no approval takes no savepoint of its own.
  * Errors are left raw for the caller (openSqliteStore) to translate.
  */
 export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionStore & StepStore {
@@ -101,14 +103,25 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
     let written = row;
     let audited = record;
     if (record.decision === "allow" && (effects.approval || effects.budget)) {
-      try {
-        effectsOf(record, effects, unit);
-      } catch (err) {
-        if (!(err instanceof Refusal)) throw err;
-        outcome = { kind: "refused", reasonCode: err.reasonCode, detail: err.detail };
-        if (err.reasonCode === "APPROVAL_EXPIRED") deps.expireDue(record.decidedAt);
-        written = { ...row, decision: "deny", reason_code: err.reasonCode };
-        audited = { ...record, decision: "deny", reasonCode: err.reasonCode };
+      let refusal: { readonly reasonCode: CommitRefusalCode; readonly detail: string } | undefined;
+      if (effects.approval) {
+        try {
+          effectsOf(record, effects, unit);
+        } catch (err) {
+          if (!(err instanceof Refusal)) throw err;
+          refusal = err;
+        }
+      } else if (effects.budget) {
+        // Budgets alone write nothing in the unit (charged in the group's memory; a refusal gives
+        // back its own charges): no savepoint to undo.
+        const spent = deps.charge(effects.budget, unit);
+        if (spent !== undefined) refusal = { reasonCode: "LIMIT_EXCEEDED", detail: spent };
+      }
+      if (refusal !== undefined) {
+        outcome = { kind: "refused", reasonCode: refusal.reasonCode, detail: refusal.detail };
+        if (refusal.reasonCode === "APPROVAL_EXPIRED") deps.expireDue(record.decidedAt);
+        written = { ...row, decision: "deny", reason_code: refusal.reasonCode };
+        audited = { ...record, decision: "deny", reasonCode: refusal.reasonCode };
       }
     }
     insertRow(written);
