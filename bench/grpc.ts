@@ -128,6 +128,7 @@ async function main(): Promise<void> {
         "floor req/s",
         "charter/floor (spread)",
         "floor p50/p99 ms",
+        "floor CPU µs/req",
         ...(other ? ["other build req/s", "this/other build (spread)"] : []),
       ],
     ];
@@ -238,14 +239,19 @@ async function startCharter(
   throw new Error(`charter serve (${root}) did not start:\n${text}`);
 }
 
-/** The floor's columns: its req/s, Charter's throughput over it (median and spread), its latency; dashes where a scenario has no floor. */
+/**
+ * The floor's columns: its req/s, Charter's throughput over it (median and spread), its latency
+ * and its CPU per request (what durability and receipts alone cost the server); dashes where a
+ * scenario has no floor.
+ */
 function floorColumns(charterRuns: readonly Measured[], floorRuns: readonly Measured[]): string[] {
-  if (floorRuns.length === 0) return ["-", "-", "-"];
+  if (floorRuns.length === 0) return ["-", "-", "-", "-"];
   const ratios = charterRuns.map((r, i) => r.rps / (floorRuns[i] as Measured).rps);
   return [
     median(floorRuns.map((r) => r.rps)).toFixed(0),
     `${median(ratios).toFixed(2)}x (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
     `${median(floorRuns.map((r) => r.p50)).toFixed(2)}/${median(floorRuns.map((r) => r.p99)).toFixed(2)}`,
+    median(floorRuns.map((r) => r.cpuMicros)).toFixed(0),
   ];
 }
 
