@@ -1,6 +1,6 @@
 import type { Database } from "better-sqlite3";
 import { DECISION_COLUMNS, decisionAuditText, decisionRecord, decisionRow, recommitOutcome, type DecisionRow } from "../decision-row.js";
-import type { CommitOutcome, CommitRefusalCode, DecisionEffects, DecisionRecord, DecisionStore, StepStore } from "../port.js";
+import type { BudgetCharge, CommitOutcome, CommitRefusalCode, DecisionEffects, DecisionRecord, DecisionStore, StepStore } from "../port.js";
 import { heldStep, replacesHeld, selectStepSql, STEP_COLUMNS, stepRow, type HeldStepRow } from "../step-row.js";
 import type { ConsumeApproval } from "./approvals.js";
 import type { AuditAppend } from "./audit.js";
@@ -22,8 +22,14 @@ export interface DecisionDeps {
 type DecisionValues = ValuesOf<typeof DECISION_COLUMNS>;
 type ValuesOf<C extends readonly (keyof DecisionRow)[]> = { -readonly [I in keyof C]: DecisionRow[C[I]] };
 
+/** Why an allow's effects could not be had: the record is written as a deny with this code. */
+interface Refused {
+  readonly reasonCode: CommitRefusalCode;
+  readonly detail: string;
+}
+
 /** Thrown inside the effects' savepoint to roll back what was consumed so far; never leaves the adapter. */
-class Refusal extends Error {
+class Refusal extends Error implements Refused {
   constructor(
     readonly reasonCode: CommitRefusalCode,
     readonly detail: string,
@@ -36,9 +42,8 @@ class Refusal extends Error {
  * The decision half of the SQLite store. A commit is one unit of work of the group commit: the
  * allow's effects (approval consumption, then every budget counter; a refusal undoes them all —
  * a savepoint the consumption, `sqliteBudgets` its own charges — and the record is written as a
- * deny with the refusal's code), the decision row and its audit record. Budget charges alone
- * write no row inside the unit (the group writes its counters before it commits), so an allow
- * with a budget and no approval takes no savepoint of its own.
+ * deny with the refusal's code), the decision row and its audit record. An allow with a budget
+ * and no approval takes no savepoint of its own (`effectsRefusal`).
  * Errors are left raw for the caller (openSqliteStore) to translate.
  */
 export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionStore & StepStore {
@@ -76,17 +81,36 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
         .map((c) => `${c} = excluded.${c}`)
         .join(", ")}`);
 
-  const effectsOf = db.transaction((record: DecisionRecord, effects: DecisionEffects, unit: GroupUnit) => {
-    if (effects.approval) {
-      const problem = deps.consume(effects.approval.approvalId, effects.approval.callDigest, record.decidedAt);
-      if (problem === "expired") throw new Refusal("APPROVAL_EXPIRED", `approval ${effects.approval.approvalId} expired`);
-      if (problem !== undefined) throw new Refusal("APPROVAL_CONSUMED", `approval ${effects.approval.approvalId} is ${problem}`);
-    }
-    if (effects.budget) {
-      const spent = deps.charge(effects.budget, unit);
-      if (spent !== undefined) throw new Refusal("LIMIT_EXCEEDED", spent);
-    }
+  /** The budget's refusal, or undefined once every counter of the call is charged. */
+  const budgetRefusal = (budget: BudgetCharge, unit: GroupUnit): Refused | undefined => {
+    const spent = deps.charge(budget, unit);
+    return spent === undefined ? undefined : { reasonCode: "LIMIT_EXCEEDED", detail: spent };
+  };
+
+  /** Consumes the approval, then charges the budget, in a savepoint: a refused charge undoes the consumption. */
+  const consumeAndCharge = db.transaction((approval: NonNullable<DecisionEffects["approval"]>, budget: BudgetCharge | undefined, at: number, unit: GroupUnit) => {
+    const problem = deps.consume(approval.approvalId, approval.callDigest, at);
+    if (problem === "expired") throw new Refusal("APPROVAL_EXPIRED", `approval ${approval.approvalId} expired`);
+    if (problem !== undefined) throw new Refusal("APPROVAL_CONSUMED", `approval ${approval.approvalId} is ${problem}`);
+    const refused = budget && budgetRefusal(budget, unit);
+    if (refused) throw new Refusal(refused.reasonCode, refused.detail);
   });
+
+  /**
+   * The allow's effects, or why it is refused. Budget charges alone write nothing inside the unit
+   * (charged in the group's memory, written before the group commits; a refused charge gives back
+   * its own), so only a consumed approval needs a savepoint to undo.
+   */
+  const effectsRefusal = (record: DecisionRecord, effects: DecisionEffects, unit: GroupUnit): Refused | undefined => {
+    if (effects.approval === undefined) return effects.budget && budgetRefusal(effects.budget, unit);
+    try {
+      consumeAndCharge(effects.approval, effects.budget, record.decidedAt, unit);
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof Refusal)) throw err;
+      return err;
+    }
+  };
 
   const commit = (record: DecisionRecord, effects: DecisionEffects, unit: GroupUnit): CommitOutcome => {
     const row = decisionRow(record);
@@ -102,27 +126,12 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
     let outcome: CommitOutcome = { kind: "committed" };
     let written = row;
     let audited = record;
-    if (record.decision === "allow" && (effects.approval || effects.budget)) {
-      let refusal: { readonly reasonCode: CommitRefusalCode; readonly detail: string } | undefined;
-      if (effects.approval) {
-        try {
-          effectsOf(record, effects, unit);
-        } catch (err) {
-          if (!(err instanceof Refusal)) throw err;
-          refusal = err;
-        }
-      } else if (effects.budget) {
-        // Budgets alone write nothing in the unit (charged in the group's memory; a refusal gives
-        // back its own charges): no savepoint to undo.
-        const spent = deps.charge(effects.budget, unit);
-        if (spent !== undefined) refusal = { reasonCode: "LIMIT_EXCEEDED", detail: spent };
-      }
-      if (refusal !== undefined) {
-        outcome = { kind: "refused", reasonCode: refusal.reasonCode, detail: refusal.detail };
-        if (refusal.reasonCode === "APPROVAL_EXPIRED") deps.expireDue(record.decidedAt);
-        written = { ...row, decision: "deny", reason_code: refusal.reasonCode };
-        audited = { ...record, decision: "deny", reasonCode: refusal.reasonCode };
-      }
+    const refusal = record.decision === "allow" ? effectsRefusal(record, effects, unit) : undefined;
+    if (refusal !== undefined) {
+      outcome = { kind: "refused", reasonCode: refusal.reasonCode, detail: refusal.detail };
+      if (refusal.reasonCode === "APPROVAL_EXPIRED") deps.expireDue(record.decidedAt);
+      written = { ...row, decision: "deny", reason_code: refusal.reasonCode };
+      audited = { ...record, decision: "deny", reasonCode: refusal.reasonCode };
     }
     insertRow(written);
     if (slot !== undefined) putStep.run(stepRow(record, slot, written));
