@@ -3,7 +3,17 @@ import { defineConfig } from "eslint/config";
 import tseslint from "typescript-eslint";
 
 export default defineConfig(
-  { ignores: ["node_modules/", "src/gen/", "coverage/", ".charter/", "dist/", "dist-examples/", "dist-bench/"] },
+  {
+    ignores: [
+      "node_modules/",
+      "src/gen/",
+      "coverage/",
+      ".charter/",
+      "dist/",
+      "dist-examples/",
+      "dist-bench/",
+    ],
+  },
   js.configs.recommended,
   tseslint.configs.strictTypeChecked,
   {
@@ -17,9 +27,15 @@ export default defineConfig(
     },
     rules: {
       "@typescript-eslint/consistent-type-imports": "error",
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_" },
+      ],
       "@typescript-eslint/no-floating-promises": "error",
-      "@typescript-eslint/switch-exhaustiveness-check": ["error", { considerDefaultExhaustiveForUnions: true }],
+      "@typescript-eslint/switch-exhaustiveness-check": [
+        "error",
+        { considerDefaultExhaustiveForUnions: true },
+      ],
       // Arrow shorthand such as `() => resolve()` or `(err) => (err ? reject(err) : resolve(v))` is
       // how the callback code reads; void in statement position is still reported.
       "@typescript-eslint/no-confusing-void-expression": ["error", { ignoreArrowShorthand: true }],
@@ -27,7 +43,15 @@ export default defineConfig(
       // and other non-string values still need an explicit conversion.
       "@typescript-eslint/restrict-template-expressions": [
         "error",
-        { allowNumber: true, allowAny: false, allowBoolean: false, allowNullish: false, allowRegExp: false, allowNever: false, allowArray: false },
+        {
+          allowNumber: true,
+          allowAny: false,
+          allowBoolean: false,
+          allowNullish: false,
+          allowRegExp: false,
+          allowNever: false,
+          allowArray: false,
+        },
       ],
       // The store adapters and test doubles implement Promise-returning ports over synchronous code
       // (better-sqlite3, in-memory maps): `async` there is what turns a synchronous throw into a
@@ -40,7 +64,10 @@ export default defineConfig(
     files: ["src/core/**/*.ts"],
     rules: {
       "no-restricted-globals": ["error", "Date", "process", "setTimeout", "setInterval"],
-      "no-restricted-properties": ["error", { object: "Math", property: "random", message: "the core has no randomness" }],
+      "no-restricted-properties": [
+        "error",
+        { object: "Math", property: "random", message: "the core has no randomness" },
+      ],
     },
   },
 );

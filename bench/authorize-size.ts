@@ -15,17 +15,25 @@ import { join } from "node:path";
 import { createAppContext, type AppContext } from "../src/app/context.js";
 import { authorize, issueGrant } from "../src/authority/index.js";
 import { DEFAULTS, MAX_TOKEN_BYTES_CEILING } from "../src/config/config.js";
-import { allowedGeneratedAction, generatedAction, generatedArguments, GENERATED_PROFILE, writeGeneratedFixtures, type GeneratedSizes } from "./generated-catalog.js";
+import {
+  allowedGeneratedAction,
+  generatedAction,
+  generatedArguments,
+  GENERATED_PROFILE,
+  writeGeneratedFixtures,
+  type GeneratedSizes,
+} from "./generated-catalog.js";
 import { fmt, interleave, median, spread } from "./rounds.js";
 
 const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 9);
 const CALLS = Number(process.env["BENCH_CALLS"] ?? 2000);
 const IN_FLIGHT = Number(process.env["BENCH_IN_FLIGHT"] ?? 16);
 /** The same 50-action grant from a 100- and a 5,000-action catalog; and a 2,500-action grant. */
-const SIZES = { small: { actions: 100, granted: 50 }, catalog: { actions: 5000, granted: 50 }, grant: { actions: 5000, granted: 2500 } } as const satisfies Record<
-  string,
-  GeneratedSizes
->;
+const SIZES = {
+  small: { actions: 100, granted: 50 },
+  catalog: { actions: 5000, granted: 50 },
+  grant: { actions: 5000, granted: 2500 },
+} as const satisfies Record<string, GeneratedSizes>;
 type Name = keyof typeof SIZES;
 const NAMES = Object.keys(SIZES) as Name[];
 
@@ -39,10 +47,25 @@ interface Subject {
 async function subject(dir: string, sizes: GeneratedSizes): Promise<Subject> {
   const files = writeGeneratedFixtures(dir, sizes);
   // A 2,500-action grant's token is about 220 KB: the largest a token may be, not the default 64 KiB.
-  const app = await createAppContext({ ...DEFAULTS, maxTokenBytes: MAX_TOKEN_BYTES_CEILING, dataDir: join(dir, `data-${sizes.actions}`), ...files });
-  const { token } = await issueGrant(app, { profile: GENERATED_PROFILE, subject: "agent:bench", owner: "user:bench", purpose: "bench" });
+  const app = await createAppContext({
+    ...DEFAULTS,
+    maxTokenBytes: MAX_TOKEN_BYTES_CEILING,
+    dataDir: join(dir, `data-${sizes.actions}`),
+    ...files,
+  });
+  const { token } = await issueGrant(app, {
+    profile: GENERATED_PROFILE,
+    subject: "agent:bench",
+    owner: "user:bench",
+    purpose: "bench",
+  });
   const i = allowedGeneratedAction(sizes);
-  return { app, token, tool: generatedAction(i).tool, argumentsJson: JSON.stringify(generatedArguments(i)) };
+  return {
+    app,
+    token,
+    tool: generatedAction(i).tool,
+    argumentsJson: JSON.stringify(generatedArguments(i)),
+  };
 }
 
 /** Runs `CALLS` allowed calls, `IN_FLIGHT` at a time; answers [CPU µs per call, calls per second]. */
@@ -53,8 +76,14 @@ async function run(s: Subject): Promise<[number, number]> {
   const worker = async () => {
     while (next < CALLS) {
       const n = next++;
-      const { verdict } = await authorize(s.app, { grantToken: s.token, call: { callId: `c${n}`, toolName: s.tool, actionId: "", argumentsJson: s.argumentsJson } });
-      if (verdict.decision !== "allow") throw new Error(`expected allow, got ${verdict.decision} ${verdict.reason?.code ?? ""}: ${verdict.reason?.message ?? ""}`);
+      const { verdict } = await authorize(s.app, {
+        grantToken: s.token,
+        call: { callId: `c${n}`, toolName: s.tool, actionId: "", argumentsJson: s.argumentsJson },
+      });
+      if (verdict.decision !== "allow")
+        throw new Error(
+          `expected allow, got ${verdict.decision} ${verdict.reason?.code ?? ""}: ${verdict.reason?.message ?? ""}`,
+        );
     }
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
@@ -66,10 +95,11 @@ async function run(s: Subject): Promise<[number, number]> {
 const dir = mkdtempSync(join(tmpdir(), "charter-size-"));
 const subjects: Subject[] = [];
 try {
-  const contenders = Object.fromEntries(await Promise.all(Object.entries(SIZES).map(async ([name, size]) => [name, await subject(dir, size)] as const))) as Record<
-    Name,
-    Subject
-  >;
+  const contenders = Object.fromEntries(
+    await Promise.all(
+      Object.entries(SIZES).map(async ([name, size]) => [name, await subject(dir, size)] as const),
+    ),
+  ) as Record<Name, Subject>;
   subjects.push(...Object.values<Subject>(contenders));
   for (const s of subjects) await run(s);
   const cpu = { small: [] as number[], catalog: [] as number[], grant: [] as number[] };
@@ -78,7 +108,11 @@ try {
     cpu[name].push(c);
     return r;
   };
-  const rate = await interleave(ROUNDS, { small: measure("small"), catalog: measure("catalog"), grant: measure("grant") });
+  const rate = await interleave(ROUNDS, {
+    small: measure("small"),
+    catalog: measure("catalog"),
+    grant: measure("grant"),
+  });
   for (const name of NAMES) {
     const size = SIZES[name];
     console.log(
@@ -90,9 +124,13 @@ try {
     const perRound = cpu[name].map((c, i) => c / (cpu.small[i] as number));
     return `${median(perRound).toFixed(3)}x (per-round ${Math.min(...perRound).toFixed(2)}–${Math.max(...perRound).toFixed(2)})`;
   };
-  console.log(`CPU per call, catalog of 5,000 vs 100 actions (same grant): ${ratio("catalog")}; target <= 1.2x`);
+  console.log(
+    `CPU per call, catalog of 5,000 vs 100 actions (same grant): ${ratio("catalog")}; target <= 1.2x`,
+  );
   console.log(`CPU per call, grant of 2,500 vs 50 actions: ${ratio("grant")}`);
-  console.log(`(medians of ${ROUNDS} interleaved rounds of ${CALLS} calls, ${IN_FLIGHT} in flight)`);
+  console.log(
+    `(medians of ${ROUNDS} interleaved rounds of ${CALLS} calls, ${IN_FLIGHT} in flight)`,
+  );
 } finally {
   for (const s of subjects) await s.app.close();
   rmSync(dir, { recursive: true, force: true });

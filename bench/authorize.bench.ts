@@ -32,9 +32,23 @@ let charter: TestCharter;
 let serverToken: string;
 
 beforeAll(async () => {
-  app = await createAppContext({ ...DEFAULTS, dataDir, catalog: join(FIXTURES, "catalog.yaml"), policy: join(FIXTURES, "policy.yaml") }, { now: () => NOW });
+  app = await createAppContext(
+    {
+      ...DEFAULTS,
+      dataDir,
+      catalog: join(FIXTURES, "catalog.yaml"),
+      policy: join(FIXTURES, "policy.yaml"),
+    },
+    { now: () => NOW },
+  );
   authority = app.policySet();
-  const composed = compose({ profile: "owner-assistant", subject: "agent:bench", owner: "ana", purpose: "bench" }, authority.policy, authority.catalog, NOW, "grt_bench");
+  const composed = compose(
+    { profile: "owner-assistant", subject: "agent:bench", owner: "ana", purpose: "bench" },
+    authority.policy,
+    authority.catalog,
+    NOW,
+    "grt_bench",
+  );
   if (composed.kind !== "granted") throw new Error("the demo policy must compose owner-assistant");
   grant = composed.grant;
   const ring = app.ring;
@@ -42,7 +56,14 @@ beforeAll(async () => {
   cached = createGrantVerifier(ring, { ...parties, maxEntries: 100 });
   uncached = createGrantVerifier(ring, { ...parties, maxEntries: 0 });
   charter = await startTestCharter();
-  serverToken = (await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:bench", owner: "ana", purpose: "bench" })).grantToken;
+  serverToken = (
+    await charter.clients.grants.issueGrant({
+      profile: "owner-assistant",
+      subject: "agent:bench",
+      owner: "ana",
+      purpose: "bench",
+    })
+  ).grantToken;
 });
 
 afterAll(async () => {
@@ -66,7 +87,12 @@ describe("the pure decision against schema validation alone", () => {
     input()?.check(refundArgs);
   });
   bench("decide(): all checks, digest included", () => {
-    decide(grant, authority.catalog, { callId: "c", toolName: "issue_refund", arguments: refundArgs }, { now: NOW });
+    decide(
+      grant,
+      authority.catalog,
+      { callId: "c", toolName: "issue_refund", arguments: refundArgs },
+      { now: NOW },
+    );
   });
 });
 

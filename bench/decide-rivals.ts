@@ -31,7 +31,10 @@ interface Casbin {
 }
 
 function requireCompare(): NodeJS.Require {
-  if (!existsSync(join(COMPARE, "node_modules"))) throw new Error("bench/compare is not installed: `npm run bench:decide` installs it (npm ci --prefix bench/compare)");
+  if (!existsSync(join(COMPARE, "node_modules")))
+    throw new Error(
+      "bench/compare is not installed: `npm run bench:decide` installs it (npm ci --prefix bench/compare)",
+    );
   return createRequire(join(COMPARE, "package.json"));
 }
 
@@ -52,8 +55,13 @@ forbid (principal, action == Action::"shell.exec", resource);
 /** Cedar, stateful: the schema and the policy set preparsed once; each request validated against the schema, as decide validates arguments. */
 export async function cedarContenders(): Promise<Record<string, Contender>> {
   const req = requireCompare();
-  const cedar = (await import(pathToFileURL(req.resolve("@cedar-policy/cedar-wasm/nodejs")).href)) as CedarWasm;
-  for (const answer of [cedar.preparseSchema("bench", CEDAR_SCHEMA), cedar.preparsePolicySet("bench", { staticPolicies: CEDAR_POLICIES })]) {
+  const cedar = (await import(
+    pathToFileURL(req.resolve("@cedar-policy/cedar-wasm/nodejs")).href
+  )) as CedarWasm;
+  for (const answer of [
+    cedar.preparseSchema("bench", CEDAR_SCHEMA),
+    cedar.preparsePolicySet("bench", { staticPolicies: CEDAR_POLICIES }),
+  ]) {
     if (answer.type !== "success") throw new Error(`cedar: ${JSON.stringify(answer.errors)}`);
   }
   const request = (kind: Kind) => ({
@@ -66,8 +74,13 @@ export async function cedarContenders(): Promise<Record<string, Contender>> {
     preparsedSchemaName: "bench",
     validateRequest: true,
   });
-  const requests = { allow: request("allow"), constraint: request("constraint"), forbidden: request("forbidden") };
-  const allows = (kind: Kind) => cedar.statefulIsAuthorized(requests[kind]).response?.decision === "allow";
+  const requests = {
+    allow: request("allow"),
+    constraint: request("constraint"),
+    forbidden: request("forbidden"),
+  };
+  const allows = (kind: Kind) =>
+    cedar.statefulIsAuthorized(requests[kind]).response?.decision === "allow";
   checkEquivalent("cedar", allows);
   return {
     "cedar statefulIsAuthorized allow": (n) => nsPerCall(n, () => allows("allow")),
@@ -96,7 +109,12 @@ p, agent:bench, refund.issue, r.args.amount <= 100 && (r.args.currency == 'EUR' 
 p, agent:bench, shell.exec, true, deny
 `),
   );
-  const allows = (kind: Kind) => enforcer.enforceSync("agent:bench", CALLS_BY_KIND[kind].actionId, CALLS_BY_KIND[kind].arguments);
+  const allows = (kind: Kind) =>
+    enforcer.enforceSync(
+      "agent:bench",
+      CALLS_BY_KIND[kind].actionId,
+      CALLS_BY_KIND[kind].arguments,
+    );
   checkEquivalent("casbin", allows);
   return {
     "casbin enforceSync allow": (n) => nsPerCall(n, () => allows("allow")),

@@ -26,7 +26,11 @@ import { fmt, interleave, median, spread } from "./rounds.js";
 
 const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 11);
 const CALLS = Number(process.env["BENCH_CALLS"] ?? 20_000);
-const ENGINES = { charter: charterContenders, cedar: cedarContenders, casbin: casbinContenders } as const;
+const ENGINES = {
+  charter: charterContenders,
+  cedar: cedarContenders,
+  casbin: casbinContenders,
+} as const;
 type Engine = keyof typeof ENGINES;
 /** Calls per run, as a fraction of BENCH_CALLS: the slower engines run fewer, for rounds of similar length. */
 const SHARE: Record<Engine, number> = { charter: 1, cedar: 0.05, casbin: 0.25 };
@@ -48,7 +52,9 @@ async function serveEngine(engine: Engine): Promise<void> {
   const contenders: Record<string, Contender> = await ENGINES[engine]();
   const calls = Math.max(100, Math.round(CALLS * SHARE[engine]));
   for (const run of Object.values(contenders)) run(calls);
-  process.on("message", (ask: Ask) => process.send?.({ ns: (contenders[ask.name] as Contender)(calls) } satisfies Answer));
+  process.on("message", (ask: Ask) =>
+    process.send?.({ ns: (contenders[ask.name] as Contender)(calls) } satisfies Answer),
+  );
   process.send?.({ names: Object.keys(contenders) } satisfies Answer);
 }
 
@@ -76,7 +82,8 @@ async function main(): Promise<void> {
 
 function reply(child: ChildProcess): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const onExit = (code: number | null) => reject(new Error(`a bench engine exited (code ${code ?? "null"})`));
+    const onExit = (code: number | null) =>
+      reject(new Error(`a bench engine exited (code ${code ?? "null"})`));
     child.once("exit", onExit);
     child.once("message", (answer: Answer) => {
       child.off("exit", onExit);
@@ -86,17 +93,28 @@ function reply(child: ChildProcess): Promise<Answer> {
 }
 
 function report(ns: Record<string, number[]>): void {
-  console.log(`decide() against Cedar and casbin: median per call over ${ROUNDS} interleaved rounds (spread = (max-min)/median over rounds)`);
+  console.log(
+    `decide() against Cedar and casbin: median per call over ${ROUNDS} interleaved rounds (spread = (max-min)/median over rounds)`,
+  );
   for (const [name, values] of Object.entries(ns)) {
     const m = median(values);
-    console.log(`  ${name.padEnd(38)} ${fmt(m / 1000).padStart(7)} µs  ${fmt(1e9 / m).padStart(9)} /s  spread ${fmt(spread(values) * 100)}%`);
+    console.log(
+      `  ${name.padEnd(38)} ${fmt(m / 1000).padStart(7)} µs  ${fmt(1e9 / m).padStart(9)} /s  spread ${fmt(spread(values) * 100)}%`,
+    );
   }
   const of = (name: string) => ns[name] ?? [];
   /** The median of the per-round ratios a/b. */
-  const ratio = (a: string, b: string) => median(of(a).map((v, i) => v / (of(b)[i] as number))).toFixed(1);
-  console.log(`assess() allow: ${fmt(1e9 / median(of("assess() allow")))} decisions/s on one core (target >= 250,000)`);
-  console.log(`  vs Cedar stateful isAuthorized: ${ratio("cedar statefulIsAuthorized allow", "assess() allow")}x (target >= 20x)`);
-  console.log(`  vs casbin enforceSync:          ${ratio("casbin enforceSync allow", "assess() allow")}x (target >= 10x)`);
+  const ratio = (a: string, b: string) =>
+    median(of(a).map((v, i) => v / (of(b)[i] as number))).toFixed(1);
+  console.log(
+    `assess() allow: ${fmt(1e9 / median(of("assess() allow")))} decisions/s on one core (target >= 250,000)`,
+  );
+  console.log(
+    `  vs Cedar stateful isAuthorized: ${ratio("cedar statefulIsAuthorized allow", "assess() allow")}x (target >= 20x)`,
+  );
+  console.log(
+    `  vs casbin enforceSync:          ${ratio("casbin enforceSync allow", "assess() allow")}x (target >= 10x)`,
+  );
   const withDigest = "decide() allow, digest included";
   console.log(
     `decide() allow, digest included: ${fmt(1e9 / median(of(withDigest)))} decisions/s; ${ratio("cedar statefulIsAuthorized allow", withDigest)}x Cedar, ${ratio("casbin enforceSync allow", withDigest)}x casbin`,

@@ -95,7 +95,13 @@ export function generatedPolicy(sizes: GeneratedSizes): Record<string, unknown> 
       };
     }
     if (i % 13 === 0)
-      rules[id] = [{ when: { properties: { amount: { minimum: 1000 } }, required: ["amount"] }, then: "deny", reason: "Amounts of 1000 or more are not moved here." }];
+      rules[id] = [
+        {
+          when: { properties: { amount: { minimum: 1000 } }, required: ["amount"] },
+          then: "deny",
+          reason: "Amounts of 1000 or more are not moved here.",
+        },
+      ];
   }
   // A fixed handful of denials, so that two catalogs with the same grant size give grants of the same size.
   const denyFrom = Math.max(granted, sizes.actions - 5);
@@ -112,12 +118,17 @@ export function generatedPolicy(sizes: GeneratedSizes): Record<string, unknown> 
       },
       "generated-guardrails": { global: true, deny: ids(denyFrom, sizes.actions, () => true) },
     },
-    profiles: { [GENERATED_PROFILE]: { description: "The generated grant.", sources: ["generated-grant"] } },
+    profiles: {
+      [GENERATED_PROFILE]: { description: "The generated grant.", sources: ["generated-grant"] },
+    },
   };
 }
 
 /** Writes the catalog and policy as JSON (which the YAML loader reads) into `dir`; answers their paths. */
-export function writeGeneratedFixtures(dir: string, sizes: GeneratedSizes): { readonly catalog: string; readonly policy: string } {
+export function writeGeneratedFixtures(
+  dir: string,
+  sizes: GeneratedSizes,
+): { readonly catalog: string; readonly policy: string } {
   const catalog = join(dir, `catalog-${sizes.actions}.json`);
   const policy = join(dir, `policy-${sizes.actions}-${sizes.granted}.json`);
   writeFileSync(catalog, JSON.stringify(generatedCatalog(sizes)));

@@ -26,18 +26,28 @@ afterAll(async () => {
 });
 
 describe("commitDecision x64 (allow with a budget charge)", () => {
-  const effects = { budget: { actionId: "email.send", grants: [{ grantId: "g", maxCalls: Number.MAX_SAFE_INTEGER }] } };
+  const effects = {
+    budget: {
+      actionId: "email.send",
+      grants: [{ grantId: "g", maxCalls: Number.MAX_SAFE_INTEGER }],
+    },
+  };
   bench(
     "baseline: one after another (one flush each)",
     async () => {
-      for (let i = 0; i < BATCH; i++) await store.commitDecision(makeDecision(`dec_s${n++}`), effects);
+      for (let i = 0; i < BATCH; i++)
+        await store.commitDecision(makeDecision(`dec_s${n++}`), effects);
     },
     { iterations: 10 },
   );
   bench(
     "concurrent (group commit: one flush for the group)",
     async () => {
-      await Promise.all(Array.from({ length: BATCH }, () => store.commitDecision(makeDecision(`dec_c${n++}`), effects)));
+      await Promise.all(
+        Array.from({ length: BATCH }, () =>
+          store.commitDecision(makeDecision(`dec_c${n++}`), effects),
+        ),
+      );
     },
     { iterations: 10 },
   );

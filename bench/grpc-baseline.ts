@@ -10,4 +10,10 @@
 import { serveRaw } from "./grpc-raw-server.js";
 
 const [portText, workersText, responsesFile] = process.argv.slice(2);
-serveRaw("baseline", Number(portText), Number(workersText ?? 1), responsesFile as string, () => (_request, answer) => answer());
+serveRaw(
+  "baseline",
+  Number(portText),
+  Number(workersText ?? 1),
+  responsesFile as string,
+  () => (_request, answer) => answer(),
+);

@@ -25,13 +25,21 @@ const SIZES = [100, 1000, 5000];
 const REPEATS = Number(process.env["BENCH_REPEATS"] ?? 15);
 const NOW = 1_800_000_000;
 
-console.log(`first rendering (openai_chat), median of ${REPEATS}, fresh grant id each time; the goal is 1,000 actions / 500 granted within 2 ms`);
+console.log(
+  `first rendering (openai_chat), median of ${REPEATS}, fresh grant id each time; the goal is 1,000 actions / 500 granted within 2 ms`,
+);
 for (const size of SIZES) {
   const { catalog: catalogDoc, policy: policyDoc } = generatedDocuments(size, size / 2);
   const catalog = buildCatalog(catalogDoc, "generated");
   const policy = buildPolicy(policyDoc, catalog, "generated");
   const grantOf = (i: number): TaskGrant => {
-    const composed = compose({ profile: "generated", subject: "agent:bench", owner: "ana", purpose: "bench" }, policy, catalog, NOW, `grt_${i}`);
+    const composed = compose(
+      { profile: "generated", subject: "agent:bench", owner: "ana", purpose: "bench" },
+      policy,
+      catalog,
+      NOW,
+      `grt_${i}`,
+    );
     if (composed.kind !== "granted") throw new Error("the generated policy must compose");
     return composed.grant;
   };
@@ -41,9 +49,13 @@ for (const size of SIZES) {
   };
   const encoded = (grant: TaskGrant) => {
     const { view, json } = rendered(grant);
-    return encodeMessage(GetCatalogResponseSchema, create(GetCatalogResponseSchema, { view: viewToProto(view), renderedToolsJson: json })).length;
+    return encodeMessage(
+      GetCatalogResponseSchema,
+      create(GetCatalogResponseSchema, { view: viewToProto(view), renderedToolsJson: json }),
+    ).length;
   };
-  const floor = (grant: TaskGrant) => JSON.stringify(grant.allowed.map((id) => toolOf(catalog, id))).length;
+  const floor = (grant: TaskGrant) =>
+    JSON.stringify(grant.allowed.map((id) => toolOf(catalog, id))).length;
   encoded(grantOf(-1)); // warm the JIT once
   const render: number[] = [];
   const encode: number[] = [];
@@ -54,7 +66,8 @@ for (const size of SIZES) {
     encode.push(timed(() => encoded(grantOf(i))));
   }
   const base = median(baseline);
-  const show = (runs: number[]) => `${median(runs).toFixed(2)} ms = ${((median(runs) * 1000) / (size / 2)).toFixed(2)} µs/granted, ${(median(runs) / base).toFixed(1)}x`;
+  const show = (runs: number[]) =>
+    `${median(runs).toFixed(2)} ms = ${((median(runs) * 1000) / (size / 2)).toFixed(2)} µs/granted, ${(median(runs) / base).toFixed(1)}x`;
   console.log(
     `${String(size).padStart(5)} actions / ${String(size / 2).padStart(4)} granted: rendered ${show(render)}; rendered + proto-encoded ${show(encode)}; baseline ${base.toFixed(2)} ms`,
   );

@@ -12,7 +12,10 @@ export function generatedToolName(i: number): string {
 }
 
 /** The generated catalog and policy documents (plain JSON values). */
-export function generatedDocuments(actions: number, granted: number): { catalog: unknown; policy: unknown } {
+export function generatedDocuments(
+  actions: number,
+  granted: number,
+): { catalog: unknown; policy: unknown } {
   const ids = Array.from({ length: actions }, (_, i) => `gen.action_${String(i).padStart(5, "0")}`);
   const catalog = {
     version: `generated-${actions}`,
@@ -37,11 +40,21 @@ export function generatedDocuments(actions: number, granted: number): { catalog:
     })),
   };
   const allowed = ids.slice(0, granted);
-  const constraints = Object.fromEntries(allowed.filter((_, i) => i % 10 === 0).map((id) => [id, { schema: { properties: { mode: { enum: ["fast", "cached"] } } } }]));
+  const constraints = Object.fromEntries(
+    allowed
+      .filter((_, i) => i % 10 === 0)
+      .map((id) => [id, { schema: { properties: { mode: { enum: ["fast", "cached"] } } } }]),
+  );
   const policy = {
     version: `generated-policy-${actions}-${granted}`,
     sources: {
-      generated: { kind: "grant", description: "Generated grant for the benchmarks.", allow: allowed, approval: ids.slice(granted, granted + 10), constraints },
+      generated: {
+        kind: "grant",
+        description: "Generated grant for the benchmarks.",
+        allow: allowed,
+        approval: ids.slice(granted, granted + 10),
+        constraints,
+      },
     },
     profiles: { generated: { description: "Holds the generated grant.", sources: ["generated"] } },
   };
@@ -49,9 +62,16 @@ export function generatedDocuments(actions: number, granted: number): { catalog:
 }
 
 /** Writes the generated documents into `dir`; returns their paths. */
-export function writeGeneratedCatalog(dir: string, actions: number, granted: number): { catalog: string; policy: string } {
+export function writeGeneratedCatalog(
+  dir: string,
+  actions: number,
+  granted: number,
+): { catalog: string; policy: string } {
   const { catalog, policy } = generatedDocuments(actions, granted);
-  const paths = { catalog: join(dir, "generated-catalog.json"), policy: join(dir, "generated-policy.json") };
+  const paths = {
+    catalog: join(dir, "generated-catalog.json"),
+    policy: join(dir, "generated-policy.json"),
+  };
   writeFileSync(paths.catalog, JSON.stringify(catalog));
   writeFileSync(paths.policy, JSON.stringify(policy));
   return paths;

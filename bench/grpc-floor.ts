@@ -36,19 +36,29 @@ export interface FloorWork {
 const ROW_BYTES = 640;
 
 const [portText, workersText, responsesFile, floorFile, dataDir] = process.argv.slice(2);
-serveRaw("floor", Number(portText), Number(workersText ?? 1), responsesFile as string, floorHandler);
+serveRaw(
+  "floor",
+  Number(portText),
+  Number(workersText ?? 1),
+  responsesFile as string,
+  floorHandler,
+);
 
 /** One serving process's handler: its database, its key and its group commit. */
 function floorHandler(): RawHandler {
   const floor = new Map(
-    Object.entries(JSON.parse(readFileSync(floorFile as string, "utf8")) as Record<string, FloorWork>).map(([length, work]) => [Number(length), work]),
+    Object.entries(
+      JSON.parse(readFileSync(floorFile as string, "utf8")) as Record<string, FloorWork>,
+    ).map(([length, work]) => [Number(length), work]),
   );
   mkdirSync(dataDir as string, { recursive: true });
   const file = join(dataDir as string, "floor.db");
   const db = new Database(file, { timeout: 5000 });
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
-  db.exec("CREATE TABLE IF NOT EXISTS records (seq INTEGER PRIMARY KEY, worker INTEGER NOT NULL, body BLOB NOT NULL)");
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS records (seq INTEGER PRIMARY KEY, worker INTEGER NOT NULL, body BLOB NOT NULL)",
+  );
   const insert = db.prepare<[number, Buffer]>("INSERT INTO records (worker, body) VALUES (?, ?)");
   const commitGroup = db.transaction((rows: readonly Buffer[]) => {
     for (const body of rows) insert.run(process.pid, body);

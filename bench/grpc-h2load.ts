@@ -35,7 +35,13 @@ export function grpcFrame(message: Uint8Array): Buffer {
 }
 
 /** Drives `url` with `frame` for `seconds` (after a 1 s warm-up) at `shape`. */
-export async function h2load(url: string, frame: Buffer, shape: Shape, seconds: number, scratch: string): Promise<H2loadResult> {
+export async function h2load(
+  url: string,
+  frame: Buffer,
+  shape: Shape,
+  seconds: number,
+  scratch: string,
+): Promise<H2loadResult> {
   const body = join(scratch, "body.bin");
   const log = join(scratch, "h2load.log");
   writeFileSync(body, frame);
@@ -43,18 +49,35 @@ export async function h2load(url: string, frame: Buffer, shape: Shape, seconds: 
   const args = [
     ...["-c", String(shape.connections), "-m", String(shape.streams), "-t", "1"],
     ...["-D", String(seconds), "--warm-up-time", String(WARM_UP_SECONDS)],
-    ...["-d", body, "-H", "content-type: application/grpc", "-H", "te: trailers", "--log-file", log],
+    ...[
+      "-d",
+      body,
+      "-H",
+      "content-type: application/grpc",
+      "-H",
+      "te: trailers",
+      "--log-file",
+      log,
+    ],
     url,
   ];
   const out = await new Promise<string>((resolve, reject) =>
-    execFile("h2load", args, { maxBuffer: 1 << 24 }, (err, stdout) => (err ? reject(new Error(`h2load failed: ${err.message}\n${stdout}`)) : resolve(stdout))),
+    execFile("h2load", args, { maxBuffer: 1 << 24 }, (err, stdout) =>
+      err ? reject(new Error(`h2load failed: ${err.message}\n${stdout}`)) : resolve(stdout),
+    ),
   );
   const rps = Number(/finished in [\d.]+\w*, ([\d.]+) req\/s/.exec(out)?.[1] ?? NaN);
-  const requests = /requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/.exec(out);
+  const requests =
+    /requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/.exec(
+      out,
+    );
   const codes = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
-  if (!requests || !codes || Number.isNaN(rps)) throw new Error(`unreadable h2load output:\n${out}`);
+  if (!requests || !codes || Number.isNaN(rps))
+    throw new Error(`unreadable h2load output:\n${out}`);
   const done = Number(requests[3]);
-  const failed = [5, 6, 7].reduce((n, i) => n + Number(requests[i]), 0) + [2, 3, 4].reduce((n, i) => n + Number(codes[i]), 0);
+  const failed =
+    [5, 6, 7].reduce((n, i) => n + Number(requests[i]), 0) +
+    [2, 3, 4].reduce((n, i) => n + Number(codes[i]), 0);
   const times = readFileSync(log, "utf8")
     .split("\n")
     .filter((line) => line !== "")

@@ -4,7 +4,13 @@
  * node:cluster like `charter serve --workers`. The baseline and the floor of `npm run bench:grpc`
  * are this server with different handlers.
  */
-import { Server, ServerCredentials, type handleUnaryCall, type ServiceDefinition, type UntypedServiceImplementation } from "@grpc/grpc-js";
+import {
+  Server,
+  ServerCredentials,
+  type handleUnaryCall,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
+} from "@grpc/grpc-js";
 import cluster from "node:cluster";
 import { readFileSync } from "node:fs";
 
@@ -15,7 +21,13 @@ export type RawHandler = (request: Buffer, answer: () => void) => void;
  * Serves `responsesFile` (a JSON map from a method path to the base64 of its response) on
  * 127.0.0.1:`port`. `start` runs once per serving process (each worker) and makes its handler.
  */
-export function serveRaw(name: string, port: number, workers: number, responsesFile: string, start: () => RawHandler): void {
+export function serveRaw(
+  name: string,
+  port: number,
+  workers: number,
+  responsesFile: string,
+  start: () => RawHandler,
+): void {
   if (workers > 1 && cluster.isPrimary) {
     for (let i = 0; i < workers; i++) cluster.fork();
     process.on("SIGTERM", () => {

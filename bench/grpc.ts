@@ -29,7 +29,16 @@
  * process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it under load).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -66,29 +75,55 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "charter-bench-grpc-"));
   const children: ChildProcess[] = [];
   try {
-    const documents = CATALOG === "generated" ? writeGeneratedCatalog(dir, 1000, 500) : demoDocuments(dir);
+    const documents =
+      CATALOG === "generated" ? writeGeneratedCatalog(dir, 1000, 500) : demoDocuments(dir);
     const started = await startCharter(ROOT, join(dir, "charter"), documents, children);
     if (started === undefined) return;
     const { child: charter, address: charterAddress, log: charterLog } = started;
     const caller = rawClient(charterAddress);
     const all = await scenarios(charterAddress, CATALOG === "generated" ? "generated" : "demo");
     const unknown = ONLY?.filter((name) => !all.some((s) => s.name === name)) ?? [];
-    if (unknown.length > 0) throw new Error(`BENCH_ONLY names no scenario: ${unknown.join(", ")} (the scenarios: ${all.map((s) => s.name).join(", ")})`);
+    if (unknown.length > 0)
+      throw new Error(
+        `BENCH_ONLY names no scenario: ${unknown.join(", ")} (the scenarios: ${all.map((s) => s.name).join(", ")})`,
+      );
     const list = all.filter((s) => !ONLY || ONLY.includes(s.name));
     // Another build, when asked for: its own server, data dir and grant token, the same scenarios by name.
-    const other = VS === undefined ? undefined : await startCharter(VS, join(dir, "other"), documents, children);
+    const other =
+      VS === undefined
+        ? undefined
+        : await startCharter(VS, join(dir, "other"), documents, children);
     if (VS !== undefined && other === undefined) return;
     const otherCaller = other && rawClient(other.address);
-    const otherList = other && new Map((await scenarios(other.address, CATALOG === "generated" ? "generated" : "demo")).map((s) => [s.name, s]));
-    for (const s of list) if (otherCaller && otherList) await checked(otherCaller, otherList.get(s.name) as Scenario, "before the run (other build)");
+    const otherList =
+      other &&
+      new Map(
+        (await scenarios(other.address, CATALOG === "generated" ? "generated" : "demo")).map(
+          (s) => [s.name, s],
+        ),
+      );
+    for (const s of list)
+      if (otherCaller && otherList)
+        await checked(
+          otherCaller,
+          otherList.get(s.name) as Scenario,
+          "before the run (other build)",
+        );
     const responses: Record<string, string> = {};
     const floorWork: Record<number, FloorWork> = {};
     for (const s of list) {
       const answer = await checked(caller, s, "before the run");
       responses[s.path] ??= Buffer.from(answer).toString("base64");
       if (s.floor === undefined) continue;
-      if (floorWork[s.message.length] !== undefined) throw new Error(`${s.name}: another floored request has its length (${s.message.length} bytes)`);
-      floorWork[s.message.length] = { rows: s.floor.rows, signs: s.floor.signs, signedBytes: s.floor.signedBytes(answer) };
+      if (floorWork[s.message.length] !== undefined)
+        throw new Error(
+          `${s.name}: another floored request has its length (${s.message.length} bytes)`,
+        );
+      floorWork[s.message.length] = {
+        rows: s.floor.rows,
+        signs: s.floor.signs,
+        signedBytes: s.floor.signedBytes(answer),
+      };
     }
     const responsesFile = join(dir, "responses.json");
     writeFileSync(responsesFile, JSON.stringify(responses));
@@ -97,19 +132,33 @@ async function main(): Promise<void> {
     const baselinePort = await freePort();
     const baseline = spawnLogged(
       process.execPath,
-      [join(ROOT, "dist-bench/bench/grpc-baseline.js"), String(baselinePort), String(WORKERS), responsesFile],
+      [
+        join(ROOT, "dist-bench/bench/grpc-baseline.js"),
+        String(baselinePort),
+        String(WORKERS),
+        responsesFile,
+      ],
       join(dir, "baseline.log"),
     );
     children.push(baseline);
-    if (!(await ready(`127.0.0.1:${baselinePort}`, baseline, list[0]))) throw new Error("the baseline server did not start");
+    if (!(await ready(`127.0.0.1:${baselinePort}`, baseline, list[0])))
+      throw new Error("the baseline server did not start");
     const floorPort = await freePort();
     const floor = spawnLogged(
       process.execPath,
-      [join(ROOT, "dist-bench/bench/grpc-floor.js"), String(floorPort), String(WORKERS), responsesFile, floorFile, join(dir, "floor")],
+      [
+        join(ROOT, "dist-bench/bench/grpc-floor.js"),
+        String(floorPort),
+        String(WORKERS),
+        responsesFile,
+        floorFile,
+        join(dir, "floor"),
+      ],
       join(dir, "floor.log"),
     );
     children.push(floor);
-    if (!(await ready(`127.0.0.1:${floorPort}`, floor, list[0]))) throw new Error("the floor server did not start");
+    if (!(await ready(`127.0.0.1:${floorPort}`, floor, list[0])))
+      throw new Error("the floor server did not start");
 
     console.log(
       `bench:grpc  catalog ${CATALOG}, workers ${WORKERS}, ${ROUNDS} rounds of ${SECONDS} s per server, h2load -t1 (both servers and h2load share this machine's cores)`,
@@ -141,20 +190,67 @@ async function main(): Promise<void> {
         const os = otherList?.get(s.name);
         for (let round = 0; round < ROUNDS; round++) {
           const runs = [
-            async () => charterRuns.push(await measured(charter, `http://${charterAddress}${s.path}`, s, shape, dir)),
-            async () => baselineRuns.push(await measured(baseline, `http://127.0.0.1:${baselinePort}${s.path}`, s, shape, dir)),
-            ...(s.floor ? [async () => floorRuns.push(await measured(floor, `http://127.0.0.1:${floorPort}${s.path}`, s, shape, dir))] : []),
-            ...(other && os ? [async () => otherRuns.push(await measured(other.child, `http://${other.address}${os.path}`, os, shape, dir))] : []),
+            async () =>
+              charterRuns.push(
+                await measured(charter, `http://${charterAddress}${s.path}`, s, shape, dir),
+              ),
+            async () =>
+              baselineRuns.push(
+                await measured(
+                  baseline,
+                  `http://127.0.0.1:${baselinePort}${s.path}`,
+                  s,
+                  shape,
+                  dir,
+                ),
+              ),
+            ...(s.floor
+              ? [
+                  async () =>
+                    floorRuns.push(
+                      await measured(
+                        floor,
+                        `http://127.0.0.1:${floorPort}${s.path}`,
+                        s,
+                        shape,
+                        dir,
+                      ),
+                    ),
+                ]
+              : []),
+            ...(other && os
+              ? [
+                  async () =>
+                    otherRuns.push(
+                      await measured(
+                        other.child,
+                        `http://${other.address}${os.path}`,
+                        os,
+                        shape,
+                        dir,
+                      ),
+                    ),
+                ]
+              : []),
           ];
           // The order rotates each round, so no server always runs first (or right after another).
-          for (let k = 0; k < runs.length; k++) await (runs[(round + k) % runs.length] as () => Promise<number>)();
+          for (let k = 0; k < runs.length; k++)
+            await (runs[(round + k) % runs.length] as () => Promise<number>)();
           await checked(caller, s, `after round ${round + 1}`);
-          if (otherCaller && os) await checked(otherCaller, os, `after round ${round + 1} (other build)`);
+          if (otherCaller && os)
+            await checked(otherCaller, os, `after round ${round + 1} (other build)`);
         }
-        const failed = [...charterRuns, ...baselineRuns, ...floorRuns, ...otherRuns].reduce((n, r) => n + r.failed, 0);
-        if (failed > 0) throw new Error(`${s.name} at ${JSON.stringify(shape)}: ${failed} requests failed or answered other than HTTP 2xx`);
+        const failed = [...charterRuns, ...baselineRuns, ...floorRuns, ...otherRuns].reduce(
+          (n, r) => n + r.failed,
+          0,
+        );
+        if (failed > 0)
+          throw new Error(
+            `${s.name} at ${JSON.stringify(shape)}: ${failed} requests failed or answered other than HTTP 2xx`,
+          );
         const ratios = charterRuns.map((r, i) => r.rps / (baselineRuns[i] as Measured).rps);
-        const m = (runs: Measured[], key: "rps" | "p50" | "p99" | "cpuMicros") => median(runs.map((r) => r[key]));
+        const m = (runs: Measured[], key: "rps" | "p50" | "p99" | "cpuMicros") =>
+          median(runs.map((r) => r[key]));
         rows.push([
           s.name,
           `-c${shape.connections} -m${shape.streams}`,
@@ -174,17 +270,26 @@ async function main(): Promise<void> {
     caller.close();
     otherCaller?.close();
     printTable(rows);
-    console.log(`statuses Charter logged over the run: ${JSON.stringify(loggedStatuses(charterLog))}`);
+    console.log(
+      `statuses Charter logged over the run: ${JSON.stringify(loggedStatuses(charterLog))}`,
+    );
     console.log(
       "throughput ratio: Charter req/s over the empty handler's (higher is better; BatchAuthorize counts RPCs of 16 calls); p50/p99 ratio: Charter's latency over the empty handler's (lower is better)",
     );
     console.log(
       "floor: a grpc-js handler that only makes each call's record durable (one row per call, group commit, one fdatasync per group) and signs each allow with Ed25519 (bench/grpc-floor.ts); charter/floor: Charter's req/s over the floor's",
     );
-    if (other) console.log(`other build: ${VS ?? ""} (its own server, data dir and grant token); this/other build: this build's req/s over the other's, per round`);
+    if (other)
+      console.log(
+        `other build: ${VS ?? ""} (its own server, data dir and grant token); this/other build: this build's req/s over the other's, per round`,
+      );
   } finally {
     for (const child of children) child.kill("SIGTERM");
-    await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : Promise.resolve())));
+    await Promise.all(
+      children.map((c) =>
+        c.exitCode === null ? new Promise((r) => c.once("exit", r)) : Promise.resolve(),
+      ),
+    );
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -195,7 +300,13 @@ interface Measured extends H2loadResult {
 }
 
 /** One h2load run against a server, with the CPU time the server spent. */
-async function measured(server: ChildProcess, url: string, s: Scenario, shape: Shape, dir: string): Promise<Measured> {
+async function measured(
+  server: ChildProcess,
+  url: string,
+  s: Scenario,
+  shape: Shape,
+  dir: string,
+): Promise<Measured> {
   const before = cpuSeconds(server.pid as number);
   const result = await h2load(url, s.frame, shape, SECONDS, dir);
   const spent = cpuSeconds(server.pid as number) - before;
@@ -205,7 +316,10 @@ async function measured(server: ChildProcess, url: string, s: Scenario, shape: S
 /** The other build's columns: its req/s and this build's throughput over it (median and spread). */
 function versusColumns(charterRuns: readonly Measured[], otherRuns: readonly Measured[]): string[] {
   const ratios = charterRuns.map((r, i) => r.rps / (otherRuns[i] as Measured).rps);
-  return [median(otherRuns.map((r) => r.rps)).toFixed(0), `${median(ratios).toFixed(2)}x (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`];
+  return [
+    median(otherRuns.map((r) => r.rps)).toFixed(0),
+    `${median(ratios).toFixed(2)}x (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
+  ];
 }
 
 /**
@@ -222,18 +336,27 @@ async function startCharter(
   mkdirSync(home, { recursive: true });
   const port = await freePort();
   const configFile = join(home, "charter.json");
-  writeFileSync(configFile, JSON.stringify({ listen: `127.0.0.1:${port}`, dataDir: join(home, "data"), ...documents }));
+  writeFileSync(
+    configFile,
+    JSON.stringify({ listen: `127.0.0.1:${port}`, dataDir: join(home, "data"), ...documents }),
+  );
   const log = join(home, "charter.log");
   // Always explicit: without the flag `charter serve` runs one worker per core.
   const serveArgs = ["serve", "--config", configFile, "--workers", String(WORKERS)];
   const nodeArgs = process.env["BENCH_NODE_ARGS"]?.split(" ").filter((a) => a !== "") ?? [];
-  const child = spawnLogged(process.execPath, [...nodeArgs, join(root, "dist/cli/bin.js"), ...serveArgs], log);
+  const child = spawnLogged(
+    process.execPath,
+    [...nodeArgs, join(root, "dist/cli/bin.js"), ...serveArgs],
+    log,
+  );
   children.push(child);
   const address = `127.0.0.1:${port}`;
   if (await ready(address, child)) return { child, address, log };
   const text = readFileSync(log, "utf8");
   if (WORKERS > 1 && /workers/i.test(text)) {
-    console.log(`skipped: the charter serve of ${root} does not accept --workers ${WORKERS} yet (it said: ${text.trim().split("\n")[0] ?? ""})`);
+    console.log(
+      `skipped: the charter serve of ${root} does not accept --workers ${WORKERS} yet (it said: ${text.trim().split("\n")[0] ?? ""})`,
+    );
     return undefined;
   }
   throw new Error(`charter serve (${root}) did not start:\n${text}`);
@@ -278,15 +401,22 @@ function cpuSeconds(pid: number): number {
 /** The demo catalog and policy, owner-assistant's budget raised out of reach (the charge still runs). */
 function demoDocuments(dir: string): { catalog: string; policy: string } {
   const text = readFileSync(join(ROOT, "fixtures/policy.yaml"), "utf8");
-  const raised = text.replace("      maxCalls: 300\n", "      maxCalls: 1000000000\n").replace("      maxCallsPerAction: 60\n", "      maxCallsPerAction: 1000000000\n");
-  if (raised === text) throw new Error("fixtures/policy.yaml: owner-assistant's budget lines not found");
+  const raised = text
+    .replace("      maxCalls: 300\n", "      maxCalls: 1000000000\n")
+    .replace("      maxCallsPerAction: 60\n", "      maxCallsPerAction: 1000000000\n");
+  if (raised === text)
+    throw new Error("fixtures/policy.yaml: owner-assistant's budget lines not found");
   const policy = join(dir, "policy.yaml");
   writeFileSync(policy, raised);
   return { catalog: join(ROOT, "fixtures/catalog.yaml"), policy };
 }
 
 /** Sends the scenario's request through a grpc-js client and checks status and answer; returns the response bytes. */
-async function checked(caller: ReturnType<typeof rawClient>, s: Scenario, when: string): Promise<Uint8Array> {
+async function checked(
+  caller: ReturnType<typeof rawClient>,
+  s: Scenario,
+  when: string,
+): Promise<Uint8Array> {
   const out = await caller.call(s.path, s.message);
   if (!out.ok) throw new Error(`${s.name} ${when}: grpc-status ${out.code} ${out.details}`);
   const problem = s.expect(out.bytes);
@@ -319,7 +449,11 @@ async function ready(address: string, child: ChildProcess, probe?: Scenario): Pr
   const caller = rawClient(address);
   try {
     for (let i = 0; i < 200 && child.exitCode === null; i++) {
-      const out = await caller.call(probe?.path ?? "/charter.v1.KeyService/GetJwks", probe?.message ?? new Uint8Array(), 500);
+      const out = await caller.call(
+        probe?.path ?? "/charter.v1.KeyService/GetJwks",
+        probe?.message ?? new Uint8Array(),
+        500,
+      );
       if (out.ok) return true;
       await new Promise((r) => setTimeout(r, 100));
     }

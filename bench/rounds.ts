@@ -8,7 +8,9 @@
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 /** The spread of a list as a fraction of its median: (max − min) / median. */
@@ -17,7 +19,10 @@ export function spread(values: readonly number[]): number {
 }
 
 /** Runs each contender once per round, in turn, for `rounds` rounds; answers each one's per-round figures by name. */
-export async function interleave<T extends string>(rounds: number, contenders: Readonly<Record<T, () => Promise<number> | number>>): Promise<Record<T, number[]>> {
+export async function interleave<T extends string>(
+  rounds: number,
+  contenders: Readonly<Record<T, () => Promise<number> | number>>,
+): Promise<Record<T, number[]>> {
   const names = Object.keys(contenders) as T[];
   const out = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<T, number[]>;
   for (let r = 0; r < rounds; r++) {

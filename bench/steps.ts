@@ -24,16 +24,34 @@ const FIXTURE = join(ROOT, "fixtures", "refund-workflow");
 const dir = mkdtempSync(join(tmpdir(), "charter-bench-steps-"));
 // The workflow's policy without its call budget: the bench makes thousands of allowed calls.
 const policy = join(dir, "policy.yaml");
-writeFileSync(policy, readFileSync(join(FIXTURE, "policy.yaml"), "utf8").replace("maxCalls: 20, ", ""));
-const ctx = await createAppContext({ ...DEFAULTS, dataDir: join(dir, "data"), catalog: join(FIXTURE, "catalog.yaml"), policy });
-const { token } = await issueGrant(ctx, { profile: "refund-workflow", subject: "graph:bench", owner: "ana@example.com", purpose: "bench" });
+writeFileSync(
+  policy,
+  readFileSync(join(FIXTURE, "policy.yaml"), "utf8").replace("maxCalls: 20, ", ""),
+);
+const ctx = await createAppContext({
+  ...DEFAULTS,
+  dataDir: join(dir, "data"),
+  catalog: join(FIXTURE, "catalog.yaml"),
+  policy,
+});
+const { token } = await issueGrant(ctx, {
+  profile: "refund-workflow",
+  subject: "graph:bench",
+  owner: "ana@example.com",
+  purpose: "bench",
+});
 
 const lookup = (step?: CallRequest["step"]): CallRequest => ({
   callId: "bench",
   toolName: "",
   actionId: "refund.lookup_order",
   argumentsJson: '{"order_id":"ord_A1B2C3"}',
-  target: { kind: "graph_operation", nodeName: "lookup-order", operationDefinitionId: "refund.lookup_order", operationKind: "activity" },
+  target: {
+    kind: "graph_operation",
+    nodeName: "lookup-order",
+    operationDefinitionId: "refund.lookup_order",
+    operationKind: "activity",
+  },
   ...(step === undefined ? {} : { step }),
 });
 
@@ -44,7 +62,10 @@ const variants: Record<string, () => CallRequest> = {
   "a retry of a decided step": () => lookup({ runId: "bench", activationId: "held", attempt: 1 }),
 };
 const names = Object.keys(variants);
-await authorize(ctx, { grantToken: token, call: lookup({ runId: "bench", activationId: "held", attempt: 1 }) });
+await authorize(ctx, {
+  grantToken: token,
+  call: lookup({ runId: "bench", activationId: "held", attempt: 1 }),
+});
 
 /** Milliseconds per call of one variant: CALLS calls, one at a time (each awaits its commit). */
 async function perCall(name: string): Promise<number> {
@@ -52,7 +73,8 @@ async function perCall(name: string): Promise<number> {
   const start = performance.now();
   for (let i = 0; i < CALLS; i++) {
     const { verdict } = await authorize(ctx, { grantToken: token, call: make() });
-    if (verdict.decision !== "allow") throw new Error(`${name}: ${verdict.reason?.code ?? verdict.decision}`);
+    if (verdict.decision !== "allow")
+      throw new Error(`${name}: ${verdict.reason?.code ?? verdict.decision}`);
   }
   return (performance.now() - start) / CALLS;
 }
@@ -67,9 +89,13 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-console.log(`steps bench: ${ROUNDS} interleaved rounds of ${CALLS} calls per variant; ratio to the baseline, median [min-max]`);
+console.log(
+  `steps bench: ${ROUNDS} interleaved rounds of ${CALLS} calls per variant; ratio to the baseline, median [min-max]`,
+);
 for (const [name, xs] of ratios) {
-  console.log(`  ${name.padEnd(28)} ${median(xs).toFixed(2)}x [${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}]`);
+  console.log(
+    `  ${name.padEnd(28)} ${median(xs).toFixed(2)}x [${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}]`,
+  );
 }
 await ctx.close();
 rmSync(dir, { recursive: true, force: true });

@@ -32,7 +32,13 @@ const BASELINE_DIST = process.env["BENCH_BASELINE_DIST"];
 const dir = mkdtempSync(join(tmpdir(), "charter-bench-commit-"));
 const charge: BudgetCharge = {
   actionId: "email.send",
-  grants: [{ grantId: "g-root", maxCalls: Number.MAX_SAFE_INTEGER, maxCallsPerAction: Number.MAX_SAFE_INTEGER }],
+  grants: [
+    {
+      grantId: "g-root",
+      maxCalls: Number.MAX_SAFE_INTEGER,
+      maxCallsPerAction: Number.MAX_SAFE_INTEGER,
+    },
+  ],
 };
 
 /** An allow as the pipeline records it (time-ordered id, a caller, a digest of the usual length). */
@@ -60,7 +66,10 @@ function decision(): DecisionRecord {
  * included) while on: only in the unmeasured first round, so the count costs the timed rounds nothing.
  */
 let statements = 0;
-const proto = Object.getPrototypeOf(new Database(":memory:").prepare("SELECT 1")) as Record<"run" | "get" | "all", (...args: unknown[]) => unknown>;
+const proto = Object.getPrototypeOf(new Database(":memory:").prepare("SELECT 1")) as Record<
+  "run" | "get" | "all",
+  (...args: unknown[]) => unknown
+>;
 const METHODS = ["run", "get", "all"] as const;
 const originals = METHODS.map((m) => proto[m]);
 const counting = (on: boolean) =>
@@ -86,10 +95,18 @@ async function measure(iteration: () => Promise<unknown> | undefined): Promise<F
   for (let i = 0; i < ITERATIONS; i++) await iteration();
   const active = performance.eventLoopUtilization(elu).active;
   const decisions = ITERATIONS * GROUP;
-  return { usPerDecision: (active * 1000) / decisions, statementsPerDecision: (statements - startStatements) / decisions };
+  return {
+    usPerDecision: (active * 1000) / decisions,
+    statementsPerDecision: (statements - startStatements) / decisions,
+  };
 }
 
-const storeContender = (store: Store) => () => measure(() => Promise.all(Array.from({ length: GROUP }, () => store.commitDecision(decision(), { budget: charge }))));
+const storeContender = (store: Store) => () =>
+  measure(() =>
+    Promise.all(
+      Array.from({ length: GROUP }, () => store.commitDecision(decision(), { budget: charge })),
+    ),
+  );
 
 /** The floor: the same rows by bare INSERTs, one transaction per group, the audit text and hash made once. */
 function floorContender(): () => Promise<Figures> {
@@ -101,7 +118,9 @@ function floorContender(): () => Promise<Figures> {
   const insertDecision = db.prepare<[DecisionRow], never>(
     `INSERT INTO decisions (${DECISION_COLUMNS.join(", ")}) VALUES (${DECISION_COLUMNS.map((c) => `@${c}`).join(", ")})`,
   );
-  const insertAudit = db.prepare<[number, string, string], never>("INSERT INTO audit_log (seq, entry, hash) VALUES (?, ?, ?)");
+  const insertAudit = db.prepare<[number, string, string], never>(
+    "INSERT INTO audit_log (seq, entry, hash) VALUES (?, ?, ?)",
+  );
   const entry = JSON.stringify({ kind: "decision", ...decision() });
   const hash = "0".repeat(64);
   let seq = 0;
@@ -125,16 +144,23 @@ function floorContender(): () => Promise<Figures> {
 
 type Open = typeof openSqliteStore;
 const stores: Store[] = [await openSqliteStore({ file: join(dir, "this.db") })];
-const contenders: Record<string, () => Promise<Figures>> = { floor: floorContender(), "this build": storeContender(stores[0] as Store) };
+const contenders: Record<string, () => Promise<Figures>> = {
+  floor: floorContender(),
+  "this build": storeContender(stores[0] as Store),
+};
 if (BASELINE_DIST !== undefined) {
-  const other = (await import(pathToFileURL(join(resolve(BASELINE_DIST), "store", "index.js")).href)) as { openSqliteStore: Open };
+  const other = (await import(
+    pathToFileURL(join(resolve(BASELINE_DIST), "store", "index.js")).href
+  )) as { openSqliteStore: Open };
   const store = await other.openSqliteStore({ file: join(dir, "baseline.db") });
   stores.push(store);
   contenders["baseline build"] = storeContender(store);
 }
 
 /** Every contender once per round, in turn (the order reversed every other round); the first round (a warm-up) counts the statements. */
-const rounds: Record<string, Figures[]> = Object.fromEntries(Object.keys(contenders).map((n) => [n, []]));
+const rounds: Record<string, Figures[]> = Object.fromEntries(
+  Object.keys(contenders).map((n) => [n, []]),
+);
 const statementsOf: Record<string, number> = {};
 for (let r = 0; r <= ROUNDS; r++) {
   const names = Object.keys(contenders);
@@ -148,7 +174,9 @@ for (let r = 0; r <= ROUNDS; r++) {
 for (const s of stores) await s.close();
 rmSync(dir, { recursive: true, force: true });
 
-console.log(`${ROUNDS} rounds of ${ITERATIONS} groups of ${GROUP} decisions per contender; main-thread µs per decision (median, spread) and statements per decision`);
+console.log(
+  `${ROUNDS} rounds of ${ITERATIONS} groups of ${GROUP} decisions per contender; main-thread µs per decision (median, spread) and statements per decision`,
+);
 const usOf = (name: string) => (rounds[name] ?? []).map((f) => f.usPerDecision);
 const floorUs = median(usOf("floor"));
 for (const [name, figures] of Object.entries(rounds)) {
@@ -160,5 +188,7 @@ for (const [name, figures] of Object.entries(rounds)) {
 if (BASELINE_DIST !== undefined) {
   const baseline = usOf("baseline build");
   const perRound = usOf("this build").map((us, i) => us / (baseline[i] as number));
-  console.log(`  this build / baseline build, per round: median ${fmt(median(perRound))} (spread ${fmt(spread(perRound) * 100)}%)`);
+  console.log(
+    `  this build / baseline build, per round: median ${fmt(median(perRound))} (spread ${fmt(spread(perRound) * 100)}%)`,
+  );
 }

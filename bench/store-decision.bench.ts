@@ -35,12 +35,19 @@ afterAll(async () => {
 });
 
 describe(`one decision's store work, in groups of ${BATCH}`, () => {
-  const effects = { budget: { actionId: "email.send", grants: [{ grantId: "g", maxCalls: Number.MAX_SAFE_INTEGER }] } };
+  const effects = {
+    budget: {
+      actionId: "email.send",
+      grants: [{ grantId: "g", maxCalls: Number.MAX_SAFE_INTEGER }],
+    },
+  };
   let insertDecision: Database.Statement<[DecisionRow], never> | undefined;
   let insertAudit: Database.Statement<[number, string, string], never> | undefined;
   let seq = 0;
   bench("baseline: bare INSERTs of the same rows, one transaction", () => {
-    insertDecision ??= floor.prepare(`INSERT INTO decisions (${DECISION_COLUMNS.join(", ")}) VALUES (${DECISION_COLUMNS.map((c) => `@${c}`).join(", ")})`);
+    insertDecision ??= floor.prepare(
+      `INSERT INTO decisions (${DECISION_COLUMNS.join(", ")}) VALUES (${DECISION_COLUMNS.map((c) => `@${c}`).join(", ")})`,
+    );
     insertAudit ??= floor.prepare("INSERT INTO audit_log (seq, entry, hash) VALUES (?, ?, ?)");
     const d = insertDecision;
     const a = insertAudit;
@@ -52,6 +59,10 @@ describe(`one decision's store work, in groups of ${BATCH}`, () => {
     })();
   });
   bench("commitDecision, concurrent (group commit)", async () => {
-    await Promise.all(Array.from({ length: BATCH }, () => store.commitDecision(makeDecision(`dec_${timeOrderedUuid()}`), effects)));
+    await Promise.all(
+      Array.from({ length: BATCH }, () =>
+        store.commitDecision(makeDecision(`dec_${timeOrderedUuid()}`), effects),
+      ),
+    );
   });
 });

@@ -16,9 +16,15 @@ import { POSTGRES, testSchema } from "../test/support/postgres.js";
 
 const schema = testSchema("bench");
 const suite = POSTGRES.reachable ? describe : describe.skip;
-if (!POSTGRES.reachable) console.warn(`SKIPPED the store benchmark: PostgreSQL is unreachable (${POSTGRES.reason})`);
+if (!POSTGRES.reachable)
+  console.warn(`SKIPPED the store benchmark: PostgreSQL is unreachable (${POSTGRES.reason})`);
 
-const refund = JSON.stringify({ order_id: "ord_A1B2C3", amount: 40, currency: "EUR", reason: "damaged" });
+const refund = JSON.stringify({
+  order_id: "ord_A1B2C3",
+  amount: 40,
+  currency: "EUR",
+  reason: "damaged",
+});
 let sqlite: TestCharter;
 let postgres: TestCharter;
 let sqliteToken: string;
@@ -34,7 +40,14 @@ beforeAll(async () => {
   sqlite = await startTestCharter();
   postgres = await startTestCharter({ config: { database: schema.url } });
   const issue = async (c: TestCharter) =>
-    (await c.clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:bench", owner: "ana", purpose: "bench" })).grantToken;
+    (
+      await c.clients.grants.issueGrant({
+        profile: "owner-assistant",
+        subject: "agent:bench",
+        owner: "ana",
+        purpose: "bench",
+      })
+    ).grantToken;
   sqliteToken = await issue(sqlite);
   postgresToken = await issue(postgres);
   sqliteStore = await openSqliteStore({ file: join(dir, "charter.db") });
@@ -49,7 +62,10 @@ afterAll(async () => {
 });
 
 const authorize = (c: TestCharter, grantToken: string) =>
-  c.clients.authority.authorize({ grantToken, call: { callId: `c${n++}`, toolName: "issue_refund", argumentsJson: refund } });
+  c.clients.authority.authorize({
+    grantToken,
+    call: { callId: `c${n++}`, toolName: "issue_refund", argumentsJson: refund },
+  });
 
 suite("an Authorize round trip (allow: revocation check, commit, receipt) by store", () => {
   bench("on SQLite (baseline)", async () => {

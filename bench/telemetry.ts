@@ -14,7 +14,12 @@ import { fileURLToPath } from "node:url";
 import { createAppContext } from "../src/app/context.js";
 import { authorize, issueGrant } from "../src/authority/index.js";
 import { DEFAULTS } from "../src/config/config.js";
-import { installInstruments, recordDecision, recordStoreSince, startTimer } from "../src/telemetry/index.js";
+import {
+  installInstruments,
+  recordDecision,
+  recordStoreSince,
+  startTimer,
+} from "../src/telemetry/index.js";
 import { createMetrics } from "../src/telemetry/metrics.js";
 import { unbudgetedPolicy } from "../test/support/unbudgeted-policy.js";
 
@@ -23,16 +28,27 @@ const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 10);
 const CALLS = Number(process.env["BENCH_CALLS"] ?? 3000);
 const IN_FLIGHT = 32;
 
-const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const median = (xs: readonly number[]) =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), "charter-bench-telemetry-"));
   // Thousands of calls under one grant: the demo policy without owner-assistant's call budget.
   const policy = unbudgetedPolicy(join(ROOT, "fixtures"));
-  const ctx = await createAppContext({ ...DEFAULTS, dataDir, catalog: join(ROOT, "fixtures", "catalog.yaml"), policy: policy.policy });
+  const ctx = await createAppContext({
+    ...DEFAULTS,
+    dataDir,
+    catalog: join(ROOT, "fixtures", "catalog.yaml"),
+    policy: policy.policy,
+  });
   const metrics = createMetrics();
   try {
-    const { token } = await issueGrant(ctx, { profile: "owner-assistant", subject: "agent:bench", owner: "ana@example.com", purpose: "bench" });
+    const { token } = await issueGrant(ctx, {
+      profile: "owner-assistant",
+      subject: "agent:bench",
+      owner: "ana@example.com",
+      purpose: "bench",
+    });
     let n = 0;
     /** Calls per second and CPU µs per call of CALLS Authorize calls, IN_FLIGHT at a time (so group commits share their flush). */
     const round = async (): Promise<{ rate: number; cpu: number }> => {
@@ -42,14 +58,23 @@ async function main(): Promise<void> {
       const lane = async () => {
         while (next < CALLS) {
           next += 1;
-          const call = { callId: `c${n++}`, toolName: "web_search", actionId: "", argumentsJson: '{"query":"q"}' };
+          const call = {
+            callId: `c${n++}`,
+            toolName: "web_search",
+            actionId: "",
+            argumentsJson: '{"query":"q"}',
+          };
           const { verdict } = await authorize(ctx, { grantToken: token, call });
-          if (verdict.decision !== "allow") throw new Error(`expected allow, got ${verdict.decision}`);
+          if (verdict.decision !== "allow")
+            throw new Error(`expected allow, got ${verdict.decision}`);
         }
       };
       await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
       const used = process.cpuUsage(cpu);
-      return { rate: CALLS / ((performance.now() - started) / 1000), cpu: (used.user + used.system) / CALLS };
+      return {
+        rate: CALLS / ((performance.now() - started) / 1000),
+        cpu: (used.user + used.system) / CALLS,
+      };
     };
     await round(); // warm-up
     const ratios: number[] = [];
@@ -72,10 +97,17 @@ async function main(): Promise<void> {
       cpuRatios.push(withMetrics.cpu / without.cpu);
     }
     installInstruments(undefined);
-    const spread = (xs: readonly number[]) => `median ${median(xs).toFixed(3)}, per-round ${Math.min(...xs).toFixed(3)}..${Math.max(...xs).toFixed(3)}`;
-    console.log(`Authorize (application layer, SQLite, ${IN_FLIGHT} in flight, ${CALLS} calls x ${ROUNDS} interleaved rounds)`);
-    console.log(`  metrics off: ${median(off.map((x) => x.rate)).toFixed(0)} calls/s, ${median(off.map((x) => x.cpu)).toFixed(1)} µs CPU/call`);
-    console.log(`  metrics on:  ${median(on.map((x) => x.rate)).toFixed(0)} calls/s, ${median(on.map((x) => x.cpu)).toFixed(1)} µs CPU/call (medians)`);
+    const spread = (xs: readonly number[]) =>
+      `median ${median(xs).toFixed(3)}, per-round ${Math.min(...xs).toFixed(3)}..${Math.max(...xs).toFixed(3)}`;
+    console.log(
+      `Authorize (application layer, SQLite, ${IN_FLIGHT} in flight, ${CALLS} calls x ${ROUNDS} interleaved rounds)`,
+    );
+    console.log(
+      `  metrics off: ${median(off.map((x) => x.rate)).toFixed(0)} calls/s, ${median(off.map((x) => x.cpu)).toFixed(1)} µs CPU/call`,
+    );
+    console.log(
+      `  metrics on:  ${median(on.map((x) => x.rate)).toFixed(0)} calls/s, ${median(on.map((x) => x.cpu)).toFixed(1)} µs CPU/call (medians)`,
+    );
     console.log(`  on/off throughput ratio: ${spread(ratios)}`);
     console.log(`  on/off CPU-per-call ratio: ${spread(cpuRatios)}`);
 

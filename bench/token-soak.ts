@@ -15,8 +15,21 @@
  */
 import { buildCatalog, buildPolicy, compose, assess } from "../src/core/index.js";
 import { openSqliteStore } from "../src/store/index.js";
-import { createGrantVerifier, DEFAULT_VERIFIER_BYTES, openKeyRing, SHARED_BYTES_FRACTION, signGrantToken } from "../src/token/index.js";
-import { allowedGeneratedAction, generatedAction, generatedArguments, generatedCatalog, generatedPolicy, GENERATED_PROFILE } from "./generated-catalog.js";
+import {
+  createGrantVerifier,
+  DEFAULT_VERIFIER_BYTES,
+  openKeyRing,
+  SHARED_BYTES_FRACTION,
+  signGrantToken,
+} from "../src/token/index.js";
+import {
+  allowedGeneratedAction,
+  generatedAction,
+  generatedArguments,
+  generatedCatalog,
+  generatedPolicy,
+  GENERATED_PROFILE,
+} from "./generated-catalog.js";
 import { fmt, median } from "./rounds.js";
 
 const QUICK = process.argv.includes("--quick");
@@ -32,7 +45,13 @@ const parties = { issuer: "soak", audience: "soak" };
 const sizes = { actions: 1000, granted: 300 };
 const catalog = buildCatalog(generatedCatalog(sizes), "generated-catalog");
 const policy = buildPolicy(generatedPolicy(sizes), catalog, "generated-policy");
-const composed = compose({ profile: GENERATED_PROFILE, subject: "agent:soak", owner: "user:soak", purpose: "soak" }, policy, catalog, NOW, "grt_soak");
+const composed = compose(
+  { profile: GENERATED_PROFILE, subject: "agent:soak", owner: "user:soak", purpose: "soak" },
+  policy,
+  catalog,
+  NOW,
+  "grt_soak",
+);
 if (composed.kind !== "granted") throw new Error("the generated policy must compose");
 const base = composed.grant;
 const store = await openSqliteStore({ file: ":memory:" });
@@ -41,14 +60,22 @@ const verifier = createGrantVerifier(ring, parties);
 const i = allowedGeneratedAction(sizes);
 const call = { callId: "c", toolName: generatedAction(i).tool, arguments: generatedArguments(i) };
 
-const tokenFor = (n: number) => signGrantToken({ ...base, id: `grt_soak_${n}`, rootId: `grt_soak_${n}` }, ring, parties);
+const tokenFor = (n: number) =>
+  signGrantToken({ ...base, id: `grt_soak_${n}`, rootId: `grt_soak_${n}` }, ring, parties);
 /** Run with --expose-gc (npm run bench:soak does): each sample also reads RSS right after a full collection, what the cache retains without the sawtooth of garbage waiting for the collector. */
 const gc = (globalThis as { gc?: () => void }).gc;
 const sample = () => {
   const { rss, heapUsed } = process.memoryUsage();
   gc?.();
   const after = process.memoryUsage();
-  return { at: performance.now(), rss, heap: heapUsed, rssAfterGc: after.rss, heapAfterGc: after.heapUsed, ...verifier.stats() };
+  return {
+    at: performance.now(),
+    rss,
+    heap: heapUsed,
+    rssAfterGc: after.rss,
+    heapAfterGc: after.heapUsed,
+    ...verifier.stats(),
+  };
 };
 const samples: ReturnType<typeof sample>[] = [];
 const start = performance.now();
@@ -64,7 +91,8 @@ while (performance.now() - start < SECONDS * 1000 || visited() < DISTINCT) {
   length = token.length;
   const verified = await verifier.verify(token, NOW + 1);
   if (!verified.ok) throw new Error(verified.message);
-  if (assess(verified.grant, catalog, call, { now: NOW + 1 }).verdict.decision !== "allow") throw new Error("the soak call must be allowed");
+  if (assess(verified.grant, catalog, call, { now: NOW + 1 }).verdict.decision !== "allow")
+    throw new Error("the soak call must be allowed");
   steps += 1;
   if (performance.now() - lastSample >= SAMPLE_MS) {
     lastSample = performance.now();
@@ -78,7 +106,9 @@ while (performance.now() - start < SECONDS * 1000 || visited() < DISTINCT) {
 }
 await store.close();
 
-const fullAt = samples.find((s) => s.bytes >= FULL * (1 - SHARED_BYTES_FRACTION) * DEFAULT_VERIFIER_BYTES)?.at;
+const fullAt = samples.find(
+  (s) => s.bytes >= FULL * (1 - SHARED_BYTES_FRACTION) * DEFAULT_VERIFIER_BYTES,
+)?.at;
 if (fullAt === undefined) throw new Error("the cache never filled: run longer (SOAK_SECONDS)");
 const settled = samples.filter((s) => s.at >= fullAt + 0.1 * SECONDS * 1000);
 const rss = settled.map((s) => (gc ? s.rssAfterGc : s.rss));

@@ -52,7 +52,10 @@ export interface StartOptions {
  * serves the Charter services (behind authentication), health and reflection. Fails fast with a
  * clear message on any bad configuration.
  */
-export async function startCharter(config: CharterConfig, options: StartOptions): Promise<RunningCharter> {
+export async function startCharter(
+  config: CharterConfig,
+  options: StartOptions,
+): Promise<RunningCharter> {
   const log = options.log;
   const plan = await planListen(config.listen);
   const security = transportSecurity(config);
@@ -76,15 +79,29 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
         "protected mode: no API key or client certificate authority is configured, so Charter serves loopback only and every local caller acts as admin; create a key with `charter keys create` to require one",
       );
     } else if (!security.tls && !plan.loopbackOnly) {
-      log.warn({ addresses: plan.addresses }, "API keys travel in plaintext on a non-loopback address; configure tlsCert and tlsKey");
+      log.warn(
+        { addresses: plan.addresses },
+        "API keys travel in plaintext on a non-loopback address; configure tlsCert and tlsKey",
+      );
     }
-    const authentication = authenticationInterceptor(ctx, { certificateRoles: security.certificateRoles, protectedModeAllowed: protectedMode });
+    const authentication = authenticationInterceptor(ctx, {
+      certificateRoles: security.certificateRoles,
+      protectedModeAllowed: protectedMode,
+    });
     // Aborted at the start of stop(): health turns NOT_SERVING, every call's signal aborts, streams end.
-    const health = createHealth(["", ...CONTRACT_FILES.flatMap((f) => f.services.map((s) => s.typeName))], { shutdown: shutdown.signal });
+    const health = createHealth(
+      ["", ...CONTRACT_FILES.flatMap((f) => f.services.map((s) => s.typeName))],
+      { shutdown: shutdown.signal },
+    );
     for (const binding of [
       ...charterServices(ctx, {
         // The telemetry interceptor only when metrics or traces are configured: off, it costs nothing.
-        interceptors: [loggingInterceptor(log), ...(telemetry.enabled ? [telemetryInterceptor()] : []), storeIntegrityInterceptor(ctx), authentication],
+        interceptors: [
+          loggingInterceptor(log),
+          ...(telemetry.enabled ? [telemetryInterceptor()] : []),
+          storeIntegrityInterceptor(ctx),
+          authentication,
+        ],
         shutdown: shutdown.signal,
         log,
         limits: requestLimits(config),
@@ -97,24 +114,43 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
     addReflection(server, [...CONTRACT_FILES, HEALTH_FILE]);
 
     // Charter owns the listening sockets (to cap connections) and hands each connection to grpc-js.
-    const { port, address, listeners } = await bindAll(server.createConnectionInjector(security.credentials), plan, config.maxConnections, log);
+    const { port, address, listeners } = await bindAll(
+      server.createConnectionInjector(security.credentials),
+      plan,
+      config.maxConnections,
+      log,
+    );
     // Retention: expired grants are pruned periodically; a failure is logged and tried again next time.
     const pruning = setInterval(() => {
       pruneExpiredGrants(ctx, config.grantRetentionSeconds).then(
         (pruned) => {
           if (pruned > 0) log.info({ pruned }, "expired grants pruned");
         },
-        (err: unknown) => log.warn({ err: { message: (err as Error).message } }, "pruning expired grants failed"),
+        (err: unknown) =>
+          log.warn({ err: { message: (err as Error).message } }, "pruning expired grants failed"),
       );
     }, config.pruneIntervalSeconds * 1000);
     pruning.unref();
     const housekeeping = startHousekeeping(ctx, config, log);
     const { catalog, policy } = ctx.policySet();
     log.info(
-      { address, addresses: plan.addresses, tls: security.tls, mutualTls: security.mutual, catalogVersion: catalog.version, policyVersion: policy.version },
+      {
+        address,
+        addresses: plan.addresses,
+        tls: security.tls,
+        mutualTls: security.mutual,
+        catalogVersion: catalog.version,
+        policyVersion: policy.version,
+      },
       "charter serving",
     );
-    keyReload = setInterval(() => void ctx.ring.reload().catch((err: unknown) => log.error({ err }, "signing key reload failed")), KEY_RELOAD_INTERVAL_MS);
+    keyReload = setInterval(
+      () =>
+        void ctx.ring
+          .reload()
+          .catch((err: unknown) => log.error({ err }, "signing key reload failed")),
+      KEY_RELOAD_INTERVAL_MS,
+    );
     keyReload.unref();
 
     const { metricsAddress } = telemetry;
@@ -127,9 +163,15 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
       async reload() {
         try {
           const reloaded = await ctx.reload();
-          log.info({ catalogVersion: reloaded.catalog.version, policyVersion: reloaded.policy.version }, "catalog and policy reloaded");
+          log.info(
+            { catalogVersion: reloaded.catalog.version, policyVersion: reloaded.policy.version },
+            "catalog and policy reloaded",
+          );
         } catch (err) {
-          log.error({ err: { message: (err as Error).message } }, "reload failed; keeping the previous catalog and policy");
+          log.error(
+            { err: { message: (err as Error).message } },
+            "reload failed; keeping the previous catalog and policy",
+          );
           throw err;
         }
       },
@@ -161,7 +203,11 @@ export async function startCharter(config: CharterConfig, options: StartOptions)
  * server serves loopback only; asked for any other address (judged by the addresses it resolves
  * to, not the name) it refuses to start.
  */
-function checkExposure(listen: string, plan: ListenPlan, auth: { readonly keys: boolean; readonly mutualTls: boolean }): void {
+function checkExposure(
+  listen: string,
+  plan: ListenPlan,
+  auth: { readonly keys: boolean; readonly mutualTls: boolean },
+): void {
   if (plan.loopbackOnly || auth.keys || auth.mutualTls) return;
   const resolved = plan.addresses.join(", ") === plan.host ? "" : ` (${plan.addresses.join(", ")})`;
   throw new ConfigError(
@@ -188,7 +234,11 @@ async function bindAll(
   for (const address of rest) {
     await listenCapped(injector, address, port, maxConnections).then(
       (l) => listeners.push(l),
-      (err: unknown) => log.warn({ address, err: { message: (err as Error).message } }, "could not bind one of the listen addresses"),
+      (err: unknown) =>
+        log.warn(
+          { address, err: { message: (err as Error).message } },
+          "could not bind one of the listen addresses",
+        ),
     );
   }
   return { port, address: `${bracket(first)}:${port}`, listeners };
@@ -202,8 +252,13 @@ export const EXPIRY_SWEEP_MS = 1000;
  * watchers woken), and the audit chain head is checkpointed every `auditCheckpointSeconds` when
  * records were added. `stop` ends both and signs a last checkpoint.
  */
-function startHousekeeping(ctx: AppContext, config: CharterConfig, log: Logger): { stop(): Promise<void> } {
-  const failed = (what: string) => (err: unknown) => log.warn({ err: { message: (err as Error).message } }, `${what} failed; retrying later`);
+function startHousekeeping(
+  ctx: AppContext,
+  config: CharterConfig,
+  log: Logger,
+): { stop(): Promise<void> } {
+  const failed = (what: string) => (err: unknown) =>
+    log.warn({ err: { message: (err as Error).message } }, `${what} failed; retrying later`);
   const sweep = setInterval(() => {
     ctx.store
       .expireApprovals(ctx.now())

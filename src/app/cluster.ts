@@ -50,7 +50,13 @@ export class WorkerStartError extends Error {
 export async function startCluster(config: CharterConfig, log: Logger): Promise<RunningCluster> {
   await (await createAppContext(config, { tokenCacheSize: 1 })).close();
   const metrics: MetricsEndpoint | undefined =
-    config.metricsListen === "" ? undefined : await startMetricsEndpoint(config, (await import("../telemetry/metrics.js")).clusterMetricsSource(), log);
+    config.metricsListen === ""
+      ? undefined
+      : await startMetricsEndpoint(
+          config,
+          (await import("../telemetry/metrics.js")).clusterMetricsSource(),
+          log,
+        );
   const slots = new Map<number, Worker>();
   let stopping = false;
 
@@ -67,18 +73,25 @@ export async function startCluster(config: CharterConfig, log: Logger): Promise<
         if (message.charter === "listening") {
           listening = true;
           resolve({ address: message.address, port: message.port });
-        } else for (const [other, w] of slots) if (other !== slot) send(w, { charter: "approvals-changed" });
+        } else
+          for (const [other, w] of slots)
+            if (other !== slot) send(w, { charter: "approvals-changed" });
       });
       worker.once("exit", (code, signal) => {
         if (slots.get(slot) === worker) slots.delete(slot);
-        if (!listening && !restart) reject(new WorkerStartError(Number.isInteger(code) ? code : 70)); // code is null after a signal, whatever the types say;
+        if (!listening && !restart)
+          reject(new WorkerStartError(Number.isInteger(code) ? code : 70)); // code is null after a signal, whatever the types say;
         if (stopping || (!listening && !restart)) return;
         const crashed = Date.now() - started > STABLE_AFTER_MS ? 1 : (crashes.get(slot) ?? 0) + 1;
         crashes.set(slot, crashed);
         const delay = restartDelayMs(crashed);
-        log.error({ worker: slot, pid: worker.process.pid, code, signal, restartInMs: delay }, "worker exited; restarting it");
+        log.error(
+          { worker: slot, pid: worker.process.pid, code, signal, restartInMs: delay },
+          "worker exited; restarting it",
+        );
         setTimeout(() => {
-          if (!stopping) void fork(slot, true).then(() => log.info({ worker: slot }, "worker restarted"));
+          if (!stopping)
+            void fork(slot, true).then(() => log.info({ worker: slot }, "worker restarted"));
         }, delay).unref();
       });
     });
@@ -105,7 +118,9 @@ export async function startCluster(config: CharterConfig, log: Logger): Promise<
 
   let first: { address: string; port: number };
   try {
-    [first] = (await Promise.all(Array.from({ length: config.workers }, (_, i) => fork(i + 1, false)))) as [{ address: string; port: number }];
+    [first] = (await Promise.all(
+      Array.from({ length: config.workers }, (_, i) => fork(i + 1, false)),
+    )) as [{ address: string; port: number }];
   } catch (err) {
     await stopAll(1000);
     throw err;

@@ -1,8 +1,22 @@
 import { readFileSync } from "node:fs";
-import { createAuditCheckpointer, createNotifier, type AuthorityContext, type Notifier, type PolicySet } from "../authority/index.js";
+import {
+  createAuditCheckpointer,
+  createNotifier,
+  type AuthorityContext,
+  type Notifier,
+  type PolicySet,
+} from "../authority/index.js";
 import { ConfigError, type CharterConfig } from "../config/config.js";
 import { openStore, type Store } from "../store/index.js";
-import { createGrantVerifier, isTokenError, openKeyRing, parseKek, sealStoredKeys, sealedKeyStore, type KeyEncryptionKey } from "../token/index.js";
+import {
+  createGrantVerifier,
+  isTokenError,
+  openKeyRing,
+  parseKek,
+  sealStoredKeys,
+  sealedKeyStore,
+  type KeyEncryptionKey,
+} from "../token/index.js";
 import { checkPrivateFile, preparePrivateDataDir } from "./private-files.js";
 import { loadVersionedPolicySet, reloadPolicySet, type LoadedPolicySet } from "./policy-set.js";
 import { timeOrderedUuid } from "./time-ordered-id.js";
@@ -18,7 +32,9 @@ export interface AppContext extends AuthorityContext {
 }
 
 /** The key-encryption key from `kekFile` (a file only its owner can read) or CHARTER_KEK; undefined when neither is set. */
-function keyEncryptionKey(config: Pick<CharterConfig, "kek" | "kekFile">): KeyEncryptionKey | undefined {
+function keyEncryptionKey(
+  config: Pick<CharterConfig, "kek" | "kekFile">,
+): KeyEncryptionKey | undefined {
   let text = config.kek;
   if (config.kekFile !== "") {
     checkPrivateFile(config.kekFile, "key-encryption key file");
@@ -28,7 +44,9 @@ function keyEncryptionKey(config: Pick<CharterConfig, "kek" | "kekFile">): KeyEn
   try {
     return parseKek(text);
   } catch (err) {
-    throw new ConfigError(`${config.kekFile === "" ? "CHARTER_KEK" : config.kekFile}: ${(err as Error).message}`);
+    throw new ConfigError(
+      `${config.kekFile === "" ? "CHARTER_KEK" : config.kekFile}: ${(err as Error).message}`,
+    );
   }
 }
 
@@ -51,7 +69,10 @@ export interface AppContextOptions {
  * data dir must be the owner's alone; with a key-encryption key, signing keys are sealed at rest
  * (keys stored in clear before are sealed now).
  */
-export async function createAppContext(config: CharterConfig, options: AppContextOptions = {}): Promise<AppContext> {
+export async function createAppContext(
+  config: CharterConfig,
+  options: AppContextOptions = {},
+): Promise<AppContext> {
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   let loaded: LoadedPolicySet = await loadVersionedPolicySet(config);
   const kek = keyEncryptionKey(config);
@@ -66,7 +87,9 @@ export async function createAppContext(config: CharterConfig, options: AppContex
     const keyStore = sealedKeyStore(store, kek);
     if (kek) await sealStoredKeys(store, kek);
     const ring = await openKeyRing(keyStore, { now: now() }).catch((err: unknown) => {
-      throw isTokenError(err) && err.code === "KEY_SEALED" ? new ConfigError(err.message, { cause: err }) : err;
+      throw isTokenError(err) && err.code === "KEY_SEALED"
+        ? new ConfigError(err.message, { cause: err })
+        : err;
     });
     const verifier = createGrantVerifier(ring, {
       issuer: config.issuer,
@@ -74,7 +97,11 @@ export async function createAppContext(config: CharterConfig, options: AppContex
       maxEntries: options.tokenCacheSize ?? config.tokenCacheSize,
       maxBytes: config.tokenCacheBytes,
     });
-    const tokens = { issuer: config.issuer, audience: config.audience, receiptTtlSeconds: config.receiptTtlSeconds };
+    const tokens = {
+      issuer: config.issuer,
+      audience: config.audience,
+      receiptTtlSeconds: config.receiptTtlSeconds,
+    };
     return {
       policySet: () => loaded.set,
       store,
@@ -87,7 +114,10 @@ export async function createAppContext(config: CharterConfig, options: AppContex
       approvalTtlSeconds: config.approvalTtlSeconds,
       approvalFeed: options.approvalFeed ?? createNotifier(),
       audit: createAuditCheckpointer({ store, ring, tokens, now }, config.auditCheckpointRecords),
-      limits: { arguments: { maxBytes: config.maxArgumentsBytes, maxDepth: config.maxArgumentsDepth }, maxTokenBytes: config.maxTokenBytes },
+      limits: {
+        arguments: { maxBytes: config.maxArgumentsBytes, maxDepth: config.maxArgumentsDepth },
+        maxTokenBytes: config.maxTokenBytes,
+      },
       now,
       newId: (prefix) => `${prefix}_${timeOrderedUuid()}`,
       async reload() {

@@ -24,13 +24,25 @@ export async function planListen(listen: string): Promise<ListenPlan> {
   if (isIP(parsed.host) !== 0) addresses = [parsed.host];
   else {
     try {
-      addresses = [...new Set((await lookup(parsed.host, { all: true, verbatim: true })).map((a) => a.address))];
+      addresses = [
+        ...new Set(
+          (await lookup(parsed.host, { all: true, verbatim: true })).map((a) => a.address),
+        ),
+      ];
     } catch (err) {
-      throw new ConfigError(`listen: cannot resolve "${parsed.host}" (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      throw new ConfigError(
+        `listen: cannot resolve "${parsed.host}" (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+      );
     }
   }
-  if (addresses.length === 0) throw new ConfigError(`listen: "${parsed.host}" resolves to no address`);
-  return { host: parsed.host, port: parsed.port, addresses, loopbackOnly: addresses.every(isLoopbackAddress) };
+  if (addresses.length === 0)
+    throw new ConfigError(`listen: "${parsed.host}" resolves to no address`);
+  return {
+    host: parsed.host,
+    port: parsed.port,
+    addresses,
+    loopbackOnly: addresses.every(isLoopbackAddress),
+  };
 }
 
 /** True for 127.0.0.0/8, ::1 and IPv4-mapped loopback (::ffff:127.x.y.z); never for 0.0.0.0 or ::. */

@@ -21,7 +21,13 @@ export const SILENT_CONNECTION_MS = 10_000;
  * connection is closed at once. A connection silent for `silentMs` is closed anyway; one that
  * spoke and then idles is grpc-js's (`grpc.max_connection_idle_ms`).
  */
-export function listenCapped(injector: ConnectionInjector, host: string, port: number, maxConnections: number, silentMs = SILENT_CONNECTION_MS): Promise<CappedListener> {
+export function listenCapped(
+  injector: ConnectionInjector,
+  host: string,
+  port: number,
+  maxConnections: number,
+  silentMs = SILENT_CONNECTION_MS,
+): Promise<CappedListener> {
   const sockets = new Set<Socket>();
   const server: NetServer = createServer({ noDelay: true }, (socket) => {
     socket.on("error", () => undefined);

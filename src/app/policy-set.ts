@@ -11,7 +11,8 @@ export interface LoadedPolicySet {
 }
 
 /** The files of the pair, and how many compiled schemas one cache generation holds. */
-export type PolicySetFiles = Pick<CharterConfig, "catalog" | "policy"> & Partial<Pick<CharterConfig, "schemaCacheSize">>;
+export type PolicySetFiles = Pick<CharterConfig, "catalog" | "policy"> &
+  Partial<Pick<CharterConfig, "schemaCacheSize">>;
 
 const digest = (text: string) => createHash("sha256").update(text).digest("hex");
 
@@ -19,9 +20,17 @@ const digest = (text: string) => createHash("sha256").update(text).digest("hex")
 export async function loadVersionedPolicySet(config: PolicySetFiles): Promise<LoadedPolicySet> {
   const catalogText = await readText(config.catalog);
   const policyText = await readText(config.policy);
-  const catalog = catalogFromText(catalogText, config.catalog, config.schemaCacheSize === undefined ? {} : { schemasPerGeneration: config.schemaCacheSize });
+  const catalog = catalogFromText(
+    catalogText,
+    config.catalog,
+    config.schemaCacheSize === undefined ? {} : { schemasPerGeneration: config.schemaCacheSize },
+  );
   const policy = policyFromText(policyText, config.policy, catalog);
-  return { set: { catalog, policy }, catalogDigest: digest(catalogText), policyDigest: digest(policyText) };
+  return {
+    set: { catalog, policy },
+    catalogDigest: digest(catalogText),
+    policyDigest: digest(policyText),
+  };
 }
 
 /** Loads the pair; for callers that do not reload (the CLI's `validate`). */
@@ -33,14 +42,27 @@ export async function loadPolicySet(config: PolicySetFiles): Promise<PolicySet> 
  * The pair a reload brings. A file whose content changed while its `version` did not is refused:
  * decisions record the versions they were made under, so one version must name one content.
  */
-export async function reloadPolicySet(config: PolicySetFiles, current: LoadedPolicySet): Promise<LoadedPolicySet> {
+export async function reloadPolicySet(
+  config: PolicySetFiles,
+  current: LoadedPolicySet,
+): Promise<LoadedPolicySet> {
   const next = await loadVersionedPolicySet(config);
   const problems: string[] = [];
-  if (next.catalogDigest !== current.catalogDigest && next.set.catalog.version === current.set.catalog.version) {
-    problems.push(`${config.catalog}: the catalog changed but its version is still "${current.set.catalog.version}"; give the new content a new version`);
+  if (
+    next.catalogDigest !== current.catalogDigest &&
+    next.set.catalog.version === current.set.catalog.version
+  ) {
+    problems.push(
+      `${config.catalog}: the catalog changed but its version is still "${current.set.catalog.version}"; give the new content a new version`,
+    );
   }
-  if (next.policyDigest !== current.policyDigest && next.set.policy.version === current.set.policy.version) {
-    problems.push(`${config.policy}: the policy changed but its version is still "${current.set.policy.version}"; give the new content a new version`);
+  if (
+    next.policyDigest !== current.policyDigest &&
+    next.set.policy.version === current.set.policy.version
+  ) {
+    problems.push(
+      `${config.policy}: the policy changed but its version is still "${current.set.policy.version}"; give the new content a new version`,
+    );
   }
   if (problems.length > 0) throw new ConfigError(problems.join("\n"));
   return next;

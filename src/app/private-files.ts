@@ -1,4 +1,12 @@
-import { accessSync, constants, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../config/config.js";
 
@@ -18,17 +26,24 @@ export function preparePrivateDataDir(dataDir: string): void {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     stat = statSync(dataDir);
   } catch (err) {
-    throw new ConfigError(`data dir ${dataDir} cannot be created (${codeOf(err)}); create it as a directory only Charter's user can use: mkdir -m 700 ${dataDir}`);
+    throw new ConfigError(
+      `data dir ${dataDir} cannot be created (${codeOf(err)}); create it as a directory only Charter's user can use: mkdir -m 700 ${dataDir}`,
+    );
   }
   if (!stat.isDirectory()) throw new ConfigError(`data dir ${dataDir} is not a directory`);
   if ((stat.mode & SHARED) !== 0) {
-    throw new ConfigError(`data dir ${dataDir} is open to other users (mode ${mode(stat.mode)}); it holds the signing keys: chmod 700 ${dataDir}`);
+    throw new ConfigError(
+      `data dir ${dataDir} is open to other users (mode ${mode(stat.mode)}); it holds the signing keys: chmod 700 ${dataDir}`,
+    );
   }
   for (const name of readdirSync(dataDir)) {
     if (!name.startsWith("charter.db")) continue;
     const file = join(dataDir, name);
     const m = statSync(file).mode;
-    if ((m & SHARED) !== 0) throw new ConfigError(`store file ${file} is readable by other users (mode ${mode(m)}); it holds the signing keys: chmod 600 ${file}`);
+    if ((m & SHARED) !== 0)
+      throw new ConfigError(
+        `store file ${file} is readable by other users (mode ${mode(m)}); it holds the signing keys: chmod 600 ${file}`,
+      );
   }
   // access() says yes to root whatever the mode; a probe file tells the truth.
   const probe = join(dataDir, `.write-probe-${process.pid}`);
@@ -37,7 +52,9 @@ export function preparePrivateDataDir(dataDir: string): void {
     writeFileSync(probe, "", { mode: 0o600 });
     rmSync(probe);
   } catch (err) {
-    throw new ConfigError(`data dir ${dataDir} cannot be written (${codeOf(err)}); Charter records every grant and decision there: give its user write access`);
+    throw new ConfigError(
+      `data dir ${dataDir} cannot be written (${codeOf(err)}); Charter records every grant and decision there: give its user write access`,
+    );
   }
 }
 
@@ -49,7 +66,10 @@ export function checkPrivateFile(file: string, what: string): void {
   } catch (err) {
     throw new ConfigError(`${what} ${file} cannot be read (${codeOf(err)})`);
   }
-  if ((m & SHARED) !== 0) throw new ConfigError(`${what} ${file} is readable by other users (mode ${mode(m)}): chmod 600 ${file}`);
+  if ((m & SHARED) !== 0)
+    throw new ConfigError(
+      `${what} ${file} is readable by other users (mode ${mode(m)}): chmod 600 ${file}`,
+    );
 }
 
 function codeOf(err: unknown): string {

@@ -2,7 +2,12 @@ import type { Logger } from "pino";
 import type { CharterConfig } from "../config/config.js";
 import { catalogCacheSize } from "../authority/index.js";
 import { sqliteStoreFile } from "../store/index.js";
-import { installInstruments, registerCache, startTracing, type Tracing } from "../telemetry/index.js";
+import {
+  installInstruments,
+  registerCache,
+  startTracing,
+  type Tracing,
+} from "../telemetry/index.js";
 import type { AppContext } from "./context.js";
 import { startMetricsEndpoint, type MetricsEndpoint } from "./metrics-endpoint.js";
 
@@ -21,23 +26,40 @@ export interface ProcessTelemetry {
  * token cache and the compiled schemas registered, served on its own port — or, in a cluster worker, reported to the
  * primary, which serves the sum — and the OTLP trace export.
  */
-export async function startProcessTelemetry(config: CharterConfig, ctx: AppContext, log: Logger, worker: number | undefined): Promise<ProcessTelemetry> {
+export async function startProcessTelemetry(
+  config: CharterConfig,
+  ctx: AppContext,
+  log: Logger,
+  worker: number | undefined,
+): Promise<ProcessTelemetry> {
   let endpoint: MetricsEndpoint | undefined;
   let tracing: Tracing | undefined;
   let unregister: () => void = () => undefined;
   if (config.metricsListen !== "") {
-    const { createMetrics, registrySource, reportToClusterPrimary } = await import("../telemetry/metrics.js");
-    const sqliteFile = sqliteStoreFile({ dataDir: config.dataDir, ...(config.database === undefined ? {} : { url: config.database }) });
+    const { createMetrics, registrySource, reportToClusterPrimary } =
+      await import("../telemetry/metrics.js");
+    const sqliteFile = sqliteStoreFile({
+      dataDir: config.dataDir,
+      ...(config.database === undefined ? {} : { url: config.database }),
+    });
     const metrics = createMetrics(sqliteFile === undefined ? {} : { sqliteFile });
-    if (worker === undefined) endpoint = await startMetricsEndpoint(config, registrySource(metrics.registry), log);
+    if (worker === undefined)
+      endpoint = await startMetricsEndpoint(config, registrySource(metrics.registry), log);
     else reportToClusterPrimary(metrics.registry);
     installInstruments(metrics.instruments);
     const unregisterToken = registerCache("token", () => {
       const s = ctx.verifier.stats();
-      return { entries: s.size, bytes: s.bytes, hits: s.cacheHits, misses: s.signatureVerifications };
+      return {
+        entries: s.size,
+        bytes: s.bytes,
+        hits: s.cacheHits,
+        misses: s.signatureVerifications,
+      };
     });
     // The compiler of the catalog in force (a reload brings a new one, with counts from 0).
-    const unregisterSchemas = registerCache("schemas", () => ctx.policySet().catalog.schemas.stats());
+    const unregisterSchemas = registerCache("schemas", () =>
+      ctx.policySet().catalog.schemas.stats(),
+    );
     // The rendered catalogs of the pair in force (a reload starts a new, empty cache).
     const unregisterCatalog = registerCache("catalog", () => catalogCacheSize(ctx.policySet()));
     unregister = () => {
@@ -47,7 +69,10 @@ export async function startProcessTelemetry(config: CharterConfig, ctx: AppConte
     };
   }
   if (config.tracingOtlpEndpoint !== "") {
-    tracing = await startTracing({ endpoint: config.tracingOtlpEndpoint, attributes: worker === undefined ? {} : { "charter.worker": worker } });
+    tracing = await startTracing({
+      endpoint: config.tracingOtlpEndpoint,
+      attributes: worker === undefined ? {} : { "charter.worker": worker },
+    });
   }
   return {
     ...(endpoint ? { metricsAddress: endpoint.address } : {}),

@@ -19,18 +19,36 @@ export interface TransportSecurity {
  * certificate the CA signed is refused in the handshake). The private key file must be the
  * owner's alone.
  */
-export function transportSecurity(config: Pick<CharterConfig, "tlsCert" | "tlsKey" | "tlsClientCa" | "tlsClientRoles">): TransportSecurity {
+export function transportSecurity(
+  config: Pick<CharterConfig, "tlsCert" | "tlsKey" | "tlsClientCa" | "tlsClientRoles">,
+): TransportSecurity {
   const roles = parseClientRoles(config.tlsClientRoles);
   if (typeof roles === "string") throw new ConfigError(`tlsClientRoles: ${roles}`);
-  if (config.tlsCert === "") return { credentials: ServerCredentials.createInsecure(), tls: false, mutual: false, certificateRoles: roles };
+  if (config.tlsCert === "")
+    return {
+      credentials: ServerCredentials.createInsecure(),
+      tls: false,
+      mutual: false,
+      certificateRoles: roles,
+    };
   checkPrivateFile(config.tlsKey, "TLS private key");
-  const pair = { cert_chain: read(config.tlsCert, "tlsCert"), private_key: read(config.tlsKey, "tlsKey") };
+  const pair = {
+    cert_chain: read(config.tlsCert, "tlsCert"),
+    private_key: read(config.tlsKey, "tlsKey"),
+  };
   const mutual = config.tlsClientCa !== "";
   const ca = mutual ? read(config.tlsClientCa, "tlsClientCa") : null;
   try {
-    return { credentials: ServerCredentials.createSsl(ca, [pair], mutual), tls: true, mutual, certificateRoles: roles };
+    return {
+      credentials: ServerCredentials.createSsl(ca, [pair], mutual),
+      tls: true,
+      mutual,
+      certificateRoles: roles,
+    };
   } catch (err) {
-    throw new ConfigError(`TLS settings are unusable: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ConfigError(
+      `TLS settings are unusable: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 
@@ -38,6 +56,8 @@ function read(file: string, setting: string): Buffer {
   try {
     return readFileSync(file);
   } catch (err) {
-    throw new ConfigError(`${setting}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw new ConfigError(
+      `${setting}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    );
   }
 }

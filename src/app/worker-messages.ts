@@ -2,19 +2,32 @@
 export const WORKER_SLOT_ENV = "CHARTER_WORKER_SLOT";
 
 /** What the primary tells a worker. */
-export type PrimaryMessage = { readonly charter: "stop"; readonly graceMs: number } | { readonly charter: "reload" } | { readonly charter: "approvals-changed" };
+export type PrimaryMessage =
+  | { readonly charter: "stop"; readonly graceMs: number }
+  | { readonly charter: "reload" }
+  | { readonly charter: "approvals-changed" };
 
 /** What a worker tells the primary. */
-export type WorkerMessage = { readonly charter: "listening"; readonly address: string; readonly port: number } | { readonly charter: "approvals-changed" };
+export type WorkerMessage =
+  | { readonly charter: "listening"; readonly address: string; readonly port: number }
+  | { readonly charter: "approvals-changed" };
 
 const PRIMARY_KINDS = new Set(["stop", "reload", "approvals-changed"]);
 const WORKER_KINDS = new Set(["listening", "approvals-changed"]);
 
 /** Charter's own messages among whatever else travels on the IPC channel (prom-client's metrics requests, cluster's internals). */
 export function isPrimaryMessage(message: unknown): message is PrimaryMessage {
-  return typeof message === "object" && message !== null && PRIMARY_KINDS.has((message as { charter?: unknown }).charter as string);
+  return (
+    typeof message === "object" &&
+    message !== null &&
+    PRIMARY_KINDS.has((message as { charter?: unknown }).charter as string)
+  );
 }
 
 export function isWorkerMessage(message: unknown): message is WorkerMessage {
-  return typeof message === "object" && message !== null && WORKER_KINDS.has((message as { charter?: unknown }).charter as string);
+  return (
+    typeof message === "object" &&
+    message !== null &&
+    WORKER_KINDS.has((message as { charter?: unknown }).charter as string)
+  );
 }

@@ -29,11 +29,13 @@ export async function serveAsWorker(config: CharterConfig, log: Logger): Promise
     },
     wait: (ms, signal) => local.wait(ms, signal),
   };
-  const running = await startCharter(config, { log: workerLog, worker: slot, approvalFeed }).catch((err: unknown) => {
-    // The IPC channel would keep a worker that failed to start alive: close it, so the process exits with the CLI's code.
-    cluster.worker?.disconnect();
-    throw err;
-  });
+  const running = await startCharter(config, { log: workerLog, worker: slot, approvalFeed }).catch(
+    (err: unknown) => {
+      // The IPC channel would keep a worker that failed to start alive: close it, so the process exits with the CLI's code.
+      cluster.worker?.disconnect();
+      throw err;
+    },
+  );
   tell({ charter: "listening", address: running.address, port: running.port });
   await new Promise<void>((resolve) => {
     let stopped: Promise<void> | undefined;

@@ -53,9 +53,14 @@ export async function createApiKey(
   req: { readonly principal: string; readonly roles: readonly string[] },
 ): Promise<CreatedApiKey> {
   if (req.principal.trim() === "") throw invalidRequest("principal", "is required");
-  if (req.roles.length === 0) throw invalidRequest("roles", `at least one of ${ROLES.join(", ")} is required`);
+  if (req.roles.length === 0)
+    throw invalidRequest("roles", `at least one of ${ROLES.join(", ")} is required`);
   const unknown = req.roles.find((r) => !isRole(r));
-  if (unknown !== undefined) throw invalidRequest("roles", `unknown role "${unknown.slice(0, 64)}" (known: ${ROLES.join(", ")})`);
+  if (unknown !== undefined)
+    throw invalidRequest(
+      "roles",
+      `unknown role "${unknown.slice(0, 64)}" (known: ${ROLES.join(", ")})`,
+    );
   const secret = `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
   const key: StoredApiKey = {
     id: `key_${randomBytes(6).toString("hex")}`,
@@ -74,7 +79,10 @@ export function listApiKeys(ctx: Pick<AuthorityContext, "store">): Promise<Store
 }
 
 /** Revokes an API key at once: the next call that presents it is UNAUTHENTICATED. */
-export async function revokeApiKey(ctx: Pick<AuthorityContext, "store" | "now">, id: string): Promise<void> {
+export async function revokeApiKey(
+  ctx: Pick<AuthorityContext, "store" | "now">,
+  id: string,
+): Promise<void> {
   if (id === "") throw invalidRequest("id", "is required");
   const known = (await ctx.store.listApiKeys()).some((k) => k.id === id);
   if (!known) throw new AuthorityError("NOT_FOUND", `no api key with id "${id.slice(0, 64)}"`);
@@ -86,12 +94,16 @@ export async function revokeApiKey(ctx: Pick<AuthorityContext, "store" | "now">,
  * (one answer for all three, so a caller learns nothing about which). The store is asked on every
  * call, so a revocation takes effect at the next call.
  */
-export async function authenticateApiKey(ctx: Pick<AuthorityContext, "store">, secret: string): Promise<Principal | undefined> {
+export async function authenticateApiKey(
+  ctx: Pick<AuthorityContext, "store">,
+  secret: string,
+): Promise<Principal | undefined> {
   if (!SECRET.test(secret)) return undefined;
   const hash = apiKeySecretHash(secret);
   const key = await ctx.store.findApiKeyByHash(hash);
   if (key === undefined || key.revokedAt !== undefined) return undefined;
-  if (!timingSafeEqual(Buffer.from(key.secretHash, "hex"), Buffer.from(hash, "hex"))) return undefined;
+  if (!timingSafeEqual(Buffer.from(key.secretHash, "hex"), Buffer.from(hash, "hex")))
+    return undefined;
   return { principal: key.principal, roles: key.roles.filter(isRole) };
 }
 

@@ -27,14 +27,21 @@ export const WATCH_POLL_MS = 500;
 /** ListApprovals: an owner's approvals, newest first, a page at a time (opaque page tokens). */
 export async function listApprovals(
   ctx: AuthorityContext,
-  req: { readonly owner: string; readonly status?: ApprovalStatus; readonly pageSize?: number; readonly pageToken?: string },
+  req: {
+    readonly owner: string;
+    readonly status?: ApprovalStatus;
+    readonly pageSize?: number;
+    readonly pageToken?: string;
+  },
   actor?: Actor,
 ): Promise<{ readonly approvals: readonly Approval[]; readonly nextPageToken: string }> {
   const owner = ownerFor(req.owner, actor);
   const size = req.pageSize ?? 0;
-  if (!Number.isSafeInteger(size) || size < 0) throw invalidRequest("page_size", "must not be negative");
+  if (!Number.isSafeInteger(size) || size < 0)
+    throw invalidRequest("page_size", "must not be negative");
   const limit = Math.min(size === 0 ? DEFAULT_APPROVAL_PAGE_SIZE : size, MAX_APPROVAL_PAGE_SIZE);
-  const after = req.pageToken === undefined || req.pageToken === "" ? undefined : approvalCursor(req.pageToken);
+  const after =
+    req.pageToken === undefined || req.pageToken === "" ? undefined : approvalCursor(req.pageToken);
   await ctx.store.expireApprovals(ctx.now());
   const page = await ctx.store.listApprovals({
     ...(owner === undefined ? {} : { owner }),
@@ -44,15 +51,24 @@ export async function listApprovals(
   });
   const approvals = page.slice(0, limit);
   const last = approvals.at(-1);
-  return { approvals, nextPageToken: page.length > limit && last ? pageToken({ createdAt: last.createdAt, id: last.id }) : "" };
+  return {
+    approvals,
+    nextPageToken:
+      page.length > limit && last ? pageToken({ createdAt: last.createdAt, id: last.id }) : "",
+  };
 }
 
 /** GetApproval: one approval by id. */
-export async function getApproval(ctx: AuthorityContext, approvalId: string, actor?: Actor): Promise<Approval> {
+export async function getApproval(
+  ctx: AuthorityContext,
+  approvalId: string,
+  actor?: Actor,
+): Promise<Approval> {
   if (approvalId === "") throw invalidRequest("approval_id", "is required");
   await ctx.store.expireApprovals(ctx.now());
   const stored = await ctx.store.getApproval(approvalId);
-  if (!stored) throw new AuthorityError("NOT_FOUND", `no approval with id "${approvalId.slice(0, 128)}"`);
+  if (!stored)
+    throw new AuthorityError("NOT_FOUND", `no approval with id "${approvalId.slice(0, 128)}"`);
   permitted(stored.approval.owner, actor);
   return stored.approval;
 }
@@ -74,16 +90,25 @@ export interface DecideApprovalRequest {
  * FAILED_PRECONDITION. The approver is the actor when one is known, else `decidedBy` (also for
  * protected mode's local operator, who is anyone on the machine).
  */
-export async function decideApproval(ctx: AuthorityContext, req: DecideApprovalRequest, actor?: Actor): Promise<Approval> {
+export async function decideApproval(
+  ctx: AuthorityContext,
+  req: DecideApprovalRequest,
+  actor?: Actor,
+): Promise<Approval> {
   if (req.approvalId === "") throw invalidRequest("approval_id", "is required");
-  const approver = actor === undefined || actor.protectedMode === true ? req.decidedBy.trim() : actor.principal;
+  const approver =
+    actor === undefined || actor.protectedMode === true ? req.decidedBy.trim() : actor.principal;
   if (approver === "") throw invalidRequest("decided_by", "is required");
   if (req.note.length > 1000) throw invalidRequest("note", "must be at most 1000 characters");
   const stored = await ctx.store.getApproval(req.approvalId);
-  if (!stored) throw new AuthorityError("NOT_FOUND", `no approval with id "${req.approvalId.slice(0, 128)}"`);
+  if (!stored)
+    throw new AuthorityError("NOT_FOUND", `no approval with id "${req.approvalId.slice(0, 128)}"`);
   permitted(stored.approval.owner, actor);
   const now = ctx.now();
-  const supersede = req.outcome === "approve" ? await recheck(ctx, stored.approval, stored.argumentsJson, now) : undefined;
+  const supersede =
+    req.outcome === "approve"
+      ? await recheck(ctx, stored.approval, stored.argumentsJson, now)
+      : undefined;
   const outcome = await ctx.store.decideApproval({
     approvalId: req.approvalId,
     approver,
@@ -97,10 +122,16 @@ export async function decideApproval(ctx: AuthorityContext, req: DecideApprovalR
   if (outcome.ok) return outcome.approval;
   const a = outcome.approval;
   if (outcome.problem === "already_answered") {
-    throw new AuthorityError("FAILED_PRECONDITION", `${approver} has already answered approval ${a.id}; it needs ${a.requiredApprovals} distinct approvers`);
+    throw new AuthorityError(
+      "FAILED_PRECONDITION",
+      `${approver} has already answered approval ${a.id}; it needs ${a.requiredApprovals} distinct approvers`,
+    );
   }
   const why = a.statusReason ? ` (${a.statusReason.code}: ${a.statusReason.message})` : "";
-  throw new AuthorityError("FAILED_PRECONDITION", `approval ${a.id} is ${a.status}${why}, not pending; it cannot be decided again`);
+  throw new AuthorityError(
+    "FAILED_PRECONDITION",
+    `approval ${a.id} is ${a.status}${why}, not pending; it cannot be decided again`,
+  );
 }
 
 /** WatchApprovals: the owner's approval events after `afterSequence` (default: from now on), until `signal` aborts. */
@@ -110,7 +141,10 @@ export async function* watchApprovals(
   options: { readonly actor?: Actor; readonly signal: AbortSignal },
 ): AsyncGenerator<ApprovalEvent> {
   const owner = ownerFor(req.owner, options.actor);
-  if (req.afterSequence !== undefined && !(Number.isSafeInteger(req.afterSequence) && req.afterSequence >= 0)) {
+  if (
+    req.afterSequence !== undefined &&
+    !(Number.isSafeInteger(req.afterSequence) && req.afterSequence >= 0)
+  ) {
     throw invalidRequest("after_sequence", "must be a non-negative integer");
   }
   let after = req.afterSequence ?? (await ctx.store.lastApprovalSequence());
@@ -159,14 +193,29 @@ export function approvalDraft(
 }
 
 /** The re-check when approving: the grant (and its ancestors) unrevoked, then the pure re-check of grant and policy. */
-async function recheck(ctx: AuthorityContext, approval: Approval, argumentsJson: string, now: number): Promise<Reason | undefined> {
+async function recheck(
+  ctx: AuthorityContext,
+  approval: Approval,
+  argumentsJson: string,
+  now: number,
+): Promise<Reason | undefined> {
   const stored = await ctx.store.getGrant(approval.grantId);
-  if (!stored) return { code: "GRANT_INVALID", message: "The grant this call was made under is not known." };
+  if (!stored)
+    return { code: "GRANT_INVALID", message: "The grant this call was made under is not known." };
   if (stored.revokedAt !== undefined || (await ctx.store.anyRevoked(stored.grant.chain))) {
-    return { code: "GRANT_REVOKED", message: "The grant this call was made under has been revoked." };
+    return {
+      code: "GRANT_REVOKED",
+      message: "The grant this call was made under has been revoked.",
+    };
   }
   const { policy, catalog } = ctx.policySet();
-  return recheckCall(stored.grant, policy, catalog, { actionId: approval.actionId, arguments: JSON.parse(argumentsJson) as unknown }, now);
+  return recheckCall(
+    stored.grant,
+    policy,
+    catalog,
+    { actionId: approval.actionId, arguments: JSON.parse(argumentsJson) as unknown },
+    now,
+  );
 }
 
 /** The owner a request is about: the actor's own unless they are an admin; without an actor the request must name one. */

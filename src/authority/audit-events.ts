@@ -16,7 +16,10 @@ export interface RefusedCall {
  * RPC, the principal (when known) and why — never the credential that was presented, so a key
  * pasted into the wrong header does not end up in the log.
  */
-export async function auditRefusedCall(ctx: Pick<AuthorityContext, "store" | "now" | "audit">, refused: RefusedCall): Promise<void> {
+export async function auditRefusedCall(
+  ctx: Pick<AuthorityContext, "store" | "now" | "audit">,
+  refused: RefusedCall,
+): Promise<void> {
   await ctx.store.appendAudit({
     at: ctx.now(),
     kind: refused.code === "UNAUTHENTICATED" ? "call.unauthenticated" : "call.permission_denied",
@@ -35,6 +38,11 @@ export async function auditGatewayRefusal(
   ctx: Pick<AuthorityContext, "store" | "now" | "audit">,
   refusal: { readonly toolName: string; readonly problem: string },
 ): Promise<void> {
-  await ctx.store.appendAudit({ at: ctx.now(), kind: "gateway.pin_refused", toolName: refusal.toolName.slice(0, 200), detail: refusal.problem.slice(0, 500) });
+  await ctx.store.appendAudit({
+    at: ctx.now(),
+    kind: "gateway.pin_refused",
+    toolName: refusal.toolName.slice(0, 200),
+    detail: refusal.problem.slice(0, 500),
+  });
   ctx.audit.appended();
 }

@@ -24,7 +24,10 @@ export interface CheckpointerDeps {
  * tick of the server's timer when there are new records, and at shutdown; cutting records that a
  * checkpoint covers off the end of the log is then detected by `verifyAudit`.
  */
-export function createAuditCheckpointer(deps: CheckpointerDeps, everyRecords: number): AuditCheckpointer {
+export function createAuditCheckpointer(
+  deps: CheckpointerDeps,
+  everyRecords: number,
+): AuditCheckpointer {
   let since = 0;
   let running: Promise<AuditCheckpoint | undefined> | undefined;
   let last: number | undefined;
@@ -34,7 +37,11 @@ export function createAuditCheckpointer(deps: CheckpointerDeps, everyRecords: nu
     const head = await deps.store.auditHead();
     if (head === undefined || head.seq <= last) return undefined;
     const at = deps.now();
-    const signature = await signCheckpoint(head, deps.ring, { issuer: deps.tokens.issuer, audience: deps.tokens.audience, now: at });
+    const signature = await signCheckpoint(head, deps.ring, {
+      issuer: deps.tokens.issuer,
+      audience: deps.tokens.audience,
+      now: at,
+    });
     const checkpoint = { seq: head.seq, hash: head.hash, at, signature };
     await deps.store.putCheckpoint(checkpoint);
     last = head.seq;
@@ -60,8 +67,18 @@ export function createAuditCheckpointer(deps: CheckpointerDeps, everyRecords: nu
 
 /** The outcome of `verifyAudit`: the chain holds, or the first broken record and what is wrong with it. */
 export type AuditVerification =
-  | { readonly ok: true; readonly records: number; readonly checkpoints: number; readonly head?: { readonly seq: number; readonly hash: string } }
-  | { readonly ok: false; readonly seq: number; readonly problem: string; readonly checked: number };
+  | {
+      readonly ok: true;
+      readonly records: number;
+      readonly checkpoints: number;
+      readonly head?: { readonly seq: number; readonly hash: string };
+    }
+  | {
+      readonly ok: false;
+      readonly seq: number;
+      readonly problem: string;
+      readonly checked: number;
+    };
 
 const PAGE = 1000;
 
@@ -71,23 +88,50 @@ const PAGE = 1000;
  * checkpointed record still has the hash signed for it; and no checkpoint names a record past the
  * end (records cut off the end). Names the first broken record.
  */
-export async function verifyAudit(ctx: Pick<AuthorityContext, "store" | "ring" | "tokens" | "now">, onProgress?: (seq: number) => void): Promise<AuditVerification> {
+export async function verifyAudit(
+  ctx: Pick<AuthorityContext, "store" | "ring" | "tokens" | "now">,
+  onProgress?: (seq: number) => void,
+): Promise<AuditVerification> {
   const checkpoints = await ctx.store.listCheckpoints();
   for (const cp of checkpoints) {
-    const claims = await verifyCheckpoint(cp.signature, ctx.ring, { issuer: ctx.tokens.issuer, audience: ctx.tokens.audience, now: ctx.now() });
+    const claims = await verifyCheckpoint(cp.signature, ctx.ring, {
+      issuer: ctx.tokens.issuer,
+      audience: ctx.tokens.audience,
+      now: ctx.now(),
+    });
     if (claims?.seq !== cp.seq || claims.hash !== cp.hash) {
-      return { ok: false, seq: cp.seq, problem: `the checkpoint of record ${cp.seq} does not carry a valid signature`, checked: 0 };
+      return {
+        ok: false,
+        seq: cp.seq,
+        problem: `the checkpoint of record ${cp.seq} does not carry a valid signature`,
+        checked: 0,
+      };
     }
   }
   const signed = new Map(checkpoints.map((cp) => [cp.seq, cp.hash]));
   let previous = { seq: 0, hash: GENESIS_HASH };
-  for (let page = await ctx.store.readAudit(0, PAGE); page.length > 0; page = await ctx.store.readAudit(previous.seq, PAGE)) {
+  for (
+    let page = await ctx.store.readAudit(0, PAGE);
+    page.length > 0;
+    page = await ctx.store.readAudit(previous.seq, PAGE)
+  ) {
     for (const row of page) {
       const problem = auditLinkProblem(previous, row);
-      if (problem !== undefined) return { ok: false, seq: Math.min(row.seq, previous.seq + 1), problem, checked: previous.seq };
+      if (problem !== undefined)
+        return {
+          ok: false,
+          seq: Math.min(row.seq, previous.seq + 1),
+          problem,
+          checked: previous.seq,
+        };
       const want = signed.get(row.seq);
       if (want !== undefined && want !== row.hash)
-        return { ok: false, seq: row.seq, problem: `record ${row.seq} does not match its signed checkpoint`, checked: previous.seq };
+        return {
+          ok: false,
+          seq: row.seq,
+          problem: `record ${row.seq} does not match its signed checkpoint`,
+          checked: previous.seq,
+        };
       previous = { seq: row.seq, hash: row.hash };
     }
     onProgress?.(previous.seq);
@@ -102,7 +146,12 @@ export async function verifyAudit(ctx: Pick<AuthorityContext, "store" | "ring" |
       checked: previous.seq,
     };
   }
-  return { ok: true, records: previous.seq, checkpoints: checkpoints.length, ...(previous.seq > 0 ? { head: previous } : {}) };
+  return {
+    ok: true,
+    records: previous.seq,
+    checkpoints: checkpoints.length,
+    ...(previous.seq > 0 ? { head: previous } : {}),
+  };
 }
 
 /** One exported record: its place, its chain hash and its content. */
@@ -113,9 +162,16 @@ export interface ExportedRecord {
 }
 
 /** The records after `afterSeq`, oldest first, read a page at a time. */
-export async function* readAuditRecords(ctx: Pick<AuthorityContext, "store">, afterSeq = 0): AsyncGenerator<ExportedRecord> {
+export async function* readAuditRecords(
+  ctx: Pick<AuthorityContext, "store">,
+  afterSeq = 0,
+): AsyncGenerator<ExportedRecord> {
   let after = afterSeq;
-  for (let page = await ctx.store.readAudit(after, PAGE); page.length > 0; page = await ctx.store.readAudit(after, PAGE)) {
+  for (
+    let page = await ctx.store.readAudit(after, PAGE);
+    page.length > 0;
+    page = await ctx.store.readAudit(after, PAGE)
+  ) {
     for (const row of page) {
       yield exported(row);
       after = row.seq;
@@ -129,7 +185,12 @@ export async function auditHeadSeq(ctx: Pick<AuthorityContext, "store">): Promis
 }
 
 /** Follows the log: every record after `afterSeq` as it is appended (by any process), until `signal` aborts. */
-export async function* followAudit(ctx: Pick<AuthorityContext, "store">, afterSeq: number, signal: AbortSignal, pollMs = 250): AsyncGenerator<ExportedRecord> {
+export async function* followAudit(
+  ctx: Pick<AuthorityContext, "store">,
+  afterSeq: number,
+  signal: AbortSignal,
+  pollMs = 250,
+): AsyncGenerator<ExportedRecord> {
   let after = afterSeq;
   while (!signal.aborted) {
     for await (const record of readAuditRecords(ctx, after)) {

@@ -35,22 +35,46 @@ export interface TurnAnswer {
  * authorizes its calls through the same pipeline as BatchAuthorize — one token check and one
  * catalog/policy version for the whole turn, each decision committed before the answer.
  */
-export async function authorizeTurn(ctx: AuthorityContext, req: AuthorizeTurnRequest, options: RequestOptions = {}): Promise<TurnAnswer> {
+export async function authorizeTurn(
+  ctx: AuthorityContext,
+  req: AuthorizeTurnRequest,
+  options: RequestOptions = {},
+): Promise<TurnAnswer> {
   const codec = DIALECTS[req.dialect];
   const parsed = codec.parseCalls(parseTurnJson(req.turnJson));
   if (!parsed.ok) throw invalidRequest("turn_json", parsed.error);
   const calls = parsed.calls;
   const ids = new Set(calls.map((c) => c.callId));
-  for (const id of req.approvalIds?.keys() ?? []) if (!ids.has(id)) throw invalidRequest(`approval_ids[${JSON.stringify(id)}]`, "names no tool call of the turn");
+  for (const id of req.approvalIds?.keys() ?? [])
+    if (!ids.has(id))
+      throw invalidRequest(`approval_ids[${JSON.stringify(id)}]`, "names no tool call of the turn");
   if (calls.length === 0) return { calls: [], messages: [] };
-  if (calls.length > ctx.maxBatch) throw invalidRequest("turn_json", `at most ${ctx.maxBatch} tool calls per turn (it holds ${calls.length})`);
+  if (calls.length > ctx.maxBatch)
+    throw invalidRequest(
+      "turn_json",
+      `at most ${ctx.maxBatch} tool calls per turn (it holds ${calls.length})`,
+    );
   // A call retried after its approval names the approval (keyed by the turn's call id).
-  const decided = await authorizeBatch(ctx, { grantToken: req.grantToken, calls: calls.map((c) => callRequest(c, req.approvalIds?.get(c.callId))) }, options);
+  const decided = await authorizeBatch(
+    ctx,
+    {
+      grantToken: req.grantToken,
+      calls: calls.map((c) => callRequest(c, req.approvalIds?.get(c.callId))),
+    },
+    options,
+  );
   const answers = calls.map((call, i): TurnCallAnswer => {
     const d = decided[i] as Decided;
-    return d.verdict.decision === "allow" ? { call, decided: d } : { call, decided: d, feedback: codec.renderFeedback(call, d.verdict) };
+    return d.verdict.decision === "allow"
+      ? { call, decided: d }
+      : { call, decided: d, feedback: codec.renderFeedback(call, d.verdict) };
   });
-  return { calls: answers, messages: codec.feedbackMessages(answers.flatMap((a) => (a.feedback === undefined ? [] : [a.feedback]))) };
+  return {
+    calls: answers,
+    messages: codec.feedbackMessages(
+      answers.flatMap((a) => (a.feedback === undefined ? [] : [a.feedback])),
+    ),
+  };
 }
 
 function parseTurnJson(text: string): unknown {

@@ -8,7 +8,14 @@ import type { AuthorityContext } from "./context.js";
 import { invalidRequest } from "./errors.js";
 import { DEFAULT_AUTHORITY_LIMITS, type AuthorityLimits } from "./limits.js";
 import { loadAncestors, loadGrant, type GrantCheck } from "./load-grant.js";
-import { approvalStep, commitStep, decideStep, loadApproval, signStep, type Loaded } from "./pipeline-steps.js";
+import {
+  approvalStep,
+  commitStep,
+  decideStep,
+  loadApproval,
+  signStep,
+  type Loaded,
+} from "./pipeline-steps.js";
 import { answerHeld, checkStep, redecides, stepAsk, stepSlot, type StepAsk } from "./steps.js";
 import { loadDelegatedGrant } from "./target-grant.js";
 
@@ -42,7 +49,11 @@ export interface RequestOptions {
 }
 
 /** Authorize: one call, one verdict. A bad token is a deny verdict, not an error. */
-export async function authorize(ctx: AuthorityContext, req: AuthorizeRequest, options: RequestOptions = {}): Promise<Decided> {
+export async function authorize(
+  ctx: AuthorityContext,
+  req: AuthorizeRequest,
+  options: RequestOptions = {},
+): Promise<Decided> {
   checkCall(req.call, "call");
   const [decided] = await pipeline(ctx, req.grantToken, [req.call], options);
   return decided as Decided;
@@ -52,9 +63,14 @@ export async function authorize(ctx: AuthorityContext, req: AuthorizeRequest, op
  * BatchAuthorize: every call is decided against one catalog/policy version and one token check,
  * in order; once the caller has gone no further call is decided, recorded or signed.
  */
-export async function authorizeBatch(ctx: AuthorityContext, req: AuthorizeBatchRequest, options: RequestOptions = {}): Promise<Decided[]> {
+export async function authorizeBatch(
+  ctx: AuthorityContext,
+  req: AuthorizeBatchRequest,
+  options: RequestOptions = {},
+): Promise<Decided[]> {
   if (req.calls.length === 0) throw invalidRequest("items", "at least one call is required");
-  if (req.calls.length > ctx.maxBatch) throw invalidRequest("items", `at most ${ctx.maxBatch} calls per batch`);
+  if (req.calls.length > ctx.maxBatch)
+    throw invalidRequest("items", `at most ${ctx.maxBatch} calls per batch`);
   req.calls.forEach((call, i) => checkCall(call, `items[${i}].call`));
   return pipeline(ctx, req.grantToken, req.calls, options);
 }
@@ -62,7 +78,8 @@ export async function authorizeBatch(ctx: AuthorityContext, req: AuthorizeBatchR
 /** Every call needs an id and a name; the message names the field, e.g. `items[2].call.call_id`. */
 function checkCall(call: CallRequest, field: string): void {
   if (call.callId === "") throw invalidRequest(`${field}.call_id`, "is required");
-  if (call.toolName === "" && call.actionId === "") throw invalidRequest(`${field}.tool_name`, "tool_name or action_id is required");
+  if (call.toolName === "" && call.actionId === "")
+    throw invalidRequest(`${field}.tool_name`, "tool_name or action_id is required");
   checkStep(call, field);
 }
 
@@ -85,7 +102,12 @@ function yieldToEventLoop(): Promise<void> {
  * presents an approval keeps the sequential path (its decision reads what earlier commits wrote:
  * the step index, the approval's state).
  */
-async function pipeline(ctx: AuthorityContext, token: string, calls: readonly CallRequest[], options: RequestOptions): Promise<Decided[]> {
+async function pipeline(
+  ctx: AuthorityContext,
+  token: string,
+  calls: readonly CallRequest[],
+  options: RequestOptions,
+): Promise<Decided[]> {
   const { signal } = options;
   signal?.throwIfAborted();
   const loaded = await traced("charter.load", () => load(ctx, token, options.caller));
@@ -131,17 +153,29 @@ function decideAndCommit(
   const decided = (async () => {
     try {
       const delegatedGrant = await loadDelegatedGrant(ctx, loaded.check, call, loaded.now);
-      const decided = traced("charter.decide", () => decideStep(loaded, call, undefined, limits, delegatedGrant));
+      const decided = traced("charter.decide", () =>
+        decideStep(loaded, call, undefined, limits, delegatedGrant),
+      );
       const pending = await traced("charter.approval", () => approvalStep(ctx, loaded, decided));
       const decisionId = ctx.newId("dec");
       await after;
       // The store queues the unit when asked (synchronously), so the next call may ask for its own.
-      const committing = traced("charter.commit", () => commitStep(ctx, loaded, pending, decisionId));
+      const committing = traced("charter.commit", () =>
+        commitStep(ctx, loaded, pending, decisionId),
+      );
       issue();
       const ahead = receiptAhead(ctx, loaded, pending, decisionId, decided.argumentsDigest, signal);
       // Without a step nothing is held: the commit answers a verdict.
       const { verdict } = (await committing) as { readonly verdict: Verdict };
-      return await signed(ctx, loaded, verdict, decisionId, decided.argumentsDigest, signal, await ahead.for(verdict));
+      return await signed(
+        ctx,
+        loaded,
+        verdict,
+        decisionId,
+        decided.argumentsDigest,
+        signal,
+        await ahead.for(verdict),
+      );
     } finally {
       issue();
     }
@@ -165,20 +199,45 @@ async function decideInOrder(
   if (ask && held && !redecides(held, ask)) return heldStep(ctx, loaded, call, ask, held);
   const approval = await loadApproval(ctx, loaded, call);
   const delegatedGrant = await loadDelegatedGrant(ctx, loaded.check, call, loaded.now);
-  const decided = traced("charter.decide", () => decideStep(loaded, call, approval, limits, delegatedGrant));
+  const decided = traced("charter.decide", () =>
+    decideStep(loaded, call, approval, limits, delegatedGrant),
+  );
   const { argumentsDigest } = decided;
   const pending = await traced("charter.approval", () => approvalStep(ctx, loaded, decided));
   const decisionId = ctx.newId("dec");
   // A stepped allow is signed before its commit: the step keeps the receipt, so a retry is answered the same one.
   const early =
-    ask && grant && pending.decision === "allow" ? await traced("charter.sign", () => signStep(ctx, loaded, grant, pending, decisionId, argumentsDigest)) : undefined;
-  const committing = traced("charter.commit", () => commitStep(ctx, loaded, pending, decisionId, ask && { ask, slot: stepSlot(ask, pending, early) }));
+    ask && grant && pending.decision === "allow"
+      ? await traced("charter.sign", () =>
+          signStep(ctx, loaded, grant, pending, decisionId, argumentsDigest),
+        )
+      : undefined;
+  const committing = traced("charter.commit", () =>
+    commitStep(
+      ctx,
+      loaded,
+      pending,
+      decisionId,
+      ask && { ask, slot: stepSlot(ask, pending, early) },
+    ),
+  );
   // Neither stepped nor presenting an approval (a store that commits one call after the other): signed during the commit.
-  const ahead = ask === undefined && pending.approvalId === undefined ? receiptAhead(ctx, loaded, pending, decisionId, argumentsDigest, signal) : NOTHING_AHEAD;
+  const ahead =
+    ask === undefined && pending.approvalId === undefined
+      ? receiptAhead(ctx, loaded, pending, decisionId, argumentsDigest, signal)
+      : NOTHING_AHEAD;
   const committed = await committing;
   // Another replica (or a concurrent retry) decided the step first: its decision is the answer.
   if ("held" in committed) return heldStep(ctx, loaded, call, ask as StepAsk, committed.held);
-  return signed(ctx, loaded, committed.verdict, decisionId, argumentsDigest, signal, early ?? (await ahead.for(committed.verdict)));
+  return signed(
+    ctx,
+    loaded,
+    committed.verdict,
+    decisionId,
+    argumentsDigest,
+    signal,
+    early ?? (await ahead.for(committed.verdict)),
+  );
 }
 
 /** A receipt signed ahead of its commit, handed out only for the very verdict it was signed for. */
@@ -221,11 +280,16 @@ function receiptAhead(
     refusedGrants.add(grant);
     return true;
   };
-  if (refusedGrants.has(grant) || isGone(signal)) return { for: async (committed) => void refused(committed) };
-  const receipt = traced("charter.sign", () => signStep(ctx, loaded, grant, pending, decisionId, argumentsDigest));
+  if (refusedGrants.has(grant) || isGone(signal))
+    return { for: async (committed) => void refused(committed) };
+  const receipt = traced("charter.sign", () =>
+    signStep(ctx, loaded, grant, pending, decisionId, argumentsDigest),
+  );
   // A commit that fails first leaves the receipt unasked: its failure, if any, is not left unhandled.
   receipt.catch(() => undefined);
-  return { for: async (committed) => (refused(committed) || committed !== pending ? undefined : receipt) };
+  return {
+    for: async (committed) => (refused(committed) || committed !== pending ? undefined : receipt),
+  };
 }
 
 function isGone(signal: RequestOptions["signal"]): boolean {
@@ -251,7 +315,15 @@ async function signed(
   signal?.throwIfAborted();
   const grant = loaded.check.ok ? loaded.check.grant : undefined;
   if (verdict.decision !== "allow" || !grant) return { verdict, decisionId };
-  return { verdict, decisionId, receipt: early ?? (await traced("charter.sign", () => signStep(ctx, loaded, grant, verdict, decisionId, argumentsDigest))) };
+  return {
+    verdict,
+    decisionId,
+    receipt:
+      early ??
+      (await traced("charter.sign", () =>
+        signStep(ctx, loaded, grant, verdict, decisionId, argumentsDigest),
+      )),
+  };
 }
 
 /**
@@ -260,10 +332,19 @@ async function signed(
  * policy has since withdrawn) is a deny recorded as a new decision, keyed by run and step, that
  * leaves the step's decision standing.
  */
-async function heldStep(ctx: AuthorityContext, loaded: Loaded, call: CallRequest, ask: StepAsk, held: HeldStep): Promise<Decided> {
+async function heldStep(
+  ctx: AuthorityContext,
+  loaded: Loaded,
+  call: CallRequest,
+  ask: StepAsk,
+  held: HeldStep,
+): Promise<Decided> {
   const grant = (loaded.check as Extract<GrantCheck, { ok: true }>).grant;
   const answer = answerHeld(held, ask, call, grant, loaded.policySet.policy);
-  if (answer.kind === "replay") return answer.receipt === undefined ? { verdict: answer.verdict, decisionId: answer.decisionId } : answer;
+  if (answer.kind === "replay")
+    return answer.receipt === undefined
+      ? { verdict: answer.verdict, decisionId: answer.decisionId }
+      : answer;
   const decisionId = ctx.newId("dec");
   const committed = await commitStep(ctx, loaded, answer.verdict, decisionId, { ask });
   const verdict = "held" in committed ? answer.verdict : committed.verdict;
@@ -277,17 +358,33 @@ async function heldStep(ctx: AuthorityContext, loaded: Loaded, call: CallRequest
  * revocation), and the limits of the grant and of every ancestor that sets one (read from the
  * store: a sub-agent's calls are charged to its ancestors' budgets too).
  */
-async function load(ctx: AuthorityContext, token: string, caller: string | undefined): Promise<Loaded> {
+async function load(
+  ctx: AuthorityContext,
+  token: string,
+  caller: string | undefined,
+): Promise<Loaded> {
   const now = ctx.now();
   const policySet = ctx.policySet();
   const check = await loadGrant(ctx, token, now);
   if (!check.ok) return { now, policySet, check, budget: [], caller };
   const ancestors = await loadAncestors(ctx, check.grant);
-  return { now, policySet, check, budget: [check.grant, ...ancestors.reverse()].flatMap(limitsOf), caller };
+  return {
+    now,
+    policySet,
+    check,
+    budget: [check.grant, ...ancestors.reverse()].flatMap(limitsOf),
+    caller,
+  };
 }
 
 function limitsOf(g: TaskGrant): BudgetLimits[] {
   const { maxCalls, maxCallsPerAction } = g.limits;
   if (maxCalls === undefined && maxCallsPerAction === undefined) return [];
-  return [{ grantId: g.id, ...(maxCalls === undefined ? {} : { maxCalls }), ...(maxCallsPerAction === undefined ? {} : { maxCallsPerAction }) }];
+  return [
+    {
+      grantId: g.id,
+      ...(maxCalls === undefined ? {} : { maxCalls }),
+      ...(maxCallsPerAction === undefined ? {} : { maxCallsPerAction }),
+    },
+  ];
 }

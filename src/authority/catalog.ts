@@ -48,30 +48,50 @@ const caches = new WeakMap<PolicySet, LruCache<string, Cached>>();
  * never gets the entry (its rendering replaces it). A grant the verifier did not keep is a fresh
  * object every call, and is rendered every call.
  */
-export async function catalogFor(ctx: AuthorityContext, req: { readonly grantToken: string; readonly dialect: DialectName }): Promise<CatalogAnswer> {
+export async function catalogFor(
+  ctx: AuthorityContext,
+  req: { readonly grantToken: string; readonly dialect: DialectName },
+): Promise<CatalogAnswer> {
   if (req.grantToken === "") throw invalidRequest("grant_token", "is required");
   const policySet = ctx.policySet();
   const check = await loadGrant(ctx, req.grantToken, ctx.now());
-  if (!check.ok) throw new AuthorityError("UNAUTHENTICATED", `${check.code}: ${check.message}`, { reason: check.code });
+  if (!check.ok)
+    throw new AuthorityError("UNAUTHENTICATED", `${check.code}: ${check.message}`, {
+      reason: check.code,
+    });
   // The kill switch, every call: the whole grant's withdrawal. Single actions a source of the
   // pair denies are a function of the grant and the pair, so they are part of the cached rendering.
   const withdrawn = grantWithdrawal(check.grant, policySet.policy);
   if (withdrawn !== undefined)
-    throw new AuthorityError("UNAUTHENTICATED", `POLICY_WITHDRAWN: the grant's authority has been withdrawn (${withdrawn})`, { reason: "POLICY_WITHDRAWN" });
+    throw new AuthorityError(
+      "UNAUTHENTICATED",
+      `POLICY_WITHDRAWN: the grant's authority has been withdrawn (${withdrawn})`,
+      { reason: "POLICY_WITHDRAWN" },
+    );
   const cache = cacheOf(policySet);
   const key = `${req.dialect}\n${check.grant.id}`;
   const cached = cache.get(key);
   if (cached !== undefined && cached.grant === check.grant) return cached.answer;
   // Tools the policy in force has withdrawn are absent, as denied ones are.
-  const view = projectCatalog(withoutWithdrawn(check.grant, withdrawal(check.grant, policySet.policy)), policySet.catalog);
+  const view = projectCatalog(
+    withoutWithdrawn(check.grant, withdrawal(check.grant, policySet.policy)),
+    policySet.catalog,
+  );
   const tools = renderTools(view, req.dialect);
   const answer: CatalogAnswer = { view, tools, toolsJson: toolsJson(tools) };
-  cache.set(key, { grant: check.grant, answer, bytes: 2 * req.grantToken.length + 6 * answer.toolsJson.length + 1024 });
+  cache.set(key, {
+    grant: check.grant,
+    answer,
+    bytes: 2 * req.grantToken.length + 6 * answer.toolsJson.length + 1024,
+  });
   return answer;
 }
 
 /** How full the rendered-catalog cache of a catalog/policy pair is (for metrics and tests). */
-export function catalogCacheSize(policySet: PolicySet): { readonly entries: number; readonly bytes: number } {
+export function catalogCacheSize(policySet: PolicySet): {
+  readonly entries: number;
+  readonly bytes: number;
+} {
   const cache = caches.get(policySet);
   return { entries: cache?.size ?? 0, bytes: cache?.bytes ?? 0 };
 }
@@ -79,7 +99,10 @@ export function catalogCacheSize(policySet: PolicySet): { readonly entries: numb
 function cacheOf(policySet: PolicySet): LruCache<string, Cached> {
   let cache = caches.get(policySet);
   if (cache === undefined) {
-    cache = new LruCache<string, Cached>(CATALOG_CACHE_BOUNDS.maxEntries, { maxBytes: CATALOG_CACHE_BOUNDS.maxBytes, sizeOf: (c) => c.bytes });
+    cache = new LruCache<string, Cached>(CATALOG_CACHE_BOUNDS.maxEntries, {
+      maxBytes: CATALOG_CACHE_BOUNDS.maxBytes,
+      sizeOf: (c) => c.bytes,
+    });
     caches.set(policySet, cache);
   }
   return cache;

@@ -17,7 +17,14 @@ import type { ReasonCode } from "../core/verdict.js";
 /** Charter's machine-readable codes a refusal can carry: verdict reasons, delegation refusals, compose denials. */
 export type AuthorityReason = ReasonCode | RefusalCode | ComposeDenialCode;
 
-export const AUTHORITY_ERROR_CODES = ["INVALID_REQUEST", "UNAUTHENTICATED", "FAILED_PRECONDITION", "NOT_FOUND", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED"] as const;
+export const AUTHORITY_ERROR_CODES = [
+  "INVALID_REQUEST",
+  "UNAUTHENTICATED",
+  "FAILED_PRECONDITION",
+  "NOT_FOUND",
+  "PERMISSION_DENIED",
+  "RESOURCE_EXHAUSTED",
+] as const;
 
 export type AuthorityErrorCode = (typeof AUTHORITY_ERROR_CODES)[number];
 
@@ -53,6 +60,14 @@ export function isAuthorityError(err: unknown): err is AuthorityError {
 }
 
 /** INVALID_REQUEST naming the field: the message reads `field: problem`. */
-export function invalidRequest(field: string, problem: string, reason?: AuthorityReason): AuthorityError {
-  return new AuthorityError("INVALID_REQUEST", `${field}: ${problem}`, reason === undefined ? { field, problem } : { field, problem, reason });
+export function invalidRequest(
+  field: string,
+  problem: string,
+  reason?: AuthorityReason,
+): AuthorityError {
+  return new AuthorityError(
+    "INVALID_REQUEST",
+    `${field}: ${problem}`,
+    reason === undefined ? { field, problem } : { field, problem, reason },
+  );
 }

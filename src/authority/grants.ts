@@ -19,28 +19,52 @@ export interface IssuedGrant {
 }
 
 /** IssueGrant: compose from the policy in force, record the grant, then sign its token. */
-export async function issueGrant(ctx: AuthorityContext, req: ComposeRequest, caller?: string): Promise<IssuedGrant> {
+export async function issueGrant(
+  ctx: AuthorityContext,
+  req: ComposeRequest,
+  caller?: string,
+): Promise<IssuedGrant> {
   for (const field of ["profile", "subject", "owner"] as const) {
     if (req[field].trim() === "") throw invalidRequest(field, "is required");
   }
   (req.requestedActions ?? []).forEach((a, i) => {
     if (a === "") throw invalidRequest(`requested_actions[${i}]`, "must not be empty");
   });
-  if (req.ttlSeconds !== undefined && !(Number.isSafeInteger(req.ttlSeconds) && req.ttlSeconds > 0 && req.ttlSeconds <= MAX_TTL_SECONDS)) {
+  if (
+    req.ttlSeconds !== undefined &&
+    !(
+      Number.isSafeInteger(req.ttlSeconds) &&
+      req.ttlSeconds > 0 &&
+      req.ttlSeconds <= MAX_TTL_SECONDS
+    )
+  ) {
     throw invalidRequest("ttl_seconds", `must be between 1 and ${MAX_TTL_SECONDS}`);
   }
   const { catalog, policy } = ctx.policySet();
   const result = compose(req, policy, catalog, ctx.now(), ctx.newId("grt"));
   switch (result.kind) {
     case "unknown_action":
-      if (result.source === "request") throw invalidRequest("requested_actions", `unknown action "${result.actionId}"`, "UNKNOWN_ACTION");
-      throw new AuthorityError("FAILED_PRECONDITION", `UNKNOWN_ACTION: source "${result.source}" names "${result.actionId}", which the catalog lacks`, {
-        reason: "UNKNOWN_ACTION",
-      });
+      if (result.source === "request")
+        throw invalidRequest(
+          "requested_actions",
+          `unknown action "${result.actionId}"`,
+          "UNKNOWN_ACTION",
+        );
+      throw new AuthorityError(
+        "FAILED_PRECONDITION",
+        `UNKNOWN_ACTION: source "${result.source}" names "${result.actionId}", which the catalog lacks`,
+        {
+          reason: "UNKNOWN_ACTION",
+        },
+      );
     case "denied":
-      if (result.code === "UNKNOWN_PROFILE") throw invalidRequest("profile", result.message, result.code);
-      if (result.code === "INVALID_REQUEST") throw invalidRequest("ttl_seconds", result.message, result.code);
-      throw new AuthorityError("FAILED_PRECONDITION", `${result.code}: ${result.message}`, { reason: result.code });
+      if (result.code === "UNKNOWN_PROFILE")
+        throw invalidRequest("profile", result.message, result.code);
+      if (result.code === "INVALID_REQUEST")
+        throw invalidRequest("ttl_seconds", result.message, result.code);
+      throw new AuthorityError("FAILED_PRECONDITION", `${result.code}: ${result.message}`, {
+        reason: result.code,
+      });
     case "granted":
       return record(ctx, result.grant, caller);
   }
@@ -53,7 +77,12 @@ export async function issueGrant(ctx: AuthorityContext, req: ComposeRequest, cal
  */
 export async function delegateGrant(
   ctx: AuthorityContext,
-  req: { readonly parentToken: string; readonly spec: DelegationSpec; readonly allowedTools?: readonly string[]; readonly approvalRequiredTools?: readonly string[] },
+  req: {
+    readonly parentToken: string;
+    readonly spec: DelegationSpec;
+    readonly allowedTools?: readonly string[];
+    readonly approvalRequiredTools?: readonly string[];
+  },
   caller?: string,
 ): Promise<IssuedGrant> {
   if (req.parentToken === "") throw invalidRequest("parent_token", "is required");
@@ -61,18 +90,28 @@ export async function delegateGrant(
   const now = ctx.now();
   const { catalog, policy } = ctx.policySet();
   const check = await loadGrant(ctx, req.parentToken, now);
-  if (!check.ok) throw new AuthorityError("UNAUTHENTICATED", `${check.code}: ${check.message}`, { reason: check.code });
+  if (!check.ok)
+    throw new AuthorityError("UNAUTHENTICATED", `${check.code}: ${check.message}`, {
+      reason: check.code,
+    });
   const withdrawn = grantWithdrawal(check.grant, policy);
-  if (withdrawn !== undefined) throw new AuthorityError("UNAUTHENTICATED", `POLICY_WITHDRAWN: ${withdrawn}`, { reason: "POLICY_WITHDRAWN" });
+  if (withdrawn !== undefined)
+    throw new AuthorityError("UNAUTHENTICATED", `POLICY_WITHDRAWN: ${withdrawn}`, {
+      reason: "POLICY_WITHDRAWN",
+    });
   const parent = check.grant;
   // A tool name stands for its action; whether the parent holds it and may hand it on is the core's check.
   const byTool = (names: readonly string[] | undefined) =>
     (names ?? []).map((name) => {
       const action = catalog.tools.get(name);
       if (action === undefined) {
-        throw new AuthorityError("FAILED_PRECONDITION", `ACTION_NOT_IN_PARENT: the parent grant holds no tool named "${name.slice(0, 80)}"`, {
-          reason: "ACTION_NOT_IN_PARENT",
-        });
+        throw new AuthorityError(
+          "FAILED_PRECONDITION",
+          `ACTION_NOT_IN_PARENT: the parent grant holds no tool named "${name.slice(0, 80)}"`,
+          {
+            reason: "ACTION_NOT_IN_PARENT",
+          },
+        );
       }
       return action.id;
     });
@@ -82,7 +121,10 @@ export async function delegateGrant(
     approvalRequired: [...(req.spec.approvalRequired ?? []), ...byTool(req.approvalRequiredTools)],
   };
   const result = delegate(parent, spec, catalog, now, ctx.newId("grt"));
-  if (result.kind === "refused") throw new AuthorityError("FAILED_PRECONDITION", `${result.code}: ${result.message}`, { reason: result.code });
+  if (result.kind === "refused")
+    throw new AuthorityError("FAILED_PRECONDITION", `${result.code}: ${result.message}`, {
+      reason: result.code,
+    });
   return record(ctx, result.grant, caller);
 }
 
@@ -99,7 +141,10 @@ export async function revokeGrant(
   const now = ctx.now();
   const revoked = await ctx.store.revokeGrant(req.grantId, req.reason, now, caller);
   ctx.audit.appended(revoked.length);
-  const reason = { code: "GRANT_REVOKED", message: "The grant this call was made under has been revoked." } as const;
+  const reason = {
+    code: "GRANT_REVOKED",
+    message: "The grant this call was made under has been revoked.",
+  } as const;
   if ((await ctx.store.supersedeApprovalsOf(revoked, reason, now)) > 0) ctx.approvalFeed.notify();
   return { revoked };
 }
@@ -117,11 +162,21 @@ export async function getGrant(ctx: AuthorityContext, grantId: string): Promise<
  * larger than Authorize accepts is refused RESOURCE_EXHAUSTED with nothing stored or audited, and
  * a token never leaves for a grant the store lacks.
  */
-async function record(ctx: AuthorityContext, grant: TaskGrant, caller: string | undefined): Promise<IssuedGrant> {
-  const token = await signGrantToken(grant, ctx.ring, { issuer: ctx.tokens.issuer, audience: ctx.tokens.audience });
+async function record(
+  ctx: AuthorityContext,
+  grant: TaskGrant,
+  caller: string | undefined,
+): Promise<IssuedGrant> {
+  const token = await signGrantToken(grant, ctx.ring, {
+    issuer: ctx.tokens.issuer,
+    audience: ctx.tokens.audience,
+  });
   const max = (ctx.limits ?? DEFAULT_AUTHORITY_LIMITS).maxTokenBytes;
   if (token.length > max) {
-    throw new AuthorityError("RESOURCE_EXHAUSTED", `the grant's token would be ${token.length} bytes, more than the ${max} accepted (maxTokenBytes); nothing was issued`);
+    throw new AuthorityError(
+      "RESOURCE_EXHAUSTED",
+      `the grant's token would be ${token.length} bytes, more than the ${max} accepted (maxTokenBytes); nothing was issued`,
+    );
   }
   await ctx.store.putGrant(grant, caller);
   ctx.audit.appended();

@@ -1,22 +1,55 @@
 // The application layer's public surface: the only way the server and the CLI reach the core,
 // the token layer and the store.
 
-export { API_KEY_PREFIX, ROLES, apiKeySecretHash, authenticateApiKey, createApiKey, hasApiKeys, isRole, listApiKeys, revokeApiKey } from "./api-keys.js";
+export {
+  API_KEY_PREFIX,
+  ROLES,
+  apiKeySecretHash,
+  authenticateApiKey,
+  createApiKey,
+  hasApiKeys,
+  isRole,
+  listApiKeys,
+  revokeApiKey,
+} from "./api-keys.js";
 export type { CreatedApiKey, Principal, Role } from "./api-keys.js";
 export { authorize, authorizeBatch } from "./authorize.js";
-export type { AuthorizeBatchRequest, AuthorizeRequest, Decided, RequestOptions } from "./authorize.js";
+export type {
+  AuthorizeBatchRequest,
+  AuthorizeRequest,
+  Decided,
+  RequestOptions,
+} from "./authorize.js";
 export { authorizeTurn } from "./authorize-turn.js";
 export type { AuthorizeTurnRequest, TurnAnswer, TurnCallAnswer } from "./authorize-turn.js";
-export { DEFAULT_APPROVAL_PAGE_SIZE, MAX_APPROVAL_PAGE_SIZE, decideApproval, getApproval, listApprovals, watchApprovals } from "./approvals.js";
+export {
+  DEFAULT_APPROVAL_PAGE_SIZE,
+  MAX_APPROVAL_PAGE_SIZE,
+  decideApproval,
+  getApproval,
+  listApprovals,
+  watchApprovals,
+} from "./approvals.js";
 export type { Actor, DecideApprovalRequest } from "./approvals.js";
 export { auditGatewayRefusal, auditRefusedCall } from "./audit-events.js";
 export type { RefusedCall } from "./audit-events.js";
-export { auditHeadSeq, createAuditCheckpointer, followAudit, readAuditRecords, verifyAudit } from "./audit.js";
+export {
+  auditHeadSeq,
+  createAuditCheckpointer,
+  followAudit,
+  readAuditRecords,
+  verifyAudit,
+} from "./audit.js";
 export type { AuditCheckpointer, AuditVerification, ExportedRecord } from "./audit.js";
 export { CATALOG_CACHE_BOUNDS, catalogCacheSize, catalogFor } from "./catalog.js";
 export type { CatalogAnswer } from "./catalog.js";
 export type { AuthorityContext, IdPrefix, PolicySet, TokenSettings } from "./context.js";
-export { AUTHORITY_ERROR_CODES, AuthorityError, invalidRequest, isAuthorityError } from "./errors.js";
+export {
+  AUTHORITY_ERROR_CODES,
+  AuthorityError,
+  invalidRequest,
+  isAuthorityError,
+} from "./errors.js";
 export type { AuthorityErrorCode, AuthorityErrorOptions, AuthorityReason } from "./errors.js";
 export { MAX_TTL_SECONDS, delegateGrant, getGrant, issueGrant, revokeGrant } from "./grants.js";
 export type { IssuedGrant } from "./grants.js";

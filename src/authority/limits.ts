@@ -9,4 +9,7 @@ export interface AuthorityLimits {
   readonly maxTokenBytes: number;
 }
 
-export const DEFAULT_AUTHORITY_LIMITS: AuthorityLimits = { arguments: DEFAULT_ARGUMENT_LIMITS, maxTokenBytes: 64 * 1024 };
+export const DEFAULT_AUTHORITY_LIMITS: AuthorityLimits = {
+  arguments: DEFAULT_ARGUMENT_LIMITS,
+  maxTokenBytes: 64 * 1024,
+};

@@ -5,20 +5,34 @@ import type { AuthorityContext } from "./context.js";
 
 /** A presented grant token, checked: verified, in its time window, and neither it nor an ancestor revoked. */
 export type GrantCheck =
-  { readonly ok: true; readonly grant: TaskGrant } | { readonly ok: false; readonly code: "GRANT_INVALID" | "GRANT_EXPIRED" | "GRANT_REVOKED"; readonly message: string };
+  | { readonly ok: true; readonly grant: TaskGrant }
+  | {
+      readonly ok: false;
+      readonly code: "GRANT_INVALID" | "GRANT_EXPIRED" | "GRANT_REVOKED";
+      readonly message: string;
+    };
 
 /**
  * The load step for a grant token: verify it (the verifier may answer from its cache), then ask
  * the store, on every call, whether the grant or any ancestor is revoked (its answer holds every
  * revocation committed before the call, whichever process made it).
  */
-export async function loadGrant(ctx: Pick<AuthorityContext, "verifier" | "store">, token: string, now: number): Promise<GrantCheck> {
-  if (token === "") return { ok: false, code: "GRANT_INVALID", message: "No grant token was presented." };
+export async function loadGrant(
+  ctx: Pick<AuthorityContext, "verifier" | "store">,
+  token: string,
+  now: number,
+): Promise<GrantCheck> {
+  if (token === "")
+    return { ok: false, code: "GRANT_INVALID", message: "No grant token was presented." };
   const verified = await ctx.verifier.verify(token, now);
   if (!verified.ok) return { ok: false, code: verified.code, message: verified.message };
   const grant = verified.grant;
   if (await ctx.store.anyRevoked([...grant.chain, grant.id])) {
-    return { ok: false, code: "GRANT_REVOKED", message: "This task's grant has been revoked. Stop making tool calls and report back." };
+    return {
+      ok: false,
+      code: "GRANT_REVOKED",
+      message: "This task's grant has been revoked. Stop making tool calls and report back.",
+    };
   }
   return { ok: true, grant };
 }
@@ -33,7 +47,10 @@ const ancestorCaches = new WeakMap<Store, LruCache<string, TaskGrant>>();
  * (a stored grant never changes; revocation is a separate row, asked by `loadGrant` every call).
  * A chain naming a grant the store lacks is CORRUPT.
  */
-export async function loadAncestors(ctx: Pick<AuthorityContext, "store">, grant: TaskGrant): Promise<TaskGrant[]> {
+export async function loadAncestors(
+  ctx: Pick<AuthorityContext, "store">,
+  grant: TaskGrant,
+): Promise<TaskGrant[]> {
   let cache = ancestorCaches.get(ctx.store);
   if (cache === undefined) {
     cache = new LruCache<string, TaskGrant>(MAX_CACHED_ANCESTORS);
@@ -45,7 +62,11 @@ export async function loadAncestors(ctx: Pick<AuthorityContext, "store">, grant:
       const cached = known.get(id);
       if (cached !== undefined) return cached;
       const stored = await ctx.store.getGrant(id);
-      if (!stored) throw new StoreError("CORRUPT", `grant ${grant.id} names ancestor ${id}, which the store lacks`);
+      if (!stored)
+        throw new StoreError(
+          "CORRUPT",
+          `grant ${grant.id} names ancestor ${id}, which the store lacks`,
+        );
       known.set(id, stored.grant);
       return stored.grant;
     }),

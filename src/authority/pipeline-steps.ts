@@ -36,7 +36,11 @@ export interface DecideResult {
 }
 
 /** The approval record a call presents, as the core reads it; an unknown id counts as none (a fresh approval is asked for). */
-export async function loadApproval(ctx: AuthorityContext, loaded: Loaded, call: CallRequest): Promise<ApprovalRecord | undefined> {
+export async function loadApproval(
+  ctx: AuthorityContext,
+  loaded: Loaded,
+  call: CallRequest,
+): Promise<ApprovalRecord | undefined> {
   if (!loaded.check.ok || call.approvalId === undefined || call.approvalId === "") return undefined;
   const stored = await ctx.store.getApproval(call.approvalId);
   if (!stored) return undefined;
@@ -50,12 +54,28 @@ export async function loadApproval(ctx: AuthorityContext, loaded: Loaded, call: 
  * under the policy in force (the kill switch: a suspended source or a new deny stops an
  * outstanding grant at once; nothing the policy adds widens it).
  */
-export function decideStep(loaded: Loaded, req: CallRequest, approval: ApprovalRecord | undefined, limits: AuthorityLimits, delegatedGrant?: TaskGrant): DecideResult {
+export function decideStep(
+  loaded: Loaded,
+  req: CallRequest,
+  approval: ApprovalRecord | undefined,
+  limits: AuthorityLimits,
+  delegatedGrant?: TaskGrant,
+): DecideResult {
   const names = { callId: req.callId, actionId: "", toolName: req.toolName, callDigest: "" };
   const refused = (verdict: Verdict) => ({ verdict, argumentsDigest: "" });
-  if (!loaded.check.ok) return refused({ decision: "deny", reason: { code: loaded.check.code, message: loaded.check.message }, ...names });
+  if (!loaded.check.ok)
+    return refused({
+      decision: "deny",
+      reason: { code: loaded.check.code, message: loaded.check.message },
+      ...names,
+    });
   const args = parseCallArguments(req.argumentsJson, limits.arguments);
-  if (!args.ok) return refused({ decision: "deny", reason: { code: "INVALID_ARGUMENTS", message: args.message }, ...names });
+  if (!args.ok)
+    return refused({
+      decision: "deny",
+      reason: { code: "INVALID_ARGUMENTS", message: args.message },
+      ...names,
+    });
   const call: ToolCall = {
     callId: req.callId,
     arguments: args.value,
@@ -75,19 +95,36 @@ export function decideStep(loaded: Loaded, req: CallRequest, approval: ApprovalR
   // The digests, computed once here with the native hash, share one canonical serialization of the arguments.
   const assessed = assessInForce(loaded.check.grant, catalog, policy, call, options);
   const verdict = withCallDigest(assessed);
-  return { verdict, args: args.value, argumentsDigest: verdict.decision === "allow" ? assessed.argumentsDigest() : "" };
+  return {
+    verdict,
+    args: args.value,
+    argumentsDigest: verdict.decision === "allow" ? assessed.argumentsDigest() : "",
+  };
 }
 
 /**
  * Approval: a require_approval verdict gets its pending approval — the live one for this call
  * digest, or a new one (once per digest, also under concurrency) — and carries its id.
  */
-export async function approvalStep(ctx: AuthorityContext, loaded: Loaded, decided: DecideResult): Promise<Verdict> {
+export async function approvalStep(
+  ctx: AuthorityContext,
+  loaded: Loaded,
+  decided: DecideResult,
+): Promise<Verdict> {
   const { verdict, args } = decided;
-  if (verdict.decision !== "require_approval" || !loaded.check.ok || !isJsonObject(args)) return verdict;
+  if (verdict.decision !== "require_approval" || !loaded.check.ok || !isJsonObject(args))
+    return verdict;
   const action = loaded.policySet.catalog.actions.get(verdict.actionId);
   if (!action) return verdict;
-  const draft = approvalDraft(ctx, loaded.check.grant, action, verdict, args, loaded.policySet.policy, loaded.now);
+  const draft = approvalDraft(
+    ctx,
+    loaded.check.grant,
+    action,
+    verdict,
+    args,
+    loaded.policySet.policy,
+    loaded.now,
+  );
   const { approval, created } = await ctx.store.createApprovalOnce(draft, loaded.now);
   if (created) {
     ctx.approvalFeed.notify();
@@ -112,11 +149,18 @@ export async function commitStep(
   step?: { readonly ask: StepAsk; readonly slot?: DecisionEffects["step"] },
 ): Promise<{ readonly verdict: Verdict } | { readonly held: HeldStep }> {
   const effects: DecisionEffects = {
-    ...(verdict.decision === "allow" && loaded.budget.length > 0 ? { budget: { actionId: verdict.actionId, grants: loaded.budget } } : {}),
-    ...(verdict.decision === "allow" && verdict.approvalId !== undefined ? { approval: { approvalId: verdict.approvalId, callDigest: verdict.callDigest } } : {}),
+    ...(verdict.decision === "allow" && loaded.budget.length > 0
+      ? { budget: { actionId: verdict.actionId, grants: loaded.budget } }
+      : {}),
+    ...(verdict.decision === "allow" && verdict.approvalId !== undefined
+      ? { approval: { approvalId: verdict.approvalId, callDigest: verdict.callDigest } }
+      : {}),
     ...(step?.slot === undefined ? {} : { step: step.slot }),
   };
-  const outcome = await ctx.store.commitDecision(decisionRecord(loaded, verdict, decisionId, step?.ask), effects);
+  const outcome = await ctx.store.commitDecision(
+    decisionRecord(loaded, verdict, decisionId, step?.ask),
+    effects,
+  );
   if (outcome.kind === "step_held") return { held: outcome.held };
   ctx.audit.appended(effects.approval ? 2 : 1);
   if (effects.approval) ctx.approvalFeed.notify();
@@ -125,7 +169,12 @@ export async function commitStep(
 }
 
 /** What is recorded of a decision: ids, names, digests and codes; never argument values or the token. */
-function decisionRecord(loaded: Loaded, verdict: Verdict, decisionId: string, step?: StepAsk): DecisionRecord {
+function decisionRecord(
+  loaded: Loaded,
+  verdict: Verdict,
+  decisionId: string,
+  step?: StepAsk,
+): DecisionRecord {
   const grant: TaskGrant | undefined = loaded.check.ok ? loaded.check.grant : undefined;
   return {
     decisionId,
@@ -170,6 +219,11 @@ export async function signStep(
       catalogVersion: loaded.policySet.catalog.version,
     },
     ctx.ring,
-    { issuer: ctx.tokens.issuer, audience: ctx.tokens.audience, now: loaded.now, ttlSeconds: ctx.tokens.receiptTtlSeconds },
+    {
+      issuer: ctx.tokens.issuer,
+      audience: ctx.tokens.audience,
+      now: loaded.now,
+      ttlSeconds: ctx.tokens.receiptTtlSeconds,
+    },
   );
 }

@@ -5,6 +5,9 @@ import type { AuthorityContext } from "./context.js";
  * recorded under them stay). Ancestors of a grant still kept stay too, with their revocations.
  * Answers how many grants were deleted.
  */
-export async function pruneExpiredGrants(ctx: AuthorityContext, retentionSeconds: number): Promise<number> {
+export async function pruneExpiredGrants(
+  ctx: AuthorityContext,
+  retentionSeconds: number,
+): Promise<number> {
   return ctx.store.pruneGrants(ctx.now() - retentionSeconds);
 }

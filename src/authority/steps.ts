@@ -31,10 +31,17 @@ export function stepAsk(call: CallRequest, limits: AuthorityLimits): StepAsk | u
   const fingerprint = stepFingerprint({
     toolName: call.toolName,
     actionId: call.actionId,
-    arguments: parsed.ok ? { ok: true, value: parsed.value } : { ok: false, text: call.argumentsJson },
+    arguments: parsed.ok
+      ? { ok: true, value: parsed.value }
+      : { ok: false, text: call.argumentsJson },
     ...(call.target === undefined ? {} : { target: call.target }),
   });
-  return { runId: call.step.runId, stepKey: stepKey(call.step), fingerprint, presentsApproval: (call.approvalId ?? "") !== "" };
+  return {
+    runId: call.step.runId,
+    stepKey: stepKey(call.step),
+    fingerprint,
+    presentsApproval: (call.approvalId ?? "") !== "",
+  };
 }
 
 /** The slot a decision claims for its step, with the verdict (and an allow's receipt) a retry will be answered. */
@@ -56,7 +63,13 @@ export function redecides(held: HeldStep, ask: StepAsk): boolean {
 
 /** How a held step answers a call: the verdict already given, or a deny that is a new decision (recorded without taking the step). */
 export type HeldAnswer =
-  { readonly kind: "replay"; readonly verdict: Verdict; readonly decisionId: string; readonly receipt?: string } | { readonly kind: "deny"; readonly verdict: Verdict };
+  | {
+      readonly kind: "replay";
+      readonly verdict: Verdict;
+      readonly decisionId: string;
+      readonly receipt?: string;
+    }
+  | { readonly kind: "deny"; readonly verdict: Verdict };
 
 /**
  * The answer of a step already decided. Another call under the step (other names, arguments or
@@ -65,20 +78,44 @@ export type HeldAnswer =
  * grant or the action, which a retry never outlives (POLICY_WITHDRAWN). The token was checked
  * before (an expired or revoked grant is denied as such, never replayed).
  */
-export function answerHeld(held: HeldStep, ask: StepAsk, call: CallRequest, grant: TaskGrant, policy: Policy): HeldAnswer {
+export function answerHeld(
+  held: HeldStep,
+  ask: StepAsk,
+  call: CallRequest,
+  grant: TaskGrant,
+  policy: Policy,
+): HeldAnswer {
   const deny = (code: "STEP_CONFLICT" | "POLICY_WITHDRAWN", message: string): HeldAnswer => ({
     kind: "deny",
-    verdict: { decision: "deny", reason: { code, message }, callId: call.callId, actionId: "", toolName: call.toolName, callDigest: "" },
+    verdict: {
+      decision: "deny",
+      reason: { code, message },
+      callId: call.callId,
+      actionId: "",
+      toolName: call.toolName,
+      callDigest: "",
+    },
   });
   if (held.fingerprint !== ask.fingerprint) {
-    return deny("STEP_CONFLICT", "This step of the run was already decided for a different call; a step is decided once. Do not run this call.");
+    return deny(
+      "STEP_CONFLICT",
+      "This step of the run was already decided for a different call; a step is decided once. Do not run this call.",
+    );
   }
   const given = heldVerdict(held);
   const w = withdrawal(grant, policy);
   if (w.grant !== undefined || (given.decision !== "deny" && w.actions.has(given.actionId))) {
-    return deny("POLICY_WITHDRAWN", "The authority behind this step has been withdrawn by policy since it was decided. Do not run it.");
+    return deny(
+      "POLICY_WITHDRAWN",
+      "The authority behind this step has been withdrawn by policy since it was decided. Do not run it.",
+    );
   }
-  return { kind: "replay", verdict: given, decisionId: held.decisionId, ...(held.receipt === undefined ? {} : { receipt: held.receipt }) };
+  return {
+    kind: "replay",
+    verdict: given,
+    decisionId: held.decisionId,
+    ...(held.receipt === undefined ? {} : { receipt: held.receipt }),
+  };
 }
 
 /** The verdict a step holds, as committed: an allow the commit refused reads back as that deny. */
@@ -87,16 +124,27 @@ function heldVerdict(held: HeldStep): Verdict {
   try {
     parsed = JSON.parse(held.verdictJson);
   } catch (err) {
-    throw new StoreError("CORRUPT", `step of decision ${held.decisionId}: unreadable verdict`, { cause: err });
+    throw new StoreError("CORRUPT", `step of decision ${held.decisionId}: unreadable verdict`, {
+      cause: err,
+    });
   }
-  if (typeof parsed !== "object" || parsed === null) throw new StoreError("CORRUPT", `step of decision ${held.decisionId}: unreadable verdict`);
+  if (typeof parsed !== "object" || parsed === null)
+    throw new StoreError("CORRUPT", `step of decision ${held.decisionId}: unreadable verdict`);
   const verdict = parsed as Verdict;
   if (verdict.decision === held.decision) return verdict;
-  if (held.decision === "deny" && held.reasonCode !== undefined && isRefusal(held.reasonCode)) return refusedVerdict(verdict, held.reasonCode);
-  throw new StoreError("CORRUPT", `step of decision ${held.decisionId}: its verdict disagrees with the decision`);
+  if (held.decision === "deny" && held.reasonCode !== undefined && isRefusal(held.reasonCode))
+    return refusedVerdict(verdict, held.reasonCode);
+  throw new StoreError(
+    "CORRUPT",
+    `step of decision ${held.decisionId}: its verdict disagrees with the decision`,
+  );
 }
 
-const REFUSALS: ReadonlySet<string> = new Set<CommitRefusalCode>(["LIMIT_EXCEEDED", "APPROVAL_CONSUMED", "APPROVAL_EXPIRED"]);
+const REFUSALS: ReadonlySet<string> = new Set<CommitRefusalCode>([
+  "LIMIT_EXCEEDED",
+  "APPROVAL_CONSUMED",
+  "APPROVAL_EXPIRED",
+]);
 
 function isRefusal(code: string): code is CommitRefusalCode {
   return REFUSALS.has(code);

@@ -9,8 +9,14 @@ import { loadGrant, type GrantCheck } from "./load-grant.js";
  * presents none or it does not stand: the core then refuses the start (AGENT_NOT_DELEGATED).
  * Whether it was delegated from the calling grant is the core's check (`checkTarget`).
  */
-export async function loadDelegatedGrant(ctx: AuthorityContext, caller: GrantCheck, call: CallRequest, now: number): Promise<TaskGrant | undefined> {
-  if (!caller.ok || call.target?.kind !== "start_agent" || !call.delegatedGrantToken) return undefined;
+export async function loadDelegatedGrant(
+  ctx: AuthorityContext,
+  caller: GrantCheck,
+  call: CallRequest,
+  now: number,
+): Promise<TaskGrant | undefined> {
+  if (!caller.ok || call.target?.kind !== "start_agent" || !call.delegatedGrantToken)
+    return undefined;
   const check = await loadGrant(ctx, call.delegatedGrantToken, now);
   return check.ok ? check.grant : undefined;
 }

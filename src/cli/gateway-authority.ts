@@ -11,7 +11,10 @@ function turnOf(call: GatewayCall): string {
     jsonrpc: "2.0",
     id: call.id,
     method: "tools/call",
-    params: { name: call.name, ...(call.arguments === undefined ? {} : { arguments: call.arguments }) },
+    params: {
+      name: call.name,
+      ...(call.arguments === undefined ? {} : { arguments: call.arguments }),
+    },
   });
 }
 
@@ -20,11 +23,21 @@ export function localGatewayAuthority(ctx: AuthorityContext, grantToken: string)
   return {
     async catalog() {
       const { view, tools } = await catalogFor(ctx, { grantToken, dialect: "mcp" });
-      return { tools: (tools as McpToolList).tools, pins: new Map(view.tools.map((t) => [t.name, t.descriptorDigest])) };
+      return {
+        tools: (tools as McpToolList).tools,
+        pins: new Map(view.tools.map((t) => [t.name, t.descriptorDigest])),
+      };
     },
     async authorizeCall(call) {
-      const approvalIds = new Map(call.approvalId === undefined ? [] : [[String(call.id), call.approvalId]]);
-      const { calls } = await authorizeTurn(ctx, { grantToken, dialect: "mcp", turnJson: turnOf(call), approvalIds });
+      const approvalIds = new Map(
+        call.approvalId === undefined ? [] : [[String(call.id), call.approvalId]],
+      );
+      const { calls } = await authorizeTurn(ctx, {
+        grantToken,
+        dialect: "mcp",
+        turnJson: turnOf(call),
+        approvalIds,
+      });
       const answer = calls[0];
       if (!answer) throw new Error("AuthorizeTurn answered no verdict for the call");
       const v = answer.decided.verdict;
@@ -34,25 +47,52 @@ export function localGatewayAuthority(ctx: AuthorityContext, grantToken: string)
 }
 
 /** Remote mode: a Charter server (GetCatalog and AuthorizeTurn in the MCP dialect). */
-export function remoteGatewayAuthority(clients: CharterClients, grantToken: string): GatewayAuthority {
+export function remoteGatewayAuthority(
+  clients: CharterClients,
+  grantToken: string,
+): GatewayAuthority {
   return {
     async catalog() {
-      const { view, renderedToolsJson } = await clients.catalog.getCatalog({ grantToken, dialect: Dialect.MCP });
-      return { tools: (JSON.parse(renderedToolsJson) as McpToolList).tools, pins: new Map((view?.tools ?? []).map((t) => [t.name, t.descriptorDigest])) };
+      const { view, renderedToolsJson } = await clients.catalog.getCatalog({
+        grantToken,
+        dialect: Dialect.MCP,
+      });
+      return {
+        tools: (JSON.parse(renderedToolsJson) as McpToolList).tools,
+        pins: new Map((view?.tools ?? []).map((t) => [t.name, t.descriptorDigest])),
+      };
     },
     async authorizeCall(call) {
-      const approvalIds = call.approvalId === undefined ? {} : { [String(call.id)]: call.approvalId };
-      const res = await clients.authority.authorizeTurn({ grantToken, dialect: Dialect.MCP, turnJson: turnOf(call), approvalIds });
+      const approvalIds =
+        call.approvalId === undefined ? {} : { [String(call.id)]: call.approvalId };
+      const res = await clients.authority.authorizeTurn({
+        grantToken,
+        dialect: Dialect.MCP,
+        turnJson: turnOf(call),
+        approvalIds,
+      });
       const v = res.verdicts[0];
       const decision = v ? decisionFromProto(v.decision) : undefined;
       // A verdict this version cannot read is never an allow.
       if (!v || decision === undefined) return { decision: "deny" };
       const feedback = res.feedbackJson[0];
-      return verdictOf(decision, v.approvalId, feedback ? (JSON.parse(feedback) as McpFeedback) : undefined);
+      return verdictOf(
+        decision,
+        v.approvalId,
+        feedback ? (JSON.parse(feedback) as McpFeedback) : undefined,
+      );
     },
   };
 }
 
-function verdictOf(decision: GatewayVerdict["decision"], approvalId: string | undefined, feedback: McpFeedback | undefined): GatewayVerdict {
-  return { decision, ...(approvalId === undefined || approvalId === "" ? {} : { approvalId }), ...(feedback === undefined ? {} : { feedback }) };
+function verdictOf(
+  decision: GatewayVerdict["decision"],
+  approvalId: string | undefined,
+  feedback: McpFeedback | undefined,
+): GatewayVerdict {
+  return {
+    decision,
+    ...(approvalId === undefined || approvalId === "" ? {} : { approvalId }),
+    ...(feedback === undefined ? {} : { feedback }),
+  };
 }

@@ -43,17 +43,18 @@ ${APPROVALS_USAGE}
 
 ${AUDIT_USAGE}`;
 
-const COMMANDS: Readonly<Record<string, (args: readonly string[], io: CliIo) => Promise<number>>> = {
-  serve: serveCommand,
-  issue: issueCommand,
-  catalog: catalogCommand,
-  check: checkCommand,
-  validate: validateCommand,
-  keys: keysCommand,
-  "mcp-gateway": mcpGatewayCommand,
-  approvals: approvalsCommand,
-  audit: auditCommand,
-};
+const COMMANDS: Readonly<Record<string, (args: readonly string[], io: CliIo) => Promise<number>>> =
+  {
+    serve: serveCommand,
+    issue: issueCommand,
+    catalog: catalogCommand,
+    check: checkCommand,
+    validate: validateCommand,
+    keys: keysCommand,
+    "mcp-gateway": mcpGatewayCommand,
+    approvals: approvalsCommand,
+    audit: auditCommand,
+  };
 
 /** Runs the CLI and answers its exit code; never calls process.exit. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {

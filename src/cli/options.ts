@@ -22,7 +22,11 @@ export const CONFIG_FLAGS = {
 type ConfigFlagValues = { [K in keyof typeof CONFIG_FLAGS]?: string | undefined };
 
 /** Parses a command's arguments strictly: an unknown flag or a stray argument is a usage error. */
-export function parse<O extends NonNullable<ParseArgsConfig["options"]>>(args: readonly string[], options: O, allowPositionals = false) {
+export function parse<O extends NonNullable<ParseArgsConfig["options"]>>(
+  args: readonly string[],
+  options: O,
+  allowPositionals = false,
+) {
   try {
     return parseArgs({ args: [...args], options, strict: true, allowPositionals });
   } catch (err) {
@@ -31,7 +35,10 @@ export function parse<O extends NonNullable<ParseArgsConfig["options"]>>(args: r
 }
 
 /** The configuration from --config, the environment and the flags (flags win). */
-export function configFrom(values: ConfigFlagValues, env: Readonly<Record<string, string | undefined>>): Promise<CharterConfig> {
+export function configFrom(
+  values: ConfigFlagValues,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<CharterConfig> {
   const overrides: Partial<Record<keyof CharterConfig, string>> = {};
   const map: Record<string, keyof CharterConfig> = {
     listen: "listen",
@@ -47,5 +54,9 @@ export function configFrom(values: ConfigFlagValues, env: Readonly<Record<string
     const value = values[flag as keyof ConfigFlagValues];
     if (value !== undefined) overrides[key] = value;
   }
-  return resolveConfig({ ...(values.config === undefined ? {} : { file: values.config }), env, overrides });
+  return resolveConfig({
+    ...(values.config === undefined ? {} : { file: values.config }),
+    env,
+    overrides,
+  });
 }

@@ -11,7 +11,9 @@ import type { CliIo } from "./io.js";
 export const EXIT_RPC_FAILED = 69;
 
 /** Where a command's request goes: a running server (`--server`), or the data dir's application layer. */
-export type Target = { readonly kind: "server"; readonly clients: CharterClients } | { readonly kind: "local"; readonly ctx: AppContext };
+export type Target =
+  | { readonly kind: "server"; readonly clients: CharterClients }
+  | { readonly kind: "local"; readonly ctx: AppContext };
 
 /** A running server to send the request to, and the API key to present (`authorization: Bearer <key>`). */
 export interface ServerSpec {
@@ -26,7 +28,11 @@ export const SERVER_FLAGS = { server: { type: "string" }, "api-key": { type: "st
  * The server from --server or CHARTER_SERVER, with the key from --api-key or CHARTER_API_KEY;
  * undefined means "work offline on the data dir".
  */
-export function serverAddress(flag: string | undefined, io: CliIo, apiKeyFlag?: string): ServerSpec | undefined {
+export function serverAddress(
+  flag: string | undefined,
+  io: CliIo,
+  apiKeyFlag?: string,
+): ServerSpec | undefined {
   const address = flag ?? io.env["CHARTER_SERVER"];
   if (address === undefined || address === "") return undefined;
   const apiKey = apiKeyFlag ?? io.env["CHARTER_API_KEY"];
@@ -37,7 +43,9 @@ export function serverAddress(flag: string | undefined, io: CliIo, apiKeyFlag?: 
 export function serverClients(server: ServerSpec): CharterClients {
   return createCharterClients({
     address: server.address,
-    ...(server.apiKey === undefined ? {} : { metadata: { authorization: `Bearer ${server.apiKey}` } }),
+    ...(server.apiKey === undefined
+      ? {}
+      : { metadata: { authorization: `Bearer ${server.apiKey}` } }),
   });
 }
 
@@ -83,5 +91,9 @@ function statusName(code: number): string {
 }
 
 function isServiceError(err: unknown): err is ServiceError {
-  return err instanceof Error && typeof (err as Partial<ServiceError>).code === "number" && "details" in err;
+  return (
+    err instanceof Error &&
+    typeof (err as Partial<ServiceError>).code === "number" &&
+    "details" in err
+  );
 }

@@ -42,8 +42,15 @@ export function errorDetails(err: Pick<ServiceError, "metadata">): ErrorDetails 
         metadata = { ...info.metadata };
       }
       const bad = anyUnpack(any, BadRequestSchema);
-      if (bad) for (const v of bad.fieldViolations) fieldViolations.push({ field: v.field, description: v.description });
+      if (bad)
+        for (const v of bad.fieldViolations)
+          fieldViolations.push({ field: v.field, description: v.description });
     }
   }
-  return { ...(reason === undefined ? {} : { reason }), ...(domain === undefined ? {} : { domain }), metadata, fieldViolations };
+  return {
+    ...(reason === undefined ? {} : { reason }),
+    ...(domain === undefined ? {} : { domain }),
+    metadata,
+    fieldViolations,
+  };
 }

@@ -198,7 +198,11 @@ export const ENV_KEYS: Readonly<Record<keyof CharterConfig, string>> = {
 const SECRET_SETTINGS = new Set<string>(["kek"]);
 
 /** Numeric settings that may be 0: the caches (0 turns them off) and retention (0 prunes at expiry). */
-const MAY_BE_ZERO = new Set<keyof CharterConfig>(["tokenCacheSize", "tokenCacheBytes", "grantRetentionSeconds"]);
+const MAY_BE_ZERO = new Set<keyof CharterConfig>([
+  "tokenCacheSize",
+  "tokenCacheBytes",
+  "grantRetentionSeconds",
+]);
 
 const NUMERIC = new Set<keyof CharterConfig>([
   "receiptTtlSeconds",
@@ -249,13 +253,19 @@ export async function resolveConfig(options: {
     try {
       text = await readFile(file, "utf8");
     } catch (err) {
-      throw new ConfigError(`${file}: cannot read config file (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      throw new ConfigError(
+        `${file}: cannot read config file (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+      );
     }
     const doc = parseDocumentText(text, file);
-    if (!isJsonObject(doc)) throw new ConfigError(`${file}: a config file must be a map of settings`);
+    if (!isJsonObject(doc))
+      throw new ConfigError(`${file}: a config file must be a map of settings`);
     for (const [key, value] of Object.entries(doc)) {
       if (!Object.hasOwn(ENV_KEYS, key)) problems.push(`${file}: unknown setting "${key}"`);
-      else if (SECRET_SETTINGS.has(key)) problems.push(`${file}: "${key}" is a secret; set ${ENV_KEYS[key as keyof CharterConfig]} or kekFile instead`);
+      else if (SECRET_SETTINGS.has(key))
+        problems.push(
+          `${file}: "${key}" is a secret; set ${ENV_KEYS[key as keyof CharterConfig]} or kekFile instead`,
+        );
       else if (key === "tlsClientRoles" && isJsonObject(value)) raw[key] = rolesMapText(value);
       else raw[key] = value;
     }
@@ -264,7 +274,8 @@ export async function resolveConfig(options: {
     const value = options.env?.[name];
     if (value !== undefined && value !== "") raw[key] = value;
   }
-  for (const [key, value] of Object.entries(options.overrides ?? {})) if (value !== undefined) raw[key] = value;
+  for (const [key, value] of Object.entries(options.overrides ?? {}))
+    if (value !== undefined) raw[key] = value;
 
   for (const key of NUMERIC) {
     const value = raw[key];
@@ -281,11 +292,16 @@ export async function resolveConfig(options: {
     }
   }
   // Checked for its type only: openStore reads the URL, and no message may echo it (a password).
-  if (raw["database"] !== undefined && (typeof raw["database"] !== "string" || raw["database"] === "")) {
+  if (
+    raw["database"] !== undefined &&
+    (typeof raw["database"] !== "string" || raw["database"] === "")
+  ) {
     problems.push("database must be a database URL (postgres://…, sqlite:<path> or file:<path>)");
   }
-  if (!(LOG_LEVELS as readonly unknown[]).includes(raw["logLevel"])) problems.push(`logLevel must be one of ${LOG_LEVELS.join(", ")}`);
-  if (typeof raw["listen"] === "string" && parseListen(raw["listen"]) === undefined) problems.push(`listen must be host:port, got "${raw["listen"]}"`);
+  if (!(LOG_LEVELS as readonly unknown[]).includes(raw["logLevel"]))
+    problems.push(`logLevel must be one of ${LOG_LEVELS.join(", ")}`);
+  if (typeof raw["listen"] === "string" && parseListen(raw["listen"]) === undefined)
+    problems.push(`listen must be host:port, got "${raw["listen"]}"`);
   problems.push(...securityProblems(raw), ...telemetryProblems(raw));
   if (typeof raw["maxTokenBytes"] === "number" && raw["maxTokenBytes"] > MAX_TOKEN_BYTES_CEILING) {
     problems.push(`maxTokenBytes must be at most ${MAX_TOKEN_BYTES_CEILING}`);

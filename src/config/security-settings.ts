@@ -1,20 +1,38 @@
 /** The TLS and key-encryption settings: pairs set together, roles parseable, a shared database only with a KEK. */
 export function securityProblems(raw: Record<string, unknown>): string[] {
   const problems: string[] = [];
-  for (const key of ["tlsCert", "tlsKey", "tlsClientCa", "tlsClientRoles", "kekFile", "kek"] as const) {
+  for (const key of [
+    "tlsCert",
+    "tlsKey",
+    "tlsClientCa",
+    "tlsClientRoles",
+    "kekFile",
+    "kek",
+  ] as const) {
     if (typeof raw[key] !== "string") problems.push(`${key} must be a string`);
   }
   if (problems.length > 0) return problems;
   const str = (key: string) => raw[key] as string;
-  if ((str("tlsCert") === "") !== (str("tlsKey") === "")) problems.push("tlsCert and tlsKey are set together (the certificate and its private key)");
-  if (str("tlsClientCa") !== "" && str("tlsCert") === "") problems.push("tlsClientCa (mutual TLS) needs tlsCert and tlsKey");
-  if (str("tlsClientRoles") !== "" && str("tlsClientCa") === "") problems.push("tlsClientRoles needs tlsClientCa (client certificates)");
+  if ((str("tlsCert") === "") !== (str("tlsKey") === ""))
+    problems.push("tlsCert and tlsKey are set together (the certificate and its private key)");
+  if (str("tlsClientCa") !== "" && str("tlsCert") === "")
+    problems.push("tlsClientCa (mutual TLS) needs tlsCert and tlsKey");
+  if (str("tlsClientRoles") !== "" && str("tlsClientCa") === "")
+    problems.push("tlsClientRoles needs tlsClientCa (client certificates)");
   const roles = parseClientRoles(str("tlsClientRoles"));
   if (typeof roles === "string") problems.push(`tlsClientRoles: ${roles}`);
-  if (str("kek") !== "" && str("kekFile") !== "") problems.push("set one of kekFile and CHARTER_KEK, not both");
+  if (str("kek") !== "" && str("kekFile") !== "")
+    problems.push("set one of kekFile and CHARTER_KEK, not both");
   const database = raw["database"];
-  if (typeof database === "string" && requiresKek(database) && str("kek") === "" && str("kekFile") === "") {
-    problems.push("a postgres:// database is shared: signing keys must be encrypted at rest; set kekFile or CHARTER_KEK");
+  if (
+    typeof database === "string" &&
+    requiresKek(database) &&
+    str("kek") === "" &&
+    str("kekFile") === ""
+  ) {
+    problems.push(
+      "a postgres:// database is shared: signing keys must be encrypted at rest; set kekFile or CHARTER_KEK",
+    );
   }
   return problems;
 }
@@ -38,7 +56,8 @@ export function parseClientRoles(text: string): ReadonlyMap<string, readonly str
       .split(",")
       .map((r) => r.trim())
       .filter((r) => r !== "");
-    if (eq <= 0 || cn === "" || roles.length === 0) return `"${entry.slice(0, 80)}" is not cn=role[,role]`;
+    if (eq <= 0 || cn === "" || roles.length === 0)
+      return `"${entry.slice(0, 80)}" is not cn=role[,role]`;
     if (out.has(cn)) return `"${cn}" is listed twice`;
     out.set(cn, roles);
   }

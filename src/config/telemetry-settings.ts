@@ -7,13 +7,17 @@ export function telemetryProblems(raw: Record<string, unknown>): string[] {
   const problems: string[] = [];
   const listen = raw["metricsListen"];
   if (typeof listen !== "string") problems.push("metricsListen must be a string");
-  else if (listen !== "" && !/^(?:\[[^\]]+\]|[^:[\]]+):\d{1,5}$/.test(listen)) problems.push(`metricsListen must be host:port, got "${listen}"`);
+  else if (listen !== "" && !/^(?:\[[^\]]+\]|[^:[\]]+):\d{1,5}$/.test(listen))
+    problems.push(`metricsListen must be host:port, got "${listen}"`);
   const allow = raw["metricsAllowRemote"];
   if (allow === "true" || allow === "false") raw["metricsAllowRemote"] = allow === "true";
   else if (typeof allow !== "boolean") problems.push("metricsAllowRemote must be true or false");
   const endpoint = raw["tracingOtlpEndpoint"];
   if (typeof endpoint !== "string") problems.push("tracingOtlpEndpoint must be a string");
-  else if (endpoint !== "" && !isHttpUrl(endpoint)) problems.push(`tracingOtlpEndpoint must be an http:// or https:// URL, got "${endpoint.slice(0, 200)}"`);
+  else if (endpoint !== "" && !isHttpUrl(endpoint))
+    problems.push(
+      `tracingOtlpEndpoint must be an http:// or https:// URL, got "${endpoint.slice(0, 200)}"`,
+    );
   return problems;
 }
 

@@ -9,7 +9,12 @@ import { escapeSegment, holdsWriteOnly, memberSchema } from "./summary-paths.js"
  * a digest of it (any other argument), or nothing at all (a `writeOnly` argument).
  */
 export type ArgumentSummary =
-  | { readonly path: string; readonly shown: "value"; readonly valueJson: string; readonly truncated: boolean }
+  | {
+      readonly path: string;
+      readonly shown: "value";
+      readonly valueJson: string;
+      readonly truncated: boolean;
+    }
   | { readonly path: string; readonly shown: "digest"; readonly digest: string }
   | { readonly path: string; readonly shown: "hidden" };
 
@@ -33,7 +38,13 @@ export function summarizeArguments(action: CatalogAction, args: JsonObject): Arg
   return out.slice(0, SUMMARY_MAX_ENTRIES);
 }
 
-function walk(value: JsonObject, schema: JsonSchema | undefined, pointer: string, shown: ReadonlySet<string>, out: ArgumentSummary[]): void {
+function walk(
+  value: JsonObject,
+  schema: JsonSchema | undefined,
+  pointer: string,
+  shown: ReadonlySet<string>,
+  out: ArgumentSummary[],
+): void {
   for (const key of Object.keys(value).sort()) {
     if (out.length >= SUMMARY_MAX_ENTRIES) return;
     const path = `${pointer}/${escapeSegment(key)}`;
@@ -41,7 +52,8 @@ function walk(value: JsonObject, schema: JsonSchema | undefined, pointer: string
     const sub = memberSchema(schema, key);
     if (holdsWriteOnly(sub)) out.push({ path, shown: "hidden" });
     else if (shown.has(path)) out.push(shownValue(path, member));
-    else if (isJsonObject(member) && [...shown].some((p) => p.startsWith(`${path}/`))) walk(member, sub, path, shown, out);
+    else if (isJsonObject(member) && [...shown].some((p) => p.startsWith(`${path}/`)))
+      walk(member, sub, path, shown, out);
     else out.push({ path, shown: "digest", digest: digestOf(member) });
   }
 }
@@ -51,7 +63,12 @@ function shownValue(path: string, value: unknown): ArgumentSummary {
     // Cut by code points, so a surrogate pair is never split.
     const chars = Array.from(value);
     const truncated = chars.length > SUMMARY_STRING_LIMIT;
-    return { path, shown: "value", valueJson: JSON.stringify(truncated ? chars.slice(0, SUMMARY_STRING_LIMIT).join("") : value), truncated };
+    return {
+      path,
+      shown: "value",
+      valueJson: JSON.stringify(truncated ? chars.slice(0, SUMMARY_STRING_LIMIT).join("") : value),
+      truncated,
+    };
   }
   const json = canonicalJson(value);
   if (json.length > SUMMARY_JSON_LIMIT) return { path, shown: "digest", digest: digestOf(value) };

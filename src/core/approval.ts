@@ -56,9 +56,20 @@ export interface RecheckCall {
  * approval-listed by a source of the grant, no deny rule of those sources matching). Answers the
  * reason it is not, or undefined. Revocation is state; the shell checks it.
  */
-export function recheckCall(grant: TaskGrant, policy: Policy, catalog: Catalog, call: RecheckCall, now: number): Reason | undefined {
+export function recheckCall(
+  grant: TaskGrant,
+  policy: Policy,
+  catalog: Catalog,
+  call: RecheckCall,
+  now: number,
+): Reason | undefined {
   // Only the reason matters here: the call digest is not computed.
-  const { verdict } = assess(grant, catalog, { callId: "recheck", actionId: call.actionId, arguments: call.arguments }, { now, recheck: true });
+  const { verdict } = assess(
+    grant,
+    catalog,
+    { callId: "recheck", actionId: call.actionId, arguments: call.arguments },
+    { now, recheck: true },
+  );
   if (verdict.decision === "deny" && verdict.reason) return verdict.reason;
   const sources = grant.sources.map((id) => policy.sources.get(id));
   // A suspended global source is skipped (turning it off only relaxes); any other source must still be active.
@@ -67,20 +78,42 @@ export function recheckCall(grant: TaskGrant, policy: Policy, catalog: Catalog, 
     return source === undefined || (source.status !== "active" && !source.global);
   });
   if (gone !== undefined) {
-    return { code: "NOT_GRANTED", message: `The policy source "${gone}" this grant came from is no longer active.` };
+    return {
+      code: "NOT_GRANTED",
+      message: `The policy source "${gone}" this grant came from is no longer active.`,
+    };
   }
   for (const source of policy.sources.values()) {
-    if (source.status === "active" && (source.global || grant.sources.includes(source.id)) && source.deny.includes(call.actionId)) {
-      return { code: "EXPLICIT_DENY", message: `The policy source "${source.id}" now denies ${call.actionId}.` };
+    if (
+      source.status === "active" &&
+      (source.global || grant.sources.includes(source.id)) &&
+      source.deny.includes(call.actionId)
+    ) {
+      return {
+        code: "EXPLICIT_DENY",
+        message: `The policy source "${source.id}" now denies ${call.actionId}.`,
+      };
     }
   }
-  const active = sources.filter((s): s is AuthoritySource => s !== undefined && s.status === "active");
-  const granted = active.some((s) => s.kind === "grant" && (s.allow.includes(call.actionId) || s.approval.includes(call.actionId)));
-  const capped = active.some((s) => s.kind === "narrow" && s.allow.length > 0 && !s.allow.includes(call.actionId));
-  if (!granted || capped) return { code: "NOT_GRANTED", message: `The policy no longer grants ${call.actionId} to this task.` };
+  const active = sources.filter(
+    (s): s is AuthoritySource => s !== undefined && s.status === "active",
+  );
+  const granted = active.some(
+    (s) =>
+      s.kind === "grant" && (s.allow.includes(call.actionId) || s.approval.includes(call.actionId)),
+  );
+  const capped = active.some(
+    (s) => s.kind === "narrow" && s.allow.length > 0 && !s.allow.includes(call.actionId),
+  );
+  if (!granted || capped)
+    return {
+      code: "NOT_GRANTED",
+      message: `The policy no longer grants ${call.actionId} to this task.`,
+    };
   for (const source of active) {
     for (const rule of source.caveats.get(call.actionId)?.rules ?? []) {
-      if (rule.then === "deny" && matches(catalog, rule.when, call.arguments)) return { code: "RULE_DENY", message: rule.reason };
+      if (rule.then === "deny" && matches(catalog, rule.when, call.arguments))
+        return { code: "RULE_DENY", message: rule.reason };
     }
   }
   return undefined;
@@ -95,7 +128,14 @@ function matches(catalog: Catalog, schema: JsonSchema, args: unknown): boolean {
   }
 }
 
-export const APPROVAL_EVENT_KINDS = ["created", "approver_added", "decided", "expired", "consumed", "superseded"] as const;
+export const APPROVAL_EVENT_KINDS = [
+  "created",
+  "approver_added",
+  "decided",
+  "expired",
+  "consumed",
+  "superseded",
+] as const;
 
 /** What happened to an approval: created, one more approver (still pending), decided, expired, consumed, superseded. */
 export type ApprovalEventKind = (typeof APPROVAL_EVENT_KINDS)[number];

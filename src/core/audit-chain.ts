@@ -24,7 +24,11 @@ export function chainHash(previousHash: string, entryJson: string, hash: Hash = 
  * its text is its own (a moved record holds another's), and its hash covers the previous hash
  * and its text (with `hash`, pure JS unless one is passed). Answers what is wrong, naming the record, or undefined.
  */
-export function auditLinkProblem(previous: { readonly seq: number; readonly hash: string }, row: AuditRow, hash: Hash = sha256Hex): string | undefined {
+export function auditLinkProblem(
+  previous: { readonly seq: number; readonly hash: string },
+  row: AuditRow,
+  hash: Hash = sha256Hex,
+): string | undefined {
   if (row.seq !== previous.seq + 1) {
     return row.seq > previous.seq + 1
       ? `record ${previous.seq + 1} is missing (record ${previous.seq} is followed by record ${row.seq})`
@@ -37,7 +41,8 @@ export function auditLinkProblem(previous: { readonly seq: number; readonly hash
     return `record ${row.seq} is not JSON`;
   }
   const seq = isJsonObject(inner) ? inner["seq"] : undefined;
-  if (seq !== row.seq) return `record ${row.seq} holds the content of record ${typeof seq === "number" ? seq : "?"} (records were reordered or edited)`;
+  if (seq !== row.seq)
+    return `record ${row.seq} holds the content of record ${typeof seq === "number" ? seq : "?"} (records were reordered or edited)`;
   if (chainHash(previous.hash, row.entry, hash) !== row.hash) {
     return `record ${row.seq} does not match its hash (its content was edited, or record ${previous.seq} before it was)`;
   }

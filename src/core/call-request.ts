@@ -25,7 +25,9 @@ export interface CallRequest {
 }
 
 /** The parsed arguments, or why the text is not usable (a message for the model). */
-export type ParsedArguments = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly problem: StrictJsonProblem; readonly message: string };
+export type ParsedArguments =
+  | { readonly ok: true; readonly value: JsonValue }
+  | { readonly ok: false; readonly problem: StrictJsonProblem; readonly message: string };
 
 /** Default bounds on a call's arguments: 256 KiB of UTF-8 and 32 levels of nesting. */
 export const DEFAULT_ARGUMENT_LIMITS: JsonLimits = { maxBytes: 256 * 1024, maxDepth: 32 };
@@ -35,11 +37,18 @@ export const DEFAULT_ARGUMENT_LIMITS: JsonLimits = { maxBytes: 256 * 1024, maxDe
  * Duplicate keys, a byte order mark, lone surrogates, numbers outside IEEE-754 and texts over the
  * limits are refused with a message naming the problem, never echoing a value.
  */
-export function parseCallArguments(text: string, limits: JsonLimits = DEFAULT_ARGUMENT_LIMITS): ParsedArguments {
+export function parseCallArguments(
+  text: string,
+  limits: JsonLimits = DEFAULT_ARGUMENT_LIMITS,
+): ParsedArguments {
   if (isBlank(text)) return { ok: true, value: {} };
   const parsed = parseStrictJson(text, limits);
   if (parsed.ok) return parsed;
-  return { ok: false, problem: parsed.problem, message: `The arguments are refused: ${parsed.message}. Send one JSON object and call again.` };
+  return {
+    ok: false,
+    problem: parsed.problem,
+    message: `The arguments are refused: ${parsed.message}. Send one JSON object and call again.`,
+  };
 }
 
 /** Only JSON whitespace counts as blank (a lone U+FEFF is not blank: it is refused as a BOM). */

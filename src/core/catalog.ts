@@ -2,7 +2,12 @@ import { readActionKind, type ActionKindDeclaration } from "./action-kind.js";
 import { ProblemList } from "./errors.js";
 import { cloneJson, isJsonObject, type JsonObject, type JsonSchema } from "./json.js";
 import { parseResourceTemplate, type ResourceTemplate } from "./resource.js";
-import { createSchemaCompiler, type CompiledSchema, type SchemaCompiler, type SchemaCompilerOptions } from "./schema.js";
+import {
+  createSchemaCompiler,
+  type CompiledSchema,
+  type SchemaCompiler,
+  type SchemaCompilerOptions,
+} from "./schema.js";
 import { readSummaryPaths, type SummaryPaths } from "./summary-paths.js";
 
 /** What an action does to the world; informational, shown to models and operators. */
@@ -72,14 +77,29 @@ export interface Catalog {
 /** Action ids, and the names of sources, profiles and requirements: letters, digits and _ . : -. */
 export const ACTION_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-const ACTION_KEYS = new Set(["id", "kind", "agent", "operation", "inputSchema", "effect", "delegable", "resource", "tool", "summary"]);
+const ACTION_KEYS = new Set([
+  "id",
+  "kind",
+  "agent",
+  "operation",
+  "inputSchema",
+  "effect",
+  "delegable",
+  "resource",
+  "tool",
+  "summary",
+]);
 const TOOL_KEYS = new Set(["name", "description", "inputSchema", "outputSchema", "annotations"]);
 
 /**
  * Builds a catalog from a parsed document `{version, actions: [...]}`. Every problem is collected
  * and thrown together as one LoadError naming `file`, the action and the problem.
  */
-export function buildCatalog(document: unknown, file: string, schemaOptions: SchemaCompilerOptions = {}): Catalog {
+export function buildCatalog(
+  document: unknown,
+  file: string,
+  schemaOptions: SchemaCompilerOptions = {},
+): Catalog {
   const problems = new ProblemList(file);
   const schemas = createSchemaCompiler(schemaOptions);
   const actions = new Map<string, CatalogAction>();
@@ -91,10 +111,12 @@ export function buildCatalog(document: unknown, file: string, schemaOptions: Sch
     throw new Error("unreachable");
   }
   for (const key of Object.keys(document)) {
-    if (key !== "version" && key !== "actions") problems.add(undefined, `unknown top-level key "${key}"`);
+    if (key !== "version" && key !== "actions")
+      problems.add(undefined, `unknown top-level key "${key}"`);
   }
   const version = document["version"];
-  if (typeof version !== "string" || version.trim() === "") problems.add(undefined, "`version` must be a non-empty string");
+  if (typeof version !== "string" || version.trim() === "")
+    problems.add(undefined, "`version` must be a non-empty string");
   const list = document["actions"];
   if (!Array.isArray(list)) problems.add(undefined, "`actions` must be a list");
 
@@ -108,7 +130,11 @@ export function buildCatalog(document: unknown, file: string, schemaOptions: Sch
     actions.set(action.id, action);
     if (action.tool) {
       const other = tools.get(action.tool.name);
-      if (other) problems.add(action.id, `duplicate tool name "${action.tool.name}" (also used by ${other.id})`);
+      if (other)
+        problems.add(
+          action.id,
+          `duplicate tool name "${action.tool.name}" (also used by ${other.id})`,
+        );
       else tools.set(action.tool.name, action);
     }
   }
@@ -116,18 +142,27 @@ export function buildCatalog(document: unknown, file: string, schemaOptions: Sch
   return { version: version as string, actions, tools, schemas };
 }
 
-function readAction(raw: unknown, index: number, problems: ProblemList, schemas: SchemaCompiler): CatalogAction | undefined {
+function readAction(
+  raw: unknown,
+  index: number,
+  problems: ProblemList,
+  schemas: SchemaCompiler,
+): CatalogAction | undefined {
   if (!isJsonObject(raw)) {
     problems.add(`actions[${index}]`, "an action must be an object");
     return undefined;
   }
   const id = raw["id"];
   if (typeof id !== "string" || !ACTION_ID.test(id)) {
-    problems.add(`actions[${index}]`, `invalid action id ${JSON.stringify(id)} (letters, digits and _ . : -, at most 128)`);
+    problems.add(
+      `actions[${index}]`,
+      `invalid action id ${JSON.stringify(id)} (letters, digits and _ . : -, at most 128)`,
+    );
     return undefined;
   }
   const before = problems.size;
-  for (const key of Object.keys(raw)) if (!ACTION_KEYS.has(key)) problems.add(id, `unknown key "${key}"`);
+  for (const key of Object.keys(raw))
+    if (!ACTION_KEYS.has(key)) problems.add(id, `unknown key "${key}"`);
 
   const effect = raw["effect"] ?? "read";
   if (typeof effect !== "string" || !(EFFECTS as readonly string[]).includes(effect)) {
@@ -139,7 +174,9 @@ function readAction(raw: unknown, index: number, problems: ProblemList, schemas:
   const kind = readActionKind(raw, id, problems);
   const tool = raw["tool"] === undefined ? undefined : readTool(raw["tool"], id, problems);
   const inputSchema = tool?.inputSchema ?? readOwnInput(raw, id, kind, problems);
-  const input = inputSchema ? compileChecked(inputSchema, id, "inputSchema", problems, schemas) : undefined;
+  const input = inputSchema
+    ? compileChecked(inputSchema, id, "inputSchema", problems, schemas)
+    : undefined;
   if (tool?.outputSchema) compileChecked(tool.outputSchema, id, "outputSchema", problems, schemas);
 
   let resource: ResourceTemplate | undefined;
@@ -147,7 +184,10 @@ function readAction(raw: unknown, index: number, problems: ProblemList, schemas:
   if (template !== undefined) {
     resource = readResource(template, id, inputSchema, problems);
   }
-  const summary = raw["summary"] === undefined ? undefined : readSummaryPaths(raw["summary"], id, inputSchema, problems);
+  const summary =
+    raw["summary"] === undefined
+      ? undefined
+      : readSummaryPaths(raw["summary"], id, inputSchema, problems);
   if (problems.size > before || !kind) return undefined;
   return {
     id,
@@ -167,13 +207,20 @@ function readTool(raw: unknown, id: string, problems: ProblemList): ToolDescript
     problems.add(id, "tool must be an object with name, description and inputSchema");
     return undefined;
   }
-  for (const key of Object.keys(raw)) if (!TOOL_KEYS.has(key)) problems.add(id, `unknown tool key "${key}"`);
+  for (const key of Object.keys(raw))
+    if (!TOOL_KEYS.has(key)) problems.add(id, `unknown tool key "${key}"`);
   const { name, description, inputSchema, outputSchema } = raw;
   let ok = true;
-  const annotations = raw["annotations"] === undefined ? undefined : readAnnotations(raw["annotations"], id, problems);
+  const annotations =
+    raw["annotations"] === undefined
+      ? undefined
+      : readAnnotations(raw["annotations"], id, problems);
   if (raw["annotations"] !== undefined && !annotations) ok = false;
   if (typeof name !== "string" || !TOOL_NAME.test(name)) {
-    problems.add(id, `invalid tool name ${JSON.stringify(name)} (must match ^[a-zA-Z0-9_-]{1,64}$)`);
+    problems.add(
+      id,
+      `invalid tool name ${JSON.stringify(name)} (must match ^[a-zA-Z0-9_-]{1,64}$)`,
+    );
     ok = false;
   }
   if (typeof description !== "string" || description.trim() === "") {
@@ -198,7 +245,11 @@ function readTool(raw: unknown, id: string, problems: ProblemList): ToolDescript
   };
 }
 
-function readAnnotations(raw: unknown, id: string, problems: ProblemList): ToolAnnotations | undefined {
+function readAnnotations(
+  raw: unknown,
+  id: string,
+  problems: ProblemList,
+): ToolAnnotations | undefined {
   if (!isJsonObject(raw)) {
     problems.add(id, "tool annotations must be an object");
     return undefined;
@@ -220,7 +271,13 @@ function readAnnotations(raw: unknown, id: string, problems: ProblemList): ToolA
 }
 
 /** Compiles a schema, turning a compile failure into a load problem. */
-export function compileChecked(schema: JsonSchema, subject: string, what: string, problems: ProblemList, schemas: SchemaCompiler): CompiledSchema | undefined {
+export function compileChecked(
+  schema: JsonSchema,
+  subject: string,
+  what: string,
+  problems: ProblemList,
+  schemas: SchemaCompiler,
+): CompiledSchema | undefined {
   try {
     return schemas.compile(schema);
   } catch (err) {
@@ -234,11 +291,19 @@ export function compileChecked(schema: JsonSchema, subject: string, what: string
  * call operations without a model, so such an action needs no tool. A tool action keeps its
  * schema in its tool; an action with a tool declares it there only.
  */
-function readOwnInput(raw: JsonObject, id: string, kind: ActionKindDeclaration | undefined, problems: ProblemList): JsonObject | undefined {
+function readOwnInput(
+  raw: JsonObject,
+  id: string,
+  kind: ActionKindDeclaration | undefined,
+  problems: ProblemList,
+): JsonObject | undefined {
   const schema = raw["inputSchema"];
   if (schema === undefined) return undefined;
   if (!kind || (kind.agent === undefined && kind.operation === undefined)) {
-    problems.add(id, "only agent and operation actions declare inputSchema beside a tool; a tool action declares it in its tool");
+    problems.add(
+      id,
+      "only agent and operation actions declare inputSchema beside a tool; a tool action declares it in its tool",
+    );
     return undefined;
   }
   if (raw["tool"] !== undefined) {
@@ -252,7 +317,12 @@ function readOwnInput(raw: JsonObject, id: string, kind: ActionKindDeclaration |
   return cloneJson(schema);
 }
 
-function readResource(raw: unknown, id: string, inputSchema: JsonObject | undefined, problems: ProblemList): ResourceTemplate | undefined {
+function readResource(
+  raw: unknown,
+  id: string,
+  inputSchema: JsonObject | undefined,
+  problems: ProblemList,
+): ResourceTemplate | undefined {
   if (typeof raw !== "string") {
     problems.add(id, "resource must be a template string such as mailbox/{to}");
     return undefined;
@@ -263,13 +333,20 @@ function readResource(raw: unknown, id: string, inputSchema: JsonObject | undefi
     return undefined;
   }
   if (!inputSchema) {
-    if (parsed.arguments.length > 0) problems.add(id, `resource template "${raw}" names arguments but the action has no tool schema`);
+    if (parsed.arguments.length > 0)
+      problems.add(
+        id,
+        `resource template "${raw}" names arguments but the action has no tool schema`,
+      );
     return parsed;
   }
   const declared = inputSchema["properties"];
   for (const arg of parsed.arguments) {
     if (!isJsonObject(declared) || !Object.hasOwn(declared, arg)) {
-      problems.add(id, `resource template "${raw}" names argument "${arg}", which the input schema does not declare`);
+      problems.add(
+        id,
+        `resource template "${raw}" names argument "${arg}", which the input schema does not declare`,
+      );
     }
   }
   return parsed;

@@ -19,7 +19,13 @@ export interface ComposeRequest {
 }
 
 /** Why a grant could not be composed. */
-export const COMPOSE_DENIAL_CODES = ["UNKNOWN_PROFILE", "SOURCE_MISSING", "SOURCE_SUSPENDED", "BIND_CONFLICT", "INVALID_REQUEST"] as const;
+export const COMPOSE_DENIAL_CODES = [
+  "UNKNOWN_PROFILE",
+  "SOURCE_MISSING",
+  "SOURCE_SUSPENDED",
+  "BIND_CONFLICT",
+  "INVALID_REQUEST",
+] as const;
 
 export type ComposeDenialCode = (typeof COMPOSE_DENIAL_CODES)[number];
 
@@ -33,10 +39,19 @@ export type ComposeResult =
  * Composes a task grant from the policy (DESIGN §2). Pure: the same inputs give the same grant,
  * byte for byte. `now` is Unix seconds, `id` the new grant's id.
  */
-export function compose(request: ComposeRequest, policy: Policy, catalog: Catalog, now: number, id: string): ComposeResult {
+export function compose(
+  request: ComposeRequest,
+  policy: Policy,
+  catalog: Catalog,
+  now: number,
+  id: string,
+): ComposeResult {
   const profile = policy.profiles.get(request.profile);
   if (!profile) return denied("UNKNOWN_PROFILE", `no profile named "${request.profile}"`);
-  if (request.ttlSeconds !== undefined && !(Number.isSafeInteger(request.ttlSeconds) && request.ttlSeconds > 0)) {
+  if (
+    request.ttlSeconds !== undefined &&
+    !(Number.isSafeInteger(request.ttlSeconds) && request.ttlSeconds > 0)
+  ) {
     return denied("INVALID_REQUEST", "ttlSeconds must be a positive integer");
   }
 
@@ -44,31 +59,51 @@ export function compose(request: ComposeRequest, policy: Policy, catalog: Catalo
   const applied: AuthoritySource[] = [];
   for (const sourceId of profile.sources) {
     const source = policy.sources.get(sourceId);
-    if (!source) return denied("SOURCE_MISSING", `profile "${profile.id}" names source "${sourceId}", which the policy lacks`);
-    if (source.status !== "active") return denied("SOURCE_SUSPENDED", `source "${sourceId}" of profile "${profile.id}" is suspended`);
+    if (!source)
+      return denied(
+        "SOURCE_MISSING",
+        `profile "${profile.id}" names source "${sourceId}", which the policy lacks`,
+      );
+    if (source.status !== "active")
+      return denied(
+        "SOURCE_SUSPENDED",
+        `source "${sourceId}" of profile "${profile.id}" is suspended`,
+      );
     applied.push(source);
   }
   for (const source of policy.sources.values()) {
-    if (source.global && source.status === "active" && !applied.includes(source)) applied.push(source);
+    if (source.global && source.status === "active" && !applied.includes(source))
+      applied.push(source);
   }
 
   // 2. Every action id any applied source (or the request) names is in the catalog.
   for (const source of applied) {
-    for (const actionId of [...source.allow, ...source.approval, ...source.deny, ...source.caveats.keys()]) {
-      if (!catalog.actions.has(actionId)) return { kind: "unknown_action", actionId, source: source.id };
+    for (const actionId of [
+      ...source.allow,
+      ...source.approval,
+      ...source.deny,
+      ...source.caveats.keys(),
+    ]) {
+      if (!catalog.actions.has(actionId))
+        return { kind: "unknown_action", actionId, source: source.id };
     }
   }
   const requested = request.requestedActions ?? [];
   for (const actionId of requested) {
-    if (!catalog.actions.has(actionId)) return { kind: "unknown_action", actionId, source: "request" };
+    if (!catalog.actions.has(actionId))
+      return { kind: "unknown_action", actionId, source: "request" };
   }
 
   // 3–5. allow = ∪ grant allows ∩ each non-empty narrow allow ∩ requested; deny > approval > allow.
-  const bounds = applied.filter((s) => s.kind === "narrow" && s.allow.length > 0).map((s) => new Set(s.allow));
+  const bounds = applied
+    .filter((s) => s.kind === "narrow" && s.allow.length > 0)
+    .map((s) => new Set(s.allow));
   if (requested.length > 0) bounds.push(new Set(requested));
   const withinBounds = (actionId: string) => bounds.every((b) => b.has(actionId));
   const deny = new Set(applied.flatMap((s) => s.deny));
-  const approval = new Set(applied.flatMap((s) => s.approval).filter((a) => withinBounds(a) && !deny.has(a)));
+  const approval = new Set(
+    applied.flatMap((s) => s.approval).filter((a) => withinBounds(a) && !deny.has(a)),
+  );
   const allow = applied
     .filter((s) => s.kind === "grant")
     .flatMap((s) => s.allow)
@@ -82,8 +117,10 @@ export function compose(request: ComposeRequest, policy: Policy, catalog: Catalo
   if (typeof caveats === "string") return denied("BIND_CONFLICT", caveats);
 
   // 6. Limits are minima; expiry = now + min(runtime, requested ttl).
-  const runtime = minOf(applied.map((s) => s.limits.maxRuntimeSeconds)) ?? policy.defaultRuntimeSeconds;
-  const lifetime = request.ttlSeconds === undefined ? runtime : Math.min(runtime, request.ttlSeconds);
+  const runtime =
+    minOf(applied.map((s) => s.limits.maxRuntimeSeconds)) ?? policy.defaultRuntimeSeconds;
+  const lifetime =
+    request.ttlSeconds === undefined ? runtime : Math.min(runtime, request.ttlSeconds);
   const maxCalls = minOf(applied.map((s) => s.limits.maxCalls));
   const maxCallsPerAction = minOf(applied.map((s) => s.limits.maxCallsPerAction));
   const limits: GrantLimits = {
@@ -125,7 +162,10 @@ function minOf(values: readonly (number | undefined)[]): number | undefined {
 }
 
 /** Merges the caveats every applied source sets for the granted actions; answers a message on a bind conflict. */
-function collectCaveats(granted: readonly string[], applied: readonly AuthoritySource[]): Record<string, ActionCaveats> | string {
+function collectCaveats(
+  granted: readonly string[],
+  applied: readonly AuthoritySource[],
+): Record<string, ActionCaveats> | string {
   const out: Record<string, ActionCaveats> = {};
   for (const actionId of [...granted].sort(compareCodeUnits)) {
     const constraints: JsonSchema[] = [];
@@ -137,7 +177,8 @@ function collectCaveats(granted: readonly string[], applied: readonly AuthorityS
       constraints.push(...c.constraints);
       rules.push(...c.rules);
       const merged = mergeBinds(binds, c.binds);
-      if (!merged.ok) return `sources bind argument "${merged.conflict}" of ${actionId} to different values`;
+      if (!merged.ok)
+        return `sources bind argument "${merged.conflict}" of ${actionId} to different values`;
       binds = merged.binds;
     }
     if (constraints.length > 0 || rules.length > 0 || Object.keys(binds).length > 0) {

@@ -63,12 +63,22 @@ export const DEFAULT_REQUIREMENT = "owner";
  * Pure and total: it never throws, whatever the arguments and names are. Arguments nested deeper
  * than `maxArgumentDepth`, or that no check can evaluate, are denied INVALID_ARGUMENTS.
  */
-export function decide(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: DecideContext): Verdict {
+export function decide(
+  grant: TaskGrant,
+  catalog: Catalog,
+  call: ToolCall,
+  ctx: DecideContext,
+): Verdict {
   return withCallDigest(assess(grant, catalog, call, ctx));
 }
 
 /** `decide` without the call digest computed (until `callDigest()` is called): the same verdict, checks only. */
-export function assess(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: DecideContext): Assessment {
+export function assess(
+  grant: TaskGrant,
+  catalog: Catalog,
+  call: ToolCall,
+  ctx: DecideContext,
+): Assessment {
   const maxDepth = ctx.maxArgumentDepth ?? DEFAULT_MAX_ARGUMENT_DEPTH;
   const refused = (message: string): Assessment => ({
     verdict: {
@@ -82,13 +92,17 @@ export function assess(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: 
     argumentsDigest: NO_DIGEST,
   });
   if (jsonDepthExceeds(call.arguments, maxDepth)) {
-    return refused(`The arguments nest deeper than ${maxDepth} levels. Send a flatter JSON object and call again.`);
+    return refused(
+      `The arguments nest deeper than ${maxDepth} levels. Send a flatter JSON object and call again.`,
+    );
   }
   try {
     return decideChecked(grant, catalog, call, ctx);
   } catch {
     // Fail closed: whatever could not be evaluated is not allowed.
-    return refused("The call cannot be evaluated; it is refused. Check the arguments and call again.");
+    return refused(
+      "The call cannot be evaluated; it is refused. Check the arguments and call again.",
+    );
   }
 }
 
@@ -96,7 +110,12 @@ const NO_DIGEST = (): string => "";
 
 type Body = Omit<Verdict, "callDigest">;
 
-function decideChecked(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: DecideContext): Assessment {
+function decideChecked(
+  grant: TaskGrant,
+  catalog: Catalog,
+  call: ToolCall,
+  ctx: DecideContext,
+): Assessment {
   const resolved = resolve(catalog, call);
   const action = typeof resolved === "string" ? undefined : resolved;
   const actionId = action?.id ?? call.actionId ?? call.toolName ?? "";
@@ -112,56 +131,92 @@ function decideChecked(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: 
   const argumentsDigest = (): string => orEmpty(() => digest().arguments());
   const assessed = (verdict: Body): Assessment => ({ verdict, callDigest, argumentsDigest });
   const base = { callId: call.callId, actionId: action?.id ?? "", toolName };
-  const deny = (code: ReasonCode, message: string, extra: Partial<Body> = {}): Assessment => assessed({ decision: "deny", reason: { code, message }, ...base, ...extra });
+  const deny = (code: ReasonCode, message: string, extra: Partial<Body> = {}): Assessment =>
+    assessed({ decision: "deny", reason: { code, message }, ...base, ...extra });
 
   // 1. The grant's validity window.
   if (!(ctx.now >= grant.issuedAt && ctx.now < grant.expiresAt)) {
-    return deny("GRANT_EXPIRED", "This task's grant is not valid at this time (expired or not yet valid). Stop making tool calls and report back.");
+    return deny(
+      "GRANT_EXPIRED",
+      "This task's grant is not valid at this time (expired or not yet valid). Stop making tool calls and report back.",
+    );
   }
   // 2. The catalog knows the tool.
   if (!action) {
-    return deny("UNKNOWN_ACTION", typeof resolved === "string" ? resolved : `No tool named ${shown()} exists. Use only the tools you were given.`);
+    return deny(
+      "UNKNOWN_ACTION",
+      typeof resolved === "string"
+        ? resolved
+        : `No tool named ${shown()} exists. Use only the tools you were given.`,
+    );
   }
   // 3. The grant names it (looked up in the grant's index, built once per grant: no list is scanned per call).
   const index = grantIndex(grant);
   if (index.denied.has(action.id)) {
-    return deny("EXPLICIT_DENY", `The tool ${shown()} is forbidden in this task. Do not call it again.`);
+    return deny(
+      "EXPLICIT_DENY",
+      `The tool ${shown()} is forbidden in this task. Do not call it again.`,
+    );
   }
   const listedForApproval = index.approvalRequired.has(action.id);
   if (!listedForApproval && !index.allowed.has(action.id)) {
-    return deny("NOT_GRANTED", `The tool ${shown()} is not available in this task. Do not call it again; use the tools you were given.`);
+    return deny(
+      "NOT_GRANTED",
+      `The tool ${shown()} is not available in this task. Do not call it again; use the tools you were given.`,
+    );
   }
   // 3b. The call's target matches the action's kind; an agent starts only under a delegated grant.
   const target = ctx.recheck === true ? undefined : checkTarget(grant, action, call.target, ctx);
   if (target) return deny(target.code, target.message);
   // 4. Arguments are an object valid against the tool's input schema.
   const args = call.arguments;
-  if (!isJsonObject(args)) return deny("INVALID_ARGUMENTS", `The arguments for ${shown()} must be a JSON object.`);
+  if (!isJsonObject(args))
+    return deny("INVALID_ARGUMENTS", `The arguments for ${shown()} must be a JSON object.`);
   // An action without a tool has no input schema: it takes no arguments at all.
-  if (!action.input && Object.keys(args).length > 0) return deny("INVALID_ARGUMENTS", `The action ${shown()} takes no arguments; send an empty object.`);
+  if (!action.input && Object.keys(args).length > 0)
+    return deny(
+      "INVALID_ARGUMENTS",
+      `The action ${shown()} takes no arguments; send an empty object.`,
+    );
   const inputProblems = action.input?.check(args) ?? [];
   if (inputProblems.length > 0) {
-    return deny("INVALID_ARGUMENTS", `The arguments for ${shown()} are invalid: ${formatProblems(inputProblems)}. Fix them and call again.`);
+    return deny(
+      "INVALID_ARGUMENTS",
+      `The arguments for ${shown()} are invalid: ${formatProblems(inputProblems)}. Fix them and call again.`,
+    );
   }
   // 5. Binds and constraints hold; the resource resolves.
   const caveats = index.caveats(action.id);
   for (const [name, value] of caveats.binds) {
     if (!Object.hasOwn(args, name) || !jsonEqual(args[name], value)) {
-      return deny("CONSTRAINT_VIOLATION", `The argument "${name}" of ${shown()} is fixed for this task; use the value shown in the tool's schema.`);
+      return deny(
+        "CONSTRAINT_VIOLATION",
+        `The argument "${name}" of ${shown()} is fixed for this task; use the value shown in the tool's schema.`,
+      );
     }
   }
   for (const constraint of caveats.constraints) {
     const problems = checkCaveat(catalog, constraint, args);
-    if (problems === undefined) return deny("CONSTRAINT_VIOLATION", `This task's constraints for ${shown()} cannot be evaluated; the call is refused.`);
+    if (problems === undefined)
+      return deny(
+        "CONSTRAINT_VIOLATION",
+        `This task's constraints for ${shown()} cannot be evaluated; the call is refused.`,
+      );
     if (problems.length > 0) {
-      return deny("CONSTRAINT_VIOLATION", `The arguments for ${shown()} are outside what this task permits: ${formatProblems(problems)}.`);
+      return deny(
+        "CONSTRAINT_VIOLATION",
+        `The arguments for ${shown()} are outside what this task permits: ${formatProblems(problems)}.`,
+      );
     }
   }
   let resource: string | undefined;
   if (action.resource) {
     const r = resolveResource(action.resource, args);
     if ("missing" in r) {
-      return deny("INVALID_ARGUMENTS", `The argument "${r.missing}" of ${shown()} must be a string, number or boolean.`);
+      return deny(
+        "INVALID_ARGUMENTS",
+        `The argument "${r.missing}" of ${shown()} must be a string, number or boolean.`,
+      );
     }
     resource = r.resource;
   }
@@ -174,8 +229,15 @@ function decideChecked(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: 
   if (denyRule?.then === "deny") return deny("RULE_DENY", denyRule.reason, withResource);
 
   // 7. Approval, when listed or when a require_approval rule matches.
-  const approvalRule = rules.find((r) => r.then === "require_approval" && matches(catalog, r, args));
-  const requirement = approvalRule?.then === "require_approval" ? approvalRule.requirement : listedForApproval ? DEFAULT_REQUIREMENT : undefined;
+  const approvalRule = rules.find(
+    (r) => r.then === "require_approval" && matches(catalog, r, args),
+  );
+  const requirement =
+    approvalRule?.then === "require_approval"
+      ? approvalRule.requirement
+      : listedForApproval
+        ? DEFAULT_REQUIREMENT
+        : undefined;
   let verdict: Body;
   if (requirement === undefined) {
     verdict = { decision: "allow", ...base, ...withResource };
@@ -189,7 +251,10 @@ function decideChecked(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: 
     return assessed({
       ...verdict,
       decision: "effect_suppressed",
-      reason: { code: "SHADOW_MODE", message: `Dry run: the call would have been ${would}; its effect is suppressed.` },
+      reason: {
+        code: "SHADOW_MODE",
+        message: `Dry run: the call would have been ${would}; its effect is suppressed.`,
+      },
     });
   }
   return assessed(verdict);
@@ -197,7 +262,13 @@ function decideChecked(grant: TaskGrant, catalog: Catalog, call: ToolCall, ctx: 
 
 type Base = Pick<Verdict, "callId" | "actionId" | "toolName">;
 
-function approvalVerdict(ctx: DecideContext, base: Base, extra: Pick<Verdict, "resource" | "requirement">, callDigest: () => string, shown: () => string): Body {
+function approvalVerdict(
+  ctx: DecideContext,
+  base: Base,
+  extra: Pick<Verdict, "resource" | "requirement">,
+  callDigest: () => string,
+  shown: () => string,
+): Body {
   const record = ctx.approval;
   const out = (decision: Verdict["decision"], reason?: Reason): Body => ({
     decision,
@@ -213,23 +284,40 @@ function approvalVerdict(ctx: DecideContext, base: Base, extra: Pick<Verdict, "r
       message: `The approval presented was given for a different call to ${shown()}; request approval for this exact call.`,
     });
   }
-  if (record.status === "rejected") return out("deny", { code: "APPROVAL_REJECTED", message: `The owner rejected this call to ${shown()}. Do not retry it.` });
+  if (record.status === "rejected")
+    return out("deny", {
+      code: "APPROVAL_REJECTED",
+      message: `The owner rejected this call to ${shown()}. Do not retry it.`,
+    });
   if (record.status === "expired" || ctx.now >= record.expiresAt) {
-    return out("deny", { code: "APPROVAL_EXPIRED", message: `The approval for this call to ${shown()} has expired; request a new one.` });
+    return out("deny", {
+      code: "APPROVAL_EXPIRED",
+      message: `The approval for this call to ${shown()} has expired; request a new one.`,
+    });
   }
   if (record.status === "consumed")
-    return out("deny", { code: "APPROVAL_CONSUMED", message: `The approval for this call to ${shown()} was already used; request a new one.` });
+    return out("deny", {
+      code: "APPROVAL_CONSUMED",
+      message: `The approval for this call to ${shown()} was already used; request a new one.`,
+    });
   // Only an approved record allows; pending, superseded, or any status this version does not know, asks again.
   return record.status === "approved" ? out("allow") : out("require_approval");
 }
 
 /** Finds the action a call names; answers a model-facing message when the names disagree or nothing matches. */
 function resolve(catalog: Catalog, call: ToolCall): CatalogAction | string | undefined {
-  const byTool = typeof call.toolName === "string" && call.toolName !== "" ? catalog.tools.get(call.toolName) : undefined;
-  const byId = typeof call.actionId === "string" && call.actionId !== "" ? catalog.actions.get(call.actionId) : undefined;
+  const byTool =
+    typeof call.toolName === "string" && call.toolName !== ""
+      ? catalog.tools.get(call.toolName)
+      : undefined;
+  const byId =
+    typeof call.actionId === "string" && call.actionId !== ""
+      ? catalog.actions.get(call.actionId)
+      : undefined;
   if (call.toolName && call.actionId) {
     if (byTool && byId && byTool === byId) return byTool;
-    if (byTool && byId) return "The call names a tool and an action that differ. Use only the tools you were given.";
+    if (byTool && byId)
+      return "The call names a tool and an action that differ. Use only the tools you were given.";
     return undefined;
   }
   return byTool ?? byId;
@@ -241,7 +329,11 @@ function matches(catalog: Catalog, rule: Rule, args: unknown): boolean {
 }
 
 /** Checks arguments against a caveat's schema; undefined when the schema does not compile (fail closed). */
-function checkCaveat(catalog: Catalog, schema: JsonSchema, args: unknown): SchemaProblem[] | undefined {
+function checkCaveat(
+  catalog: Catalog,
+  schema: JsonSchema,
+  args: unknown,
+): SchemaProblem[] | undefined {
   try {
     return catalog.schemas.compile(schema).check(args);
   } catch {

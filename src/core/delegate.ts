@@ -18,23 +18,43 @@ export interface DelegationSpec {
 }
 
 /** Why a delegation was refused. */
-export const REFUSAL_CODES = ["ACTION_NOT_IN_PARENT", "ACTION_NOT_DELEGABLE", "EXPIRY_WIDENS", "LIMIT_WIDENS", "DEPTH_EXCEEDED", "BIND_CONFLICT", "MODE_WIDENS"] as const;
+export const REFUSAL_CODES = [
+  "ACTION_NOT_IN_PARENT",
+  "ACTION_NOT_DELEGABLE",
+  "EXPIRY_WIDENS",
+  "LIMIT_WIDENS",
+  "DEPTH_EXCEEDED",
+  "BIND_CONFLICT",
+  "MODE_WIDENS",
+] as const;
 
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 
-export type DelegateResult = { readonly kind: "granted"; readonly grant: TaskGrant } | { readonly kind: "refused"; readonly code: RefusalCode; readonly message: string };
+export type DelegateResult =
+  | { readonly kind: "granted"; readonly grant: TaskGrant }
+  | { readonly kind: "refused"; readonly code: RefusalCode; readonly message: string };
 
 /**
  * Derives a child grant that only narrows its parent (DESIGN §2): its actions are delegable and
  * held by the parent, its expiry, limits and depth never widen, caveats accumulate, a bound
  * argument is never re-bound, and shadow never turns live.
  */
-export function delegate(parent: TaskGrant, spec: DelegationSpec, catalog: Catalog, now: number, id: string): DelegateResult {
+export function delegate(
+  parent: TaskGrant,
+  spec: DelegationSpec,
+  catalog: Catalog,
+  now: number,
+  id: string,
+): DelegateResult {
   const depth = parent.chain.length + 1;
   if (depth > parent.limits.maxDelegationDepth) {
-    return refused("DEPTH_EXCEEDED", `delegation depth ${depth} exceeds the grant's maximum of ${parent.limits.maxDelegationDepth}`);
+    return refused(
+      "DEPTH_EXCEEDED",
+      `delegation depth ${depth} exceeds the grant's maximum of ${parent.limits.maxDelegationDepth}`,
+    );
   }
-  if (parent.mode === "shadow" && spec.mode === "live") return refused("MODE_WIDENS", "a shadow grant cannot delegate a live one");
+  if (parent.mode === "shadow" && spec.mode === "live")
+    return refused("MODE_WIDENS", "a shadow grant cannot delegate a live one");
 
   const approvalRequired = sortedUnique(spec.approvalRequired ?? []);
   const allowed = sortedUnique(spec.allowed).filter((a) => !approvalRequired.includes(a));
@@ -43,30 +63,47 @@ export function delegate(parent: TaskGrant, spec: DelegationSpec, catalog: Catal
   for (const actionId of allowed) {
     if (!parentAllowed.has(actionId)) {
       const why = parentHolds.has(actionId) ? "only with approval" : "not at all";
-      return refused("ACTION_NOT_IN_PARENT", `the parent grant holds ${actionId} ${why}, so it cannot be delegated as allowed`);
+      return refused(
+        "ACTION_NOT_IN_PARENT",
+        `the parent grant holds ${actionId} ${why}, so it cannot be delegated as allowed`,
+      );
     }
   }
   for (const actionId of approvalRequired) {
-    if (!parentHolds.has(actionId)) return refused("ACTION_NOT_IN_PARENT", `the parent grant does not hold ${actionId}`);
+    if (!parentHolds.has(actionId))
+      return refused("ACTION_NOT_IN_PARENT", `the parent grant does not hold ${actionId}`);
   }
   for (const actionId of [...allowed, ...approvalRequired]) {
-    if (catalog.actions.get(actionId)?.delegable !== true) return refused("ACTION_NOT_DELEGABLE", `${actionId} is not delegable`);
+    if (catalog.actions.get(actionId)?.delegable !== true)
+      return refused("ACTION_NOT_DELEGABLE", `${actionId} is not delegable`);
   }
 
   if (now >= parent.expiresAt) return refused("EXPIRY_WIDENS", "the parent grant has expired");
-  if (now < parent.issuedAt) return refused("EXPIRY_WIDENS", "the parent grant is not valid yet; a child would start before it");
+  if (now < parent.issuedAt)
+    return refused(
+      "EXPIRY_WIDENS",
+      "the parent grant is not valid yet; a child would start before it",
+    );
   const expiresAt = spec.ttlSeconds === undefined ? parent.expiresAt : now + spec.ttlSeconds;
-  if (!(spec.ttlSeconds === undefined || (Number.isSafeInteger(spec.ttlSeconds) && spec.ttlSeconds > 0))) {
+  if (!(
+    spec.ttlSeconds === undefined ||
+    (Number.isSafeInteger(spec.ttlSeconds) && spec.ttlSeconds > 0)
+  )) {
     return refused("EXPIRY_WIDENS", "ttlSeconds must be a positive integer");
   }
-  if (expiresAt > parent.expiresAt) return refused("EXPIRY_WIDENS", "the child grant would outlive its parent");
+  if (expiresAt > parent.expiresAt)
+    return refused("EXPIRY_WIDENS", "the child grant would outlive its parent");
 
   const limits = narrowLimits(parent.limits, spec.limits ?? {});
   if (typeof limits === "string") return refused("LIMIT_WIDENS", limits);
 
   const held = [...allowed, ...approvalRequired];
   const stray = Object.keys(spec.caveats ?? {}).find((actionId) => !held.includes(actionId));
-  if (stray !== undefined) return refused("ACTION_NOT_IN_PARENT", `caveats name ${stray}, which the child grant does not hold`);
+  if (stray !== undefined)
+    return refused(
+      "ACTION_NOT_IN_PARENT",
+      `caveats name ${stray}, which the child grant does not hold`,
+    );
   const caveats = accumulateCaveats(parent, held, spec.caveats ?? {});
   if (typeof caveats === "string") return refused("BIND_CONFLICT", caveats);
 
@@ -105,8 +142,10 @@ function narrowLimits(parent: GrantLimits, asked: Partial<GrantLimits>): GrantLi
   for (const name of LIMIT_NAMES) {
     const mine = asked[name];
     const theirs = parent[name];
-    if (mine !== undefined && !(Number.isSafeInteger(mine) && mine >= 0)) return `${name} must be a non-negative integer`;
-    if (mine !== undefined && theirs !== undefined && mine > theirs) return `${name} ${mine} exceeds the parent's ${theirs}`;
+    if (mine !== undefined && !(Number.isSafeInteger(mine) && mine >= 0))
+      return `${name} must be a non-negative integer`;
+    if (mine !== undefined && theirs !== undefined && mine > theirs)
+      return `${name} ${mine} exceeds the parent's ${theirs}`;
     const value = mine ?? theirs;
     if (value !== undefined) out[name] = value;
   }
@@ -114,13 +153,18 @@ function narrowLimits(parent: GrantLimits, asked: Partial<GrantLimits>): GrantLi
 }
 
 /** Parent caveats of the kept actions plus the spec's; answers a message when a bound argument would be re-bound. */
-function accumulateCaveats(parent: TaskGrant, kept: readonly string[], added: Readonly<Record<string, Partial<ActionCaveats>>>): Record<string, ActionCaveats> | string {
+function accumulateCaveats(
+  parent: TaskGrant,
+  kept: readonly string[],
+  added: Readonly<Record<string, Partial<ActionCaveats>>>,
+): Record<string, ActionCaveats> | string {
   const out: Record<string, ActionCaveats> = {};
   for (const actionId of [...kept].sort(compareCodeUnits)) {
     const base = caveatsOf(parent, actionId);
     const extra = Object.hasOwn(added, actionId) ? (added[actionId] as Partial<ActionCaveats>) : {};
     const merged = mergeBinds(base.binds, extra.binds ?? {});
-    if (!merged.ok) return `argument "${merged.conflict}" of ${actionId} is already bound by the parent grant`;
+    if (!merged.ok)
+      return `argument "${merged.conflict}" of ${actionId} is already bound by the parent grant`;
     const constraints: JsonSchema[] = [...base.constraints, ...(extra.constraints ?? [])];
     const rules: Rule[] = [...base.rules, ...(extra.rules ?? [])];
     if (constraints.length > 0 || rules.length > 0 || Object.keys(merged.binds).length > 0) {

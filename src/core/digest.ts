@@ -29,7 +29,12 @@ export const sha256Hex: Hash = (text) => bytesToHex(sha256(utf8ToBytes(text)));
  * The digest an approval is bound to: sha256 over the canonical JSON of
  * {grantId, actionId, arguments}. Approving one call never authorizes a different one.
  */
-export function callDigest(grantId: string, actionId: string, args: unknown, hash: Hash = sha256Hex): string {
+export function callDigest(
+  grantId: string,
+  actionId: string,
+  args: unknown,
+  hash: Hash = sha256Hex,
+): string {
   return callDigests(args, hash).call(grantId, actionId);
 }
 
@@ -38,8 +43,18 @@ export function callDigest(grantId: string, actionId: string, args: unknown, has
  * description, inputSchema}. A gateway compares it with an upstream server's tool of the same
  * name, so a changed description or schema (a "rug pull") is noticed.
  */
-export function descriptorDigest(tool: { readonly name: string; readonly description: string; readonly inputSchema: unknown }): string {
-  return sha256Hex(canonicalJson({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+export function descriptorDigest(tool: {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: unknown;
+}): string {
+  return sha256Hex(
+    canonicalJson({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+    }),
+  );
 }
 
 /**
@@ -69,13 +84,16 @@ export interface CallDigests {
 export function callDigests(args: unknown, hash: Hash = sha256Hex): CallDigests {
   let argsText: string | undefined | null = null;
   let argsDigest: string | undefined;
-  let last: { readonly grantId: string; readonly actionId: string; readonly digest: string } | undefined;
+  let last:
+    { readonly grantId: string; readonly actionId: string; readonly digest: string } | undefined;
   // null: not serialized yet; undefined: no JSON text of its own (the whole object is serialized instead).
-  const text = (): string | undefined => (argsText === null ? (argsText = serialize(args)) : argsText);
+  const text = (): string | undefined =>
+    argsText === null ? (argsText = serialize(args)) : argsText;
   return {
     call(grantId, actionId) {
       if (last?.grantId === grantId && last.actionId === actionId) return last.digest;
-      const inner = typeof grantId === "string" && typeof actionId === "string" ? text() : undefined;
+      const inner =
+        typeof grantId === "string" && typeof actionId === "string" ? text() : undefined;
       const whole =
         inner === undefined
           ? canonicalJson({ grantId, actionId, arguments: args })

@@ -23,7 +23,9 @@ export class LoadError extends Error {
 }
 
 function formatProblem(p: LoadProblem): string {
-  return p.subject === undefined ? `${p.file}: ${p.message}` : `${p.file}: ${p.subject}: ${p.message}`;
+  return p.subject === undefined
+    ? `${p.file}: ${p.message}`
+    : `${p.file}: ${p.subject}: ${p.message}`;
 }
 
 /** True when `err` is a LoadError. */
@@ -41,7 +43,11 @@ export class ProblemList {
   }
 
   add(subject: string | undefined, message: string): void {
-    this.#problems.push(subject === undefined ? { file: this.#file, message } : { file: this.#file, subject, message });
+    this.#problems.push(
+      subject === undefined
+        ? { file: this.#file, message }
+        : { file: this.#file, subject, message },
+    );
   }
 
   get size(): number {

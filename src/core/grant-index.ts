@@ -28,7 +28,11 @@ export interface Membership {
   has(id: string): boolean;
 }
 
-const NO_INDEXED_CAVEATS: IndexedCaveats = Object.freeze({ binds: [], constraints: NO_CAVEATS.constraints, rules: NO_CAVEATS.rules });
+const NO_INDEXED_CAVEATS: IndexedCaveats = Object.freeze({
+  binds: [],
+  constraints: NO_CAVEATS.constraints,
+  rules: NO_CAVEATS.rules,
+});
 
 // Indexes are remembered for frozen values only (the verifier hands out deep-frozen grants and
 // keeps each for as long as its token is cached): a value that is not frozen could change under
@@ -47,7 +51,10 @@ export function grantIndex(grant: TaskGrant): GrantIndex {
     approvalRequired: membership(grant.approvalRequired),
     denied: membership(grant.denied),
     sources: membership(grant.sources),
-    caveats: (actionId) => (Object.hasOwn(grant.caveats, actionId) ? indexedCaveats(grant.caveats[actionId] as ActionCaveats) : NO_INDEXED_CAVEATS),
+    caveats: (actionId) =>
+      Object.hasOwn(grant.caveats, actionId)
+        ? indexedCaveats(grant.caveats[actionId] as ActionCaveats)
+        : NO_INDEXED_CAVEATS,
   };
   if (Object.isFrozen(grant)) grants.set(grant, index);
   return index;
@@ -61,13 +68,16 @@ export function grantIndex(grant: TaskGrant): GrantIndex {
 function membership(list: readonly string[]): Membership {
   const known = lists.get(list);
   if (known !== undefined) return known;
-  const index = strictlySorted(list) ? { has: (id: string) => binarySearch(list, id) } : new Set(list);
+  const index = strictlySorted(list)
+    ? { has: (id: string) => binarySearch(list, id) }
+    : new Set(list);
   if (Object.isFrozen(list)) lists.set(list, index);
   return index;
 }
 
 function strictlySorted(list: readonly string[]): boolean {
-  for (let i = 1; i < list.length; i++) if (!((list[i - 1] as string) < (list[i] as string))) return false;
+  for (let i = 1; i < list.length; i++)
+    if (!((list[i - 1] as string) < (list[i] as string))) return false;
   return list.every((id) => typeof id === "string");
 }
 

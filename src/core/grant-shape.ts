@@ -26,7 +26,10 @@ const GRANT_KEYS = [
 ] as const;
 const LIMIT_KEYS = new Set(["maxCalls", "maxCallsPerAction", "maxDelegationDepth"]);
 const CAVEAT_KEYS = new Set(["constraints", "binds", "rules"]);
-const RULE_KEYS = { require_approval: new Set(["when", "then", "requirement", "source"]), deny: new Set(["when", "then", "reason", "source"]) };
+const RULE_KEYS = {
+  require_approval: new Set(["when", "then", "requirement", "source"]),
+  deny: new Set(["when", "then", "reason", "source"]),
+};
 
 /**
  * Checks that a value (a token's `grant` claim, a stored grant) has the shape of a TaskGrant:
@@ -40,16 +43,26 @@ export function grantShapeProblem(value: unknown): string | undefined {
   if (!isJsonObject(value)) return "the grant is not an object";
   const g = value as Record<string, unknown>;
   if (!onlyKeys(g, new Set(GRANT_KEYS))) return "the grant has a member this version does not know";
-  for (const key of ["id", "rootId", "subject"] as const) if (!isNonEmptyString(g[key])) return `grant.${key} must be a non-empty string`;
-  for (const key of ["owner", "purpose", "profile", "catalogVersion"] as const) if (typeof g[key] !== "string") return `grant.${key} must be a string`;
-  if (g["parentId"] !== null && !isNonEmptyString(g["parentId"])) return "grant.parentId must be a non-empty string or null";
+  for (const key of ["id", "rootId", "subject"] as const)
+    if (!isNonEmptyString(g[key])) return `grant.${key} must be a non-empty string`;
+  for (const key of ["owner", "purpose", "profile", "catalogVersion"] as const)
+    if (typeof g[key] !== "string") return `grant.${key} must be a string`;
+  if (g["parentId"] !== null && !isNonEmptyString(g["parentId"]))
+    return "grant.parentId must be a non-empty string or null";
   for (const key of ["chain", "allowed", "approvalRequired", "denied", "sources"] as const) {
     if (!isStringList(g[key])) return `grant.${key} must be a list of strings`;
   }
-  for (const key of ["issuedAt", "expiresAt"] as const) if (!isCount(g[key])) return `grant.${key} must be a non-negative integer`;
-  if (g["mode"] !== "live" && g["mode"] !== "shadow") return 'grant.mode must be "live" or "shadow"';
+  for (const key of ["issuedAt", "expiresAt"] as const)
+    if (!isCount(g[key])) return `grant.${key} must be a non-negative integer`;
+  if (g["mode"] !== "live" && g["mode"] !== "shadow")
+    return 'grant.mode must be "live" or "shadow"';
   const grant = g as unknown as TaskGrant;
-  return actionListsProblem(grant) ?? limitsProblem(g["limits"]) ?? caveatsProblem(g["caveats"]) ?? chainProblem(grant);
+  return (
+    actionListsProblem(grant) ??
+    limitsProblem(g["limits"]) ??
+    caveatsProblem(g["caveats"]) ??
+    chainProblem(grant)
+  );
 }
 
 /** True when `value` has the shape of a TaskGrant (see grantShapeProblem). */
@@ -63,41 +76,50 @@ const ACTION_LISTS = ["allowed", "approvalRequired", "denied"] as const;
 function actionListsProblem(g: TaskGrant): Problem {
   for (const key of ACTION_LISTS) {
     const ids = g[key];
-    if (ids.some((id, i) => i > 0 && compareCodeUnits(ids[i - 1] as string, id) >= 0)) return `grant.${key} must be sorted and free of duplicates`;
+    if (ids.some((id, i) => i > 0 && compareCodeUnits(ids[i - 1] as string, id) >= 0))
+      return `grant.${key} must be sorted and free of duplicates`;
   }
   for (const [i, a] of ACTION_LISTS.entries()) {
     for (const b of ACTION_LISTS.slice(i + 1)) {
       const inA = new Set(g[a]);
-      if (g[b].some((id) => inA.has(id))) return `grant.${a} and grant.${b} must not share an action`;
+      if (g[b].some((id) => inA.has(id)))
+        return `grant.${a} and grant.${b} must not share an action`;
     }
   }
   return undefined;
 }
 
 function limitsProblem(value: unknown): Problem {
-  if (!isJsonObject(value) || !onlyKeys(value, LIMIT_KEYS)) return "grant.limits must be an object of known limits";
+  if (!isJsonObject(value) || !onlyKeys(value, LIMIT_KEYS))
+    return "grant.limits must be an object of known limits";
   for (const key of ["maxCalls", "maxCallsPerAction"]) {
-    if (value[key] !== undefined && !isCount(value[key])) return `grant.limits.${key} must be a non-negative integer`;
+    if (value[key] !== undefined && !isCount(value[key]))
+      return `grant.limits.${key} must be a non-negative integer`;
   }
-  if (!isCount(value["maxDelegationDepth"])) return "grant.limits.maxDelegationDepth must be a non-negative integer";
+  if (!isCount(value["maxDelegationDepth"]))
+    return "grant.limits.maxDelegationDepth must be a non-negative integer";
   return undefined;
 }
 
 function caveatsProblem(value: unknown): Problem {
   if (!isJsonObject(value)) return "grant.caveats must be an object keyed by action id";
   for (const caveats of Object.values(value)) {
-    if (!isJsonObject(caveats) || !onlyKeys(caveats, CAVEAT_KEYS)) return "grant.caveats has an entry that is not {constraints, binds, rules}";
+    if (!isJsonObject(caveats) || !onlyKeys(caveats, CAVEAT_KEYS))
+      return "grant.caveats has an entry that is not {constraints, binds, rules}";
     const { constraints, binds, rules } = caveats;
-    if (!Array.isArray(constraints) || !constraints.every(isSchema)) return "grant.caveats has constraints that are not a list of JSON Schemas";
+    if (!Array.isArray(constraints) || !constraints.every(isSchema))
+      return "grant.caveats has constraints that are not a list of JSON Schemas";
     if (!isJsonObject(binds)) return "grant.caveats has binds that are not an object";
-    if (!Array.isArray(rules) || !rules.every(isRule)) return "grant.caveats has rules that are not a list of rules";
+    if (!Array.isArray(rules) || !rules.every(isRule))
+      return "grant.caveats has rules that are not a list of rules";
   }
   return undefined;
 }
 
 function chainProblem(g: TaskGrant): Problem {
   if (g.parentId === null) {
-    if (g.chain.length > 0 || g.rootId !== g.id) return "a root grant must have an empty chain and be its own root";
+    if (g.chain.length > 0 || g.rootId !== g.id)
+      return "a root grant must have an empty chain and be its own root";
   } else if (g.chain[0] !== g.rootId || g.chain.at(-1) !== g.parentId) {
     return "grant.chain must run from grant.rootId to grant.parentId";
   }
@@ -105,9 +127,12 @@ function chainProblem(g: TaskGrant): Problem {
 }
 
 function isRule(value: unknown): boolean {
-  if (!isJsonObject(value) || !isSchema(value["when"]) || typeof value["source"] !== "string") return false;
-  if (value["then"] === "require_approval") return onlyKeys(value, RULE_KEYS.require_approval) && typeof value["requirement"] === "string";
-  if (value["then"] === "deny") return onlyKeys(value, RULE_KEYS.deny) && typeof value["reason"] === "string";
+  if (!isJsonObject(value) || !isSchema(value["when"]) || typeof value["source"] !== "string")
+    return false;
+  if (value["then"] === "require_approval")
+    return onlyKeys(value, RULE_KEYS.require_approval) && typeof value["requirement"] === "string";
+  if (value["then"] === "deny")
+    return onlyKeys(value, RULE_KEYS.deny) && typeof value["reason"] === "string";
   return false;
 }
 

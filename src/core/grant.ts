@@ -40,7 +40,9 @@ export interface TaskGrant {
 
 /** The caveats a grant holds for an action; none when it holds none. */
 export function caveatsOf(grant: TaskGrant, actionId: string): ActionCaveats {
-  return Object.hasOwn(grant.caveats, actionId) ? (grant.caveats[actionId] as ActionCaveats) : NO_CAVEATS;
+  return Object.hasOwn(grant.caveats, actionId)
+    ? (grant.caveats[actionId] as ActionCaveats)
+    : NO_CAVEATS;
 }
 
 export const NO_CAVEATS: ActionCaveats = Object.freeze({ constraints: [], binds: {}, rules: [] });

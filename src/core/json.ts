@@ -22,7 +22,10 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   }
   if (isJsonObject(a) && isJsonObject(b)) {
     const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
+    return (
+      keys.length === Object.keys(b).length &&
+      keys.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]))
+    );
   }
   return false;
 }
@@ -49,7 +52,13 @@ function structuredCloneJson(value: JsonValue): JsonValue {
  * times cheaper than defining it).
  */
 export function setOwn(obj: JsonObject, key: string, value: JsonValue): void {
-  if (key === "__proto__") Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === "__proto__")
+    Object.defineProperty(obj, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   else obj[key] = value;
 }
 

@@ -1,9 +1,29 @@
-import { cloneJson, isJsonObject, jsonEqual, setOwn, type JsonObject, type JsonSchema, type JsonValue } from "./json.js";
+import {
+  cloneJson,
+  isJsonObject,
+  jsonEqual,
+  setOwn,
+  type JsonObject,
+  type JsonSchema,
+  type JsonValue,
+} from "./json.js";
 import { PATH_WITHIN, rootPattern } from "./path-within.js";
 import type { ActionCaveats } from "./policy.js";
 
-const LOWER_BOUNDS = new Set(["minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"]);
-const UPPER_BOUNDS = new Set(["maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties"]);
+const LOWER_BOUNDS = new Set([
+  "minimum",
+  "exclusiveMinimum",
+  "minLength",
+  "minItems",
+  "minProperties",
+]);
+const UPPER_BOUNDS = new Set([
+  "maximum",
+  "exclusiveMaximum",
+  "maxLength",
+  "maxItems",
+  "maxProperties",
+]);
 
 /** Whether a value satisfies a schema; lets narrowing check a bound value against the merged property. */
 export type ValueCheck = (schema: JsonSchema, value: JsonValue) => boolean;
@@ -15,7 +35,11 @@ export type ValueCheck = (schema: JsonSchema, value: JsonValue) => boolean;
  * property no value can satisfy (conflicting consts, disjoint enums, a bound value the
  * constraints reject) is shown as `false`. The result shares no objects with the grant.
  */
-export function narrowSchema(base: JsonObject, caveats: ActionCaveats, check?: ValueCheck): JsonObject {
+export function narrowSchema(
+  base: JsonObject,
+  caveats: ActionCaveats,
+  check?: ValueCheck,
+): JsonObject {
   let out = cloneJson(base);
   for (const constraint of caveats.constraints) {
     if (isJsonObject(constraint)) {
@@ -29,8 +53,13 @@ export function narrowSchema(base: JsonObject, caveats: ActionCaveats, check?: V
     for (const name of bindNames) {
       const was = properties[name];
       const value = cloneJson(caveats.binds[name] as JsonValue);
-      const allowed = was === undefined || (admitsFixed(was, value) && (!check || check(was as JsonSchema, value)));
-      const description = isJsonObject(was) && typeof was["description"] === "string" ? { description: was["description"] } : {};
+      const allowed =
+        was === undefined ||
+        (admitsFixed(was, value) && (!check || check(was as JsonSchema, value)));
+      const description =
+        isJsonObject(was) && typeof was["description"] === "string"
+          ? { description: was["description"] }
+          : {};
       setOwn(properties, name, allowed ? { ...description, const: value } : false);
     }
     out = { ...out, properties, required: union(out["required"], bindNames) };
@@ -69,7 +98,9 @@ function mergeSchema(a: JsonSchema, b: JsonSchema): JsonSchema {
         if (!value.some((y) => jsonEqual(out["const"], y))) return false;
         continue;
       }
-      const kept = Array.isArray(mine) ? mine.filter((x) => value.some((y) => jsonEqual(x, y))) : value;
+      const kept = Array.isArray(mine)
+        ? mine.filter((x) => value.some((y) => jsonEqual(x, y)))
+        : value;
       if (kept.length === 0) return false;
       out["enum"] = kept;
     } else if (key === PATH_WITHIN && typeof value === "string") {
@@ -84,7 +115,13 @@ function mergeSchema(a: JsonSchema, b: JsonSchema): JsonSchema {
     } else if (key === "properties" && isJsonObject(mine) && isJsonObject(value)) {
       const properties: JsonObject = { ...mine };
       for (const [name, schema] of Object.entries(value)) {
-        setOwn(properties, name, Object.hasOwn(properties, name) ? mergeSchema(properties[name] as JsonSchema, schema as JsonSchema) : schema);
+        setOwn(
+          properties,
+          name,
+          Object.hasOwn(properties, name)
+            ? mergeSchema(properties[name] as JsonSchema, schema as JsonSchema)
+            : schema,
+        );
       }
       out["properties"] = properties;
     } else if (key === "items" && isSchema(mine) && isSchema(value)) {
@@ -111,6 +148,7 @@ function withAllOf(schema: JsonObject, extra: JsonObject[]): JsonObject {
 }
 
 function union(a: JsonValue | undefined, b: JsonValue | readonly string[] | undefined): string[] {
-  const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
+  const strings = (v: unknown) =>
+    Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
   return [...new Set([...strings(a), ...strings(b)])];
 }

@@ -13,7 +13,8 @@ export function pathProblem(path: string, root: string): string | undefined {
   const shape = canonicalPathProblem(path);
   if (shape !== undefined) return shape;
   const base = root.endsWith("/") ? root : `${root}/`;
-  if (path !== root && path !== base && !path.startsWith(base)) return `is outside ${JSON.stringify(root)}`;
+  if (path !== root && path !== base && !path.startsWith(base))
+    return `is outside ${JSON.stringify(root)}`;
   return undefined;
 }
 
@@ -23,7 +24,8 @@ export function canonicalPathProblem(path: string): string | undefined {
   if (/[\u0000-\u001f\u007f]/.test(path)) return "holds a NUL or control character";
   if (path.includes("%")) return "holds a percent sign (percent-encoding is ambiguous)";
   if (path.includes("\\")) return "holds a backslash";
-  if (path.normalize("NFKC") !== path) return "is not in Unicode normal form NFKC (e.g. fullwidth dots)";
+  if (path.normalize("NFKC") !== path)
+    return "is not in Unicode normal form NFKC (e.g. fullwidth dots)";
   if (!path.startsWith("/")) return "is not an absolute path";
   const segments = path.split("/").slice(1);
   for (const [i, segment] of segments.entries()) {

@@ -5,7 +5,13 @@ import type { ActionCaveats, Rule } from "./policy.js";
 import { checkSatisfiable } from "./satisfiable.js";
 
 /** Reads a source's per-action `constraints` and `rules`, checking each against the action's tool schema. */
-export function readCaveats(constraintsRaw: unknown, rulesRaw: unknown, sourceId: string, catalog: Catalog, problems: ProblemList): Map<string, ActionCaveats> {
+export function readCaveats(
+  constraintsRaw: unknown,
+  rulesRaw: unknown,
+  sourceId: string,
+  catalog: Catalog,
+  problems: ProblemList,
+): Map<string, ActionCaveats> {
   const subject = `source ${sourceId}`;
   const out = new Map<string, { constraints: JsonSchema[]; binds: JsonObject; rules: Rule[] }>();
   const slot = (actionId: string) => {
@@ -15,12 +21,16 @@ export function readCaveats(constraintsRaw: unknown, rulesRaw: unknown, sourceId
   };
   const actionOf = (actionId: string, what: string) => {
     const action = catalog.actions.get(actionId);
-    if (!action) problems.add(subject, `${what} name action "${actionId}", which the catalog lacks`);
+    if (!action)
+      problems.add(subject, `${what} name action "${actionId}", which the catalog lacks`);
     return action;
   };
 
-  if (constraintsRaw !== undefined && !isJsonObject(constraintsRaw)) problems.add(subject, "constraints must be a map from action id to {schema, bind}");
-  for (const [actionId, raw] of Object.entries(isJsonObject(constraintsRaw) ? constraintsRaw : {})) {
+  if (constraintsRaw !== undefined && !isJsonObject(constraintsRaw))
+    problems.add(subject, "constraints must be a map from action id to {schema, bind}");
+  for (const [actionId, raw] of Object.entries(
+    isJsonObject(constraintsRaw) ? constraintsRaw : {},
+  )) {
     const action = actionOf(actionId, "constraints");
     const where = `${subject} constraints ${actionId}`;
     if (!action) continue;
@@ -38,9 +48,14 @@ export function readCaveats(constraintsRaw: unknown, rulesRaw: unknown, sourceId
     }
     const bind = raw["bind"];
     if (bind !== undefined) {
-      if (!isJsonObject(bind)) problems.add(where, "bind must be a map from argument name to exact value");
+      if (!isJsonObject(bind))
+        problems.add(where, "bind must be a map from argument name to exact value");
       else {
-        for (const m of checkSatisfiable({ type: "object", required: Object.keys(bind), properties: constProperties(bind) }, action, catalog.schemas)) {
+        for (const m of checkSatisfiable(
+          { type: "object", required: Object.keys(bind), properties: constProperties(bind) },
+          action,
+          catalog.schemas,
+        )) {
           problems.add(where, `bind: ${m}`);
         }
         const binds = slot(actionId).binds;
@@ -49,7 +64,8 @@ export function readCaveats(constraintsRaw: unknown, rulesRaw: unknown, sourceId
     }
   }
 
-  if (rulesRaw !== undefined && !isJsonObject(rulesRaw)) problems.add(subject, "rules must be a map from action id to a list of rules");
+  if (rulesRaw !== undefined && !isJsonObject(rulesRaw))
+    problems.add(subject, "rules must be a map from action id to a list of rules");
   for (const [actionId, list] of Object.entries(isJsonObject(rulesRaw) ? rulesRaw : {})) {
     const action = actionOf(actionId, "rules");
     if (!action) continue;
@@ -69,25 +85,45 @@ export function readCaveats(constraintsRaw: unknown, rulesRaw: unknown, sourceId
   return out;
 }
 
-function readRule(raw: unknown, source: string, where: string, problems: ProblemList): Rule | undefined {
+function readRule(
+  raw: unknown,
+  source: string,
+  where: string,
+  problems: ProblemList,
+): Rule | undefined {
   if (!isJsonObject(raw)) {
     problems.add(where, "a rule is an object with `when` and `then`");
     return undefined;
   }
-  const [extra] = Object.keys(raw).filter((k) => !["when", "then", "requirement", "reason"].includes(k));
+  const [extra] = Object.keys(raw).filter(
+    (k) => !["when", "then", "requirement", "reason"].includes(k),
+  );
   if (extra !== undefined) problems.add(where, `unknown key "${extra}"`);
   const { when, then, requirement, reason } = raw;
   if (!isJsonObject(when) && typeof when !== "boolean") {
     problems.add(where, "when must be a JSON Schema over the arguments");
     return undefined;
   }
-  if (then === "require_approval" && typeof requirement === "string" && NAME.test(requirement) && reason === undefined) {
+  if (
+    then === "require_approval" &&
+    typeof requirement === "string" &&
+    NAME.test(requirement) &&
+    reason === undefined
+  ) {
     return { when: cloneJson(when), then, requirement, source };
   }
-  if (then === "deny" && typeof reason === "string" && reason.trim() !== "" && requirement === undefined) {
+  if (
+    then === "deny" &&
+    typeof reason === "string" &&
+    reason.trim() !== "" &&
+    requirement === undefined
+  ) {
     return { when: cloneJson(when), then, reason, source };
   }
-  problems.add(where, "then must be require_approval (with a requirement name) or deny (with a reason)");
+  problems.add(
+    where,
+    "then must be require_approval (with a requirement name) or deny (with a reason)",
+  );
   return undefined;
 }
 

@@ -15,20 +15,37 @@ const LISTS = ["allow", "approval", "deny"] as const;
  * A kind no action of the catalog has yet adds nothing; a kind this version does not know is a
  * load error.
  */
-export function withOperationKinds(lists: Lists, raw: unknown, subject: string, catalog: Catalog, problems: ProblemList): Lists {
+export function withOperationKinds(
+  lists: Lists,
+  raw: unknown,
+  subject: string,
+  catalog: Catalog,
+  problems: ProblemList,
+): Lists {
   if (raw === undefined) return lists;
-  if (!isJsonObject(raw) || Object.keys(raw).some((k) => !(LISTS as readonly string[]).includes(k))) {
-    problems.add(subject, "operations must be a map of allow, approval and deny to lists of operation kinds");
+  if (
+    !isJsonObject(raw) ||
+    Object.keys(raw).some((k) => !(LISTS as readonly string[]).includes(k))
+  ) {
+    problems.add(
+      subject,
+      "operations must be a map of allow, approval and deny to lists of operation kinds",
+    );
     return lists;
   }
   return LISTS.map((name, i) => {
     const kinds = raw[name] ?? [];
     const list = lists[i] as string[];
     if (!Array.isArray(kinds) || !kinds.every(isOperationKind)) {
-      problems.add(`${subject} operations ${name}`, `must be a list of operation kinds (${OPERATION_KINDS.join(", ")})`);
+      problems.add(
+        `${subject} operations ${name}`,
+        `must be a list of operation kinds (${OPERATION_KINDS.join(", ")})`,
+      );
       return list;
     }
-    const ids = [...catalog.actions.values()].filter((a) => a.operation !== undefined && kinds.includes(a.operation.kind)).map((a) => a.id);
+    const ids = [...catalog.actions.values()]
+      .filter((a) => a.operation !== undefined && kinds.includes(a.operation.kind))
+      .map((a) => a.id);
     return [...new Set([...list, ...ids])];
   }) as Lists;
 }

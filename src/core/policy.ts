@@ -21,8 +21,18 @@ export interface Limits {
 
 /** A condition on a call's arguments and what follows when it matches. */
 export type Rule =
-  | { readonly when: JsonSchema; readonly then: "require_approval"; readonly requirement: string; readonly source: string }
-  | { readonly when: JsonSchema; readonly then: "deny"; readonly reason: string; readonly source: string };
+  | {
+      readonly when: JsonSchema;
+      readonly then: "require_approval";
+      readonly requirement: string;
+      readonly source: string;
+    }
+  | {
+      readonly when: JsonSchema;
+      readonly then: "deny";
+      readonly reason: string;
+      readonly source: string;
+    };
 
 /** What a source (and later a grant) adds to one action: constraints, binds and rules. */
 export interface ActionCaveats {
@@ -77,8 +87,25 @@ export function approversFor(policy: Pick<Policy, "requirements">, requirement: 
 }
 
 export const DEFAULT_RUNTIME_SECONDS = 3600;
-const SOURCE_KEYS = new Set(["kind", "status", "global", "description", "allow", "approval", "deny", "operations", "limits", "constraints", "rules"]);
-const LIMIT_KEYS = new Set(["maxCalls", "maxCallsPerAction", "maxDelegationDepth", "maxRuntimeSeconds"]);
+const SOURCE_KEYS = new Set([
+  "kind",
+  "status",
+  "global",
+  "description",
+  "allow",
+  "approval",
+  "deny",
+  "operations",
+  "limits",
+  "constraints",
+  "rules",
+]);
+const LIMIT_KEYS = new Set([
+  "maxCalls",
+  "maxCallsPerAction",
+  "maxDelegationDepth",
+  "maxRuntimeSeconds",
+]);
 
 /**
  * Builds a policy from a parsed document `{version, defaults?, sources: {id: …}, profiles: {id: …}}`
@@ -93,16 +120,22 @@ export function buildPolicy(document: unknown, catalog: Catalog, file: string): 
   }
   const doc = document as JsonObject;
   for (const key of Object.keys(doc)) {
-    if (!["version", "defaults", "requirements", "sources", "profiles"].includes(key)) problems.add(undefined, `unknown top-level key "${key}"`);
+    if (!["version", "defaults", "requirements", "sources", "profiles"].includes(key))
+      problems.add(undefined, `unknown top-level key "${key}"`);
   }
   const version = doc["version"];
-  if (typeof version !== "string" || version.trim() === "") problems.add(undefined, "`version` must be a non-empty string");
+  if (typeof version !== "string" || version.trim() === "")
+    problems.add(undefined, "`version` must be a non-empty string");
 
   let defaultRuntimeSeconds = DEFAULT_RUNTIME_SECONDS;
   const defaults = doc["defaults"];
   if (defaults !== undefined) {
     const runtime = isJsonObject(defaults) ? defaults["maxRuntimeSeconds"] : undefined;
-    if (!isJsonObject(defaults) || Object.keys(defaults).some((k) => k !== "maxRuntimeSeconds") || !isPositiveInt(runtime)) {
+    if (
+      !isJsonObject(defaults) ||
+      Object.keys(defaults).some((k) => k !== "maxRuntimeSeconds") ||
+      !isPositiveInt(runtime)
+    ) {
       problems.add("defaults", "defaults may only set maxRuntimeSeconds, a positive integer");
     } else defaultRuntimeSeconds = runtime;
   }
@@ -119,7 +152,14 @@ export function buildPolicy(document: unknown, catalog: Catalog, file: string): 
     if (profile) profiles.set(id, profile);
   }
   problems.throwIfAny();
-  return { version: version as string, catalogVersion: catalog.version, sources, profiles, defaultRuntimeSeconds, requirements };
+  return {
+    version: version as string,
+    catalogVersion: catalog.version,
+    sources,
+    profiles,
+    defaultRuntimeSeconds,
+    requirements,
+  };
 }
 
 /** `requirements: {name: {approvers: n}}`: how many distinct approvers each named requirement needs. */
@@ -128,8 +168,16 @@ function readRequirements(raw: unknown, problems: ProblemList): Map<string, numb
   if (raw === undefined) return out;
   for (const [name, value] of entries(raw, "requirements", problems)) {
     const approvers = isJsonObject(value) ? value["approvers"] : undefined;
-    if (!isJsonObject(value) || Object.keys(value).some((k) => k !== "approvers") || !isPositiveInt(approvers) || approvers > MAX_APPROVERS) {
-      problems.add(`requirement ${name}`, `a requirement is {approvers: n}, n between 1 and ${MAX_APPROVERS}`);
+    if (
+      !isJsonObject(value) ||
+      Object.keys(value).some((k) => k !== "approvers") ||
+      !isPositiveInt(approvers) ||
+      approvers > MAX_APPROVERS
+    ) {
+      problems.add(
+        `requirement ${name}`,
+        `a requirement is {approvers: n}, n between 1 and ${MAX_APPROVERS}`,
+      );
     } else out.set(name, approvers);
   }
   return out;
@@ -147,41 +195,76 @@ function entries(raw: unknown, what: string, problems: ProblemList): [string, un
   });
 }
 
-function readSource(id: string, raw: unknown, catalog: Catalog, problems: ProblemList): AuthoritySource | undefined {
+function readSource(
+  id: string,
+  raw: unknown,
+  catalog: Catalog,
+  problems: ProblemList,
+): AuthoritySource | undefined {
   const subject = `source ${id}`;
   if (!isJsonObject(raw)) {
     problems.add(subject, "a source must be an object");
     return undefined;
   }
   const before = problems.size;
-  for (const key of Object.keys(raw)) if (!SOURCE_KEYS.has(key)) problems.add(subject, `unknown key "${key}"`);
+  for (const key of Object.keys(raw))
+    if (!SOURCE_KEYS.has(key)) problems.add(subject, `unknown key "${key}"`);
   const kind = raw["kind"] ?? "grant";
   if (kind !== "grant" && kind !== "narrow") problems.add(subject, "kind must be grant or narrow");
   const status = raw["status"] ?? "active";
-  if (status !== "active" && status !== "suspended") problems.add(subject, "status must be active or suspended");
+  if (status !== "active" && status !== "suspended")
+    problems.add(subject, "status must be active or suspended");
   const global = raw["global"] ?? false;
   if (typeof global !== "boolean") problems.add(subject, "global must be true or false");
 
-  const listed = (["allow", "approval", "deny"] as const).map((list) => readIdList(raw[list], `${subject} ${list}`, catalog, problems)) as [string[], string[], string[]];
+  const listed = (["allow", "approval", "deny"] as const).map((list) =>
+    readIdList(raw[list], `${subject} ${list}`, catalog, problems),
+  ) as [string[], string[], string[]];
   // `operations: {allow: [signal], approval: [fork]}` lists every operation action of those kinds.
-  const [allow, approval, deny] = withOperationKinds(listed, raw["operations"], subject, catalog, problems);
+  const [allow, approval, deny] = withOperationKinds(
+    listed,
+    raw["operations"],
+    subject,
+    catalog,
+    problems,
+  );
   if (kind === "narrow" && approval.length > 0) {
-    problems.add(subject, "a narrow source only restricts: list approval-required actions in a grant source");
+    problems.add(
+      subject,
+      "a narrow source only restricts: list approval-required actions in a grant source",
+    );
   }
   const limits = readLimits(raw["limits"], subject, problems);
   const caveats = readCaveats(raw["constraints"], raw["rules"], id, catalog, problems);
 
   if (problems.size > before) return undefined;
-  return { id, kind: kind as SourceKind, status: status as SourceStatus, global: global as boolean, allow, approval, deny, limits, caveats };
+  return {
+    id,
+    kind: kind as SourceKind,
+    status: status as SourceStatus,
+    global: global as boolean,
+    allow,
+    approval,
+    deny,
+    limits,
+    caveats,
+  };
 }
 
-function readIdList(raw: unknown, subject: string, catalog: Catalog, problems: ProblemList): string[] {
+function readIdList(
+  raw: unknown,
+  subject: string,
+  catalog: Catalog,
+  problems: ProblemList,
+): string[] {
   if (raw === undefined) return [];
   if (!Array.isArray(raw) || !raw.every((x): x is string => typeof x === "string")) {
     problems.add(subject, "must be a list of action ids");
     return [];
   }
-  for (const actionId of raw) if (!catalog.actions.has(actionId)) problems.add(subject, `names action "${actionId}", which the catalog lacks`);
+  for (const actionId of raw)
+    if (!catalog.actions.has(actionId))
+      problems.add(subject, `names action "${actionId}", which the catalog lacks`);
   return [...new Set(raw)];
 }
 
@@ -195,31 +278,49 @@ function readLimits(raw: unknown, subject: string, problems: ProblemList): Limit
   for (const [key, value] of Object.entries(raw)) {
     if (!LIMIT_KEYS.has(key)) problems.add(subject, `unknown limit "${key}"`);
     else if (key === "maxDelegationDepth" ? !isNonNegativeInt(value) : !isPositiveInt(value)) {
-      problems.add(subject, `limit ${key} must be a ${key === "maxDelegationDepth" ? "non-negative" : "positive"} integer`);
+      problems.add(
+        subject,
+        `limit ${key} must be a ${key === "maxDelegationDepth" ? "non-negative" : "positive"} integer`,
+      );
     } else limits[key] = value as number;
   }
   return limits;
 }
 
-function readProfile(id: string, raw: unknown, sourcesRaw: unknown, problems: ProblemList): Profile | undefined {
+function readProfile(
+  id: string,
+  raw: unknown,
+  sourcesRaw: unknown,
+  problems: ProblemList,
+): Profile | undefined {
   const subject = `profile ${id}`;
   if (!isJsonObject(raw)) {
     problems.add(subject, "a profile must be an object with `sources`");
     return undefined;
   }
   const before = problems.size;
-  for (const key of Object.keys(raw)) if (!["description", "sources", "mode"].includes(key)) problems.add(subject, `unknown key "${key}"`);
+  for (const key of Object.keys(raw))
+    if (!["description", "sources", "mode"].includes(key))
+      problems.add(subject, `unknown key "${key}"`);
   const list = raw["sources"] ?? [];
-  if (!Array.isArray(list) || !list.every((x): x is string => typeof x === "string")) problems.add(subject, "sources must be a list of source ids");
+  if (!Array.isArray(list) || !list.every((x): x is string => typeof x === "string"))
+    problems.add(subject, "sources must be a list of source ids");
   else {
-    for (const s of list) if (!isJsonObject(sourcesRaw) || !Object.hasOwn(sourcesRaw, s)) problems.add(subject, `names source "${s}", which the policy lacks`);
+    for (const s of list)
+      if (!isJsonObject(sourcesRaw) || !Object.hasOwn(sourcesRaw, s))
+        problems.add(subject, `names source "${s}", which the policy lacks`);
   }
   const mode = raw["mode"] ?? "live";
   if (mode !== "live" && mode !== "shadow") problems.add(subject, "mode must be live or shadow");
   const description = raw["description"] ?? "";
   if (typeof description !== "string") problems.add(subject, "description must be a string");
   if (problems.size > before) return undefined;
-  return { id, description: description as string, sources: [...new Set(list as string[])], mode: mode as GrantMode };
+  return {
+    id,
+    description: description as string,
+    sources: [...new Set(list as string[])],
+    mode: mode as GrantMode,
+  };
 }
 
 function isPositiveInt(v: unknown): v is number {

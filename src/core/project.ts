@@ -49,7 +49,11 @@ export function projectCatalog(grant: TaskGrant, catalog: Catalog): CatalogView 
       const action = catalog.actions.get(actionId);
       if (!action?.tool || denied.has(actionId)) continue;
       const caveats = caveatsOf(grant, actionId);
-      tools.push(isEmptyCaveats(caveats) ? plainEntry(action, action.tool, status, catalog) : viewEntry(action, action.tool, status, caveats, catalog));
+      tools.push(
+        isEmptyCaveats(caveats)
+          ? plainEntry(action, action.tool, status, catalog)
+          : viewEntry(action, action.tool, status, caveats, catalog),
+      );
     }
   };
   add(grant.allowed, "callable");
@@ -74,7 +78,12 @@ export function isSharedEntry(entry: ViewEntry): boolean {
   return shared.has(entry);
 }
 
-function plainEntry(action: CatalogAction, tool: ToolDescriptor, status: ToolStatus, catalog: Catalog): ViewEntry {
+function plainEntry(
+  action: CatalogAction,
+  tool: ToolDescriptor,
+  status: ToolStatus,
+  catalog: Catalog,
+): ViewEntry {
   let byStatus = plainEntries.get(action);
   if (byStatus === undefined) {
     byStatus = {};
@@ -92,9 +101,17 @@ function plainEntry(action: CatalogAction, tool: ToolDescriptor, status: ToolSta
 }
 
 /** One action's entry, its input schema narrowed by `caveats` (the catalog's schemas check bound and enum values). */
-function viewEntry(action: CatalogAction, tool: ToolDescriptor, status: ToolStatus, caveats: ActionCaveats, catalog: Catalog): ViewEntry {
+function viewEntry(
+  action: CatalogAction,
+  tool: ToolDescriptor,
+  status: ToolStatus,
+  caveats: ActionCaveats,
+  catalog: Catalog,
+): ViewEntry {
   const { name, description, inputSchema, outputSchema, annotations } = tool;
-  const narrowed = narrowSchema(inputSchema, caveats, (schema, value) => acceptsValue(catalog.schemas, schema, value));
+  const narrowed = narrowSchema(inputSchema, caveats, (schema, value) =>
+    acceptsValue(catalog.schemas, schema, value),
+  );
   return {
     actionId: action.id,
     name,
@@ -131,7 +148,12 @@ function pinOf(tool: ToolDescriptor): string {
  * constraint keywords — which may quote forbidden values — are not shown. A constraint schema
  * that cannot be compiled standalone is skipped.
  */
-function pruneEnums(base: JsonObject, schema: JsonObject, caveats: ActionCaveats, catalog: Catalog): JsonObject {
+function pruneEnums(
+  base: JsonObject,
+  schema: JsonObject,
+  caveats: ActionCaveats,
+  catalog: Catalog,
+): JsonObject {
   const properties = schema["properties"];
   if (!isJsonObject(properties) || caveats.constraints.length === 0) return schema;
   let changed = false;
@@ -139,10 +161,13 @@ function pruneEnums(base: JsonObject, schema: JsonObject, caveats: ActionCaveats
   for (const [name, property] of Object.entries(properties)) {
     if (!isJsonObject(property) || !Array.isArray(property["enum"])) continue;
     const checks = caveats.constraints.flatMap((c) => {
-      const sub = isJsonObject(c) && isJsonObject(c["properties"]) ? c["properties"][name] : undefined;
+      const sub =
+        isJsonObject(c) && isJsonObject(c["properties"]) ? c["properties"][name] : undefined;
       return sub === undefined ? [] : [sub];
     });
-    const kept = property["enum"].filter((value) => checks.every((sub) => acceptsValue(catalog.schemas, sub, value)));
+    const kept = property["enum"].filter((value) =>
+      checks.every((sub) => acceptsValue(catalog.schemas, sub, value)),
+    );
     if (checks.length > 0) {
       const own = isJsonObject(base["properties"]) ? base["properties"][name] : undefined;
       setOwn(pruned, name, { ...(isJsonObject(own) ? own : property), enum: kept });

@@ -12,7 +12,8 @@ const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 /** Parses a template; answers a message instead when the braces do not form `{name}` placeholders. */
 export function parseResourceTemplate(template: string): ResourceTemplate | string {
   const stripped = template.replace(PLACEHOLDER, "");
-  if (stripped.includes("{") || stripped.includes("}")) return "placeholders must look like {argument_name}";
+  if (stripped.includes("{") || stripped.includes("}"))
+    return "placeholders must look like {argument_name}";
   if (template.trim() === "") return "template is empty";
   const names = [...template.matchAll(PLACEHOLDER)].map((m) => m[1] as string);
   return { template, arguments: [...new Set(names)] };
@@ -22,11 +23,15 @@ export function parseResourceTemplate(template: string): ResourceTemplate | stri
  * Resolves a template against a call's arguments. A missing argument, or one that is not a
  * string, number or boolean, answers `{ missing: name }`.
  */
-export function resolveResource(t: ResourceTemplate, args: unknown): { resource: string } | { missing: string } {
+export function resolveResource(
+  t: ResourceTemplate,
+  args: unknown,
+): { resource: string } | { missing: string } {
   let missing: string | undefined;
   const resource = t.template.replace(PLACEHOLDER, (_match, name: string) => {
     const value = isJsonObject(args) ? args[name] : undefined;
-    if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") return String(value);
+    if (typeof value === "string" || typeof value === "number" || typeof value === "boolean")
+      return String(value);
     missing ??= name;
     return "";
   });

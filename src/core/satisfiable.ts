@@ -8,7 +8,11 @@ import { acceptsValue, type SchemaCompiler } from "./schema.js";
  * It catches the common mistakes — a property the tool schema forbids, a fixed value the tool's
  * property schema rejects, a `false` schema — not every unsatisfiable combination.
  */
-export function checkSatisfiable(schema: JsonSchema, action: CatalogAction, schemas: SchemaCompiler): string[] {
+export function checkSatisfiable(
+  schema: JsonSchema,
+  action: CatalogAction,
+  schemas: SchemaCompiler,
+): string[] {
   if (schema === false) return ["the schema `false` can never match"];
   const tool = action.tool?.inputSchema ?? action.inputSchema;
   if (schema === true || !tool) return [];
@@ -16,7 +20,9 @@ export function checkSatisfiable(schema: JsonSchema, action: CatalogAction, sche
   const closed = tool["additionalProperties"] === false && tool["patternProperties"] === undefined;
   const problems: string[] = [];
 
-  const required = Array.isArray(schema["required"]) ? schema["required"].filter((x): x is string => typeof x === "string") : [];
+  const required = Array.isArray(schema["required"])
+    ? schema["required"].filter((x): x is string => typeof x === "string")
+    : [];
   const properties = isJsonObject(schema["properties"]) ? schema["properties"] : {};
   for (const name of new Set([...required, ...Object.keys(properties)])) {
     if (closed && !Object.hasOwn(declared, name)) {
@@ -28,7 +34,9 @@ export function checkSatisfiable(schema: JsonSchema, action: CatalogAction, sche
     if (!isJsonObject(own) || base === undefined) continue;
     const fixed = fixedValues(own);
     if (fixed && fixed.length > 0 && fixed.every((v) => !acceptsValue(schemas, base, v))) {
-      problems.push(`property "${name}" is fixed to ${fixed.length === 1 ? "a value" : "values"} the tool's schema for it rejects`);
+      problems.push(
+        `property "${name}" is fixed to ${fixed.length === 1 ? "a value" : "values"} the tool's schema for it rejects`,
+      );
     }
   }
   return problems;

@@ -68,10 +68,16 @@ export function createSchemaCompiler(options: SchemaCompilerOptions = {}): Schem
   let misses = 0;
 
   return {
-    stats: () => ({ entries: current.byText.size + (previous?.byText.size ?? 0), hits: calls - misses, misses }),
+    stats: () => ({
+      entries: current.byText.size + (previous?.byText.size ?? 0),
+      hits: calls - misses,
+      misses,
+    }),
     compile(schema) {
       const asObject = typeof schema === "object" ? schema : undefined;
-      const hit = (asObject && (current.byObject.get(asObject) ?? previous?.byObject.get(asObject))) || undefined;
+      const hit =
+        (asObject && (current.byObject.get(asObject) ?? previous?.byObject.get(asObject))) ||
+        undefined;
       calls += 1;
       if (hit) return hit;
       const key = canonicalJson(schema);
@@ -137,7 +143,15 @@ function addPathWithin(ajv: Ajv2020): void {
       const check = (data: string, cxt?: DataValidationCxt): boolean => {
         const problem = pathProblem(data, root);
         if (problem === undefined) return true;
-        check.errors = [{ keyword: PATH_WITHIN, instancePath: cxt?.instancePath ?? "", schemaPath: "", params: { root, problem }, message: problem }];
+        check.errors = [
+          {
+            keyword: PATH_WITHIN,
+            instancePath: cxt?.instancePath ?? "",
+            schemaPath: "",
+            params: { root, problem },
+            message: problem,
+          },
+        ];
         return false;
       };
       check.errors = [] as ErrorObject[];
@@ -157,7 +171,11 @@ function wrap(schema: JsonSchema, validate: ValidateFunction): CompiledSchema {
 }
 
 function toProblem(error: ErrorObject): SchemaProblem {
-  return { pointer: error.instancePath === "" ? "/" : error.instancePath, keyword: error.keyword, detail: describe(error) };
+  return {
+    pointer: error.instancePath === "" ? "/" : error.instancePath,
+    keyword: error.keyword,
+    detail: describe(error),
+  };
 }
 
 /** Explains a failed keyword from the schema side only: the instance's values never appear. */
@@ -215,7 +233,11 @@ export function formatProblems(problems: readonly SchemaProblem[], max = 5): str
  * A schema with references, or one that does not compile standalone, gets the benefit of the
  * doubt: callers use this to find impossibilities, never to grant anything.
  */
-export function acceptsValue(schemas: SchemaCompiler, schema: JsonValue, value: JsonValue): boolean {
+export function acceptsValue(
+  schemas: SchemaCompiler,
+  schema: JsonValue,
+  value: JsonValue,
+): boolean {
   if (typeof schema === "boolean") return schema;
   if (!isJsonObject(schema) || JSON.stringify(schema).includes('"$ref"')) return true;
   try {

@@ -6,13 +6,17 @@ import type { Target } from "./target.js";
  * of a graph node's activation (a recovered activation that replays its operation is a new
  * attempt, so a new step). A grant, a run and a step name one decision.
  */
-export type Step = { readonly runId: string; readonly toolCallId: string } | { readonly runId: string; readonly activationId: string; readonly attempt: number };
+export type Step =
+  | { readonly runId: string; readonly toolCallId: string }
+  | { readonly runId: string; readonly activationId: string; readonly attempt: number };
 
 /** Longest run id, tool call id or activation id a step may carry (characters). */
 export const MAX_STEP_ID_LENGTH = 256;
 
 /** What is wrong with a step, naming the field (relative to the step), or undefined when it is usable. */
-export function stepProblem(step: Step): { readonly field: string; readonly message: string } | undefined {
+export function stepProblem(
+  step: Step,
+): { readonly field: string; readonly message: string } | undefined {
   const id = (field: string, value: string) =>
     value === ""
       ? { field, message: "is required" }
@@ -24,19 +28,24 @@ export function stepProblem(step: Step): { readonly field: string; readonly mess
   if ("toolCallId" in step) return id("tool_call_id", step.toolCallId);
   const activation = id("activation.activation_id", step.activationId);
   if (activation) return activation;
-  return Number.isSafeInteger(step.attempt) && step.attempt >= 1 ? undefined : { field: "activation.attempt", message: "must be 1 or more" };
+  return Number.isSafeInteger(step.attempt) && step.attempt >= 1
+    ? undefined
+    : { field: "activation.attempt", message: "must be 1 or more" };
 }
 
 /** The step's key within its run, as stored: canonical JSON, so two steps are the same exactly when their keys are equal. */
 export function stepKey(step: Step): string {
-  return "toolCallId" in step ? canonicalJson(["tool_call", step.toolCallId]) : canonicalJson(["activation", step.activationId, step.attempt]);
+  return "toolCallId" in step
+    ? canonicalJson(["tool_call", step.toolCallId])
+    : canonicalJson(["activation", step.activationId, step.attempt]);
 }
 
 /** What a step was asked: the names as sent, the arguments (their parsed value, or the text when it did not parse) and the target. */
 export interface StepAsked {
   readonly toolName: string;
   readonly actionId: string;
-  readonly arguments: { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly text: string };
+  readonly arguments:
+    { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly text: string };
   readonly target?: Target;
 }
 
@@ -48,6 +57,15 @@ export interface StepAsked {
  * not part of it (retrying with the approval is the same call).
  */
 export function stepFingerprint(asked: StepAsked): string {
-  const args = asked.arguments.ok ? { value: asked.arguments.value } : { text: asked.arguments.text };
-  return sha256Hex(canonicalJson({ toolName: asked.toolName, actionId: asked.actionId, arguments: args, target: asked.target ?? { kind: "tool" } }));
+  const args = asked.arguments.ok
+    ? { value: asked.arguments.value }
+    : { text: asked.arguments.text };
+  return sha256Hex(
+    canonicalJson({
+      toolName: asked.toolName,
+      actionId: asked.actionId,
+      arguments: args,
+      target: asked.target ?? { kind: "tool" },
+    }),
+  );
 }

@@ -7,13 +7,24 @@ export interface JsonLimits {
 }
 
 /** Why a text is refused; the message names the problem and a position, never a value. */
-export type StrictJsonProblem = "too_large" | "too_deep" | "bom" | "duplicate_key" | "lone_surrogate" | "number_out_of_range" | "syntax";
+export type StrictJsonProblem =
+  | "too_large"
+  | "too_deep"
+  | "bom"
+  | "duplicate_key"
+  | "lone_surrogate"
+  | "number_out_of_range"
+  | "syntax";
 
 /** The parsed value, or the problem and a message for the model. */
-export type StrictJsonResult = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly problem: StrictJsonProblem; readonly message: string };
+export type StrictJsonResult =
+  | { readonly ok: true; readonly value: JsonValue }
+  | { readonly ok: false; readonly problem: StrictJsonProblem; readonly message: string };
 
 /** A container being filled: an array, or an object with the key awaiting its value. */
-type Frame = { readonly kind: "array"; readonly value: JsonValue[] } | { readonly kind: "object"; readonly value: JsonObject; key: string | undefined };
+type Frame =
+  | { readonly kind: "array"; readonly value: JsonValue[] }
+  | { readonly kind: "object"; readonly value: JsonObject; key: string | undefined };
 
 /** Thrown inside the parser only; `parseStrictJson` turns it into a result. */
 class Refusal extends Error {
@@ -27,7 +38,16 @@ class Refusal extends Error {
 
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 const SURROGATE = /[\ud800-\udfff]/;
-const ESCAPES: Readonly<Record<string, string>> = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
+const ESCAPES: Readonly<Record<string, string>> = {
+  '"': '"',
+  "\\": "\\",
+  "/": "/",
+  b: "\b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+};
 
 /**
  * Parses RFC 8259 JSON strictly and without recursion (an explicit stack, so no depth can overflow
@@ -37,8 +57,10 @@ const ESCAPES: Readonly<Record<string, string>> = { '"': '"', "\\": "\\", "/": "
  */
 export function parseStrictJson(text: string, limits: JsonLimits): StrictJsonResult {
   try {
-    if (utf8Length(text, limits.maxBytes) > limits.maxBytes) throw new Refusal("too_large", `the text is larger than ${limits.maxBytes} bytes`);
-    if (text.charCodeAt(0) === 0xfeff) throw new Refusal("bom", "the text starts with a byte order mark (U+FEFF)");
+    if (utf8Length(text, limits.maxBytes) > limits.maxBytes)
+      throw new Refusal("too_large", `the text is larger than ${limits.maxBytes} bytes`);
+    if (text.charCodeAt(0) === 0xfeff)
+      throw new Refusal("bom", "the text starts with a byte order mark (U+FEFF)");
     return { ok: true, value: parse(text, limits.maxDepth) };
   } catch (err) {
     if (err instanceof Refusal) return { ok: false, problem: err.problem, message: err.message };
@@ -60,7 +82,8 @@ function parse(text: string, maxDepth: number): JsonValue {
     let value: JsonValue | undefined;
     const c = text[i];
     if (c === "{" || c === "[") {
-      if (stack.length >= maxDepth) throw new Refusal("too_deep", `the value nests deeper than ${maxDepth} levels`);
+      if (stack.length >= maxDepth)
+        throw new Refusal("too_deep", `the value nests deeper than ${maxDepth} levels`);
       i = skipWs(text, i + 1);
       if (c === "[") {
         if (text[i] === "]") {
@@ -97,7 +120,11 @@ function parse(text: string, maxDepth: number): JsonValue {
       const m = NUMBER.exec(text);
       if (!m) return syntax("unexpected character");
       const n = Number(m[0]);
-      if (!Number.isFinite(n)) throw new Refusal("number_out_of_range", `a number is outside the IEEE-754 double range (at position ${i})`);
+      if (!Number.isFinite(n))
+        throw new Refusal(
+          "number_out_of_range",
+          `a number is outside the IEEE-754 double range (at position ${i})`,
+        );
       value = n;
       i += m[0].length;
     }
@@ -136,18 +163,31 @@ function parse(text: string, maxDepth: number): JsonValue {
 }
 
 /** Reads `"key" :` into the frame; a key already present in this object is refused. */
-function readKey(text: string, at: number, frame: Frame & { kind: "object" }, syntax: (what: string) => never): number {
+function readKey(
+  text: string,
+  at: number,
+  frame: Frame & { kind: "object" },
+  syntax: (what: string) => never,
+): number {
   let i = at;
   if (text[i] !== '"') return syntax("expected a property name");
   const s = readString(text, i, syntax);
-  if (Object.hasOwn(frame.value, s.value)) throw new Refusal("duplicate_key", `a property name is repeated in one object (at position ${i})`);
+  if (Object.hasOwn(frame.value, s.value))
+    throw new Refusal(
+      "duplicate_key",
+      `a property name is repeated in one object (at position ${i})`,
+    );
   i = skipWs(text, s.end);
   if (text[i] !== ":") return syntax("expected :");
   frame.key = s.value;
   return skipWs(text, i + 1);
 }
 
-function readString(text: string, at: number, syntax: (what: string) => never): { value: string; end: number } {
+function readString(
+  text: string,
+  at: number,
+  syntax: (what: string) => never,
+): { value: string; end: number } {
   let i = at + 1;
   let out = "";
   let run = i;

@@ -35,7 +35,9 @@ export function holdsWriteOnly(schema: JsonSchema | undefined): boolean {
   if (!isJsonObject(schema) && !Array.isArray(schema)) return false;
   if (isJsonObject(schema) && schema["writeOnly"] === true) return true;
   const children: unknown[] = Array.isArray(schema) ? schema : Object.values(schema);
-  return children.some((c) => (isJsonObject(c) || Array.isArray(c)) && holdsWriteOnly(c as JsonSchema));
+  return children.some(
+    (c) => (isJsonObject(c) || Array.isArray(c)) && holdsWriteOnly(c as JsonSchema),
+  );
 }
 
 /**
@@ -43,7 +45,12 @@ export function holdsWriteOnly(schema: JsonSchema | undefined): boolean {
  * through the input schema's `properties`, and neither it nor anything under it may be
  * `writeOnly`: a summary that would show a secret is a load error, not a silent omission.
  */
-export function readSummaryPaths(raw: unknown, id: string, inputSchema: JsonObject | undefined, problems: ProblemList): SummaryPaths | undefined {
+export function readSummaryPaths(
+  raw: unknown,
+  id: string,
+  inputSchema: JsonObject | undefined,
+  problems: ProblemList,
+): SummaryPaths | undefined {
   if (!Array.isArray(raw) || !raw.every((p): p is string => typeof p === "string")) {
     problems.add(id, "summary must be a list of JSON Pointers into the arguments, such as /to");
     return undefined;
@@ -71,8 +78,16 @@ export function readSummaryPaths(raw: unknown, id: string, inputSchema: JsonObje
       schema = props[segment] as JsonSchema;
       if (isJsonObject(schema) && schema["writeOnly"] === true) secret = true;
     }
-    if (!declared) problems.add(id, `summary path ${pointer} names an argument the input schema does not declare under properties`);
-    else if (secret || holdsWriteOnly(schema)) problems.add(id, `summary path ${pointer} is writeOnly (or holds a writeOnly value) and is never shown`);
+    if (!declared)
+      problems.add(
+        id,
+        `summary path ${pointer} names an argument the input schema does not declare under properties`,
+      );
+    else if (secret || holdsWriteOnly(schema))
+      problems.add(
+        id,
+        `summary path ${pointer} is writeOnly (or holds a writeOnly value) and is never shown`,
+      );
   }
   return problems.size > before ? undefined : [...new Set(raw)];
 }

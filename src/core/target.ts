@@ -9,13 +9,25 @@ import type { ReasonCode } from "./verdict.js";
  */
 export type Target =
   | { readonly kind: "tool" }
-  | { readonly kind: "start_agent"; readonly definitionName: string; readonly definitionVersion: string }
-  | { readonly kind: "graph_operation"; readonly nodeName: string; readonly operationDefinitionId: string; readonly operationKind: string }
+  | {
+      readonly kind: "start_agent";
+      readonly definitionName: string;
+      readonly definitionVersion: string;
+    }
+  | {
+      readonly kind: "graph_operation";
+      readonly nodeName: string;
+      readonly operationDefinitionId: string;
+      readonly operationKind: string;
+    }
   | { readonly kind: "unknown" };
 
 /** A refusal of the call's target: the reason code and a message for the model or the graph runtime. */
 export interface TargetRefusal {
-  readonly code: Extract<ReasonCode, "TARGET_MISMATCH" | "UNKNOWN_TARGET_KIND" | "AGENT_NOT_DELEGATED">;
+  readonly code: Extract<
+    ReasonCode,
+    "TARGET_MISMATCH" | "UNKNOWN_TARGET_KIND" | "AGENT_NOT_DELEGATED"
+  >;
   readonly message: string;
 }
 
@@ -35,22 +47,42 @@ const TOOL: Target = { kind: "tool" };
  * definition or operation, is TARGET_MISMATCH; starting an agent needs a grant delegated from
  * the calling grant, valid now, or it is AGENT_NOT_DELEGATED. Undefined when the target stands.
  */
-export function checkTarget(grant: TaskGrant, action: TargetedAction, target: Target | undefined, ctx: TargetContext): TargetRefusal | undefined {
+export function checkTarget(
+  grant: TaskGrant,
+  action: TargetedAction,
+  target: Target | undefined,
+  ctx: TargetContext,
+): TargetRefusal | undefined {
   const t = target ?? TOOL;
   if (t.kind === "unknown" || (t.kind === "graph_operation" && !isOperationKind(t.operationKind))) {
-    return { code: "UNKNOWN_TARGET_KIND", message: "The call's target is of a kind Charter does not know; it is refused. Nothing may run." };
+    return {
+      code: "UNKNOWN_TARGET_KIND",
+      message:
+        "The call's target is of a kind Charter does not know; it is refused. Nothing may run.",
+    };
   }
-  const mismatch = (what: string): TargetRefusal => ({ code: "TARGET_MISMATCH", message: `The action "${action.id}" ${what}; the call's target does not match it.` });
+  const mismatch = (what: string): TargetRefusal => ({
+    code: "TARGET_MISMATCH",
+    message: `The action "${action.id}" ${what}; the call's target does not match it.`,
+  });
   const { operation: op, agent } = action;
   if (op !== undefined) {
     if (t.kind !== "graph_operation") return mismatch(`is a graph operation (${op.kind})`);
-    if (t.operationKind !== op.kind) return mismatch(`is a graph operation of kind ${op.kind}, not ${t.operationKind}`);
-    return t.operationDefinitionId === op.definition ? undefined : mismatch("runs another operation definition");
+    if (t.operationKind !== op.kind)
+      return mismatch(`is a graph operation of kind ${op.kind}, not ${t.operationKind}`);
+    return t.operationDefinitionId === op.definition
+      ? undefined
+      : mismatch("runs another operation definition");
   }
   if (agent !== undefined) {
     if (t.kind !== "start_agent") return mismatch("starts an agent");
-    if (t.definitionName !== agent.name || (agent.version !== undefined && t.definitionVersion !== agent.version)) {
-      return mismatch(`starts the agent ${agent.name}${agent.version === undefined ? "" : `@${agent.version}`}`);
+    if (
+      t.definitionName !== agent.name ||
+      (agent.version !== undefined && t.definitionVersion !== agent.version)
+    ) {
+      return mismatch(
+        `starts the agent ${agent.name}${agent.version === undefined ? "" : `@${agent.version}`}`,
+      );
     }
     return delegatedFor(grant, ctx);
   }
@@ -70,11 +102,15 @@ function delegatedFor(grant: TaskGrant, ctx: TargetContext): TargetRefusal | und
   if (child === undefined || child.parentId !== grant.id) {
     return {
       code: "AGENT_NOT_DELEGATED",
-      message: "Starting this agent needs a grant delegated from this task's grant (DelegateGrant); none was presented. Do not start it.",
+      message:
+        "Starting this agent needs a grant delegated from this task's grant (DelegateGrant); none was presented. Do not start it.",
     };
   }
   if (!(ctx.now >= child.issuedAt && ctx.now < child.expiresAt)) {
-    return { code: "AGENT_NOT_DELEGATED", message: "The grant delegated for this agent is not valid at this time. Do not start it." };
+    return {
+      code: "AGENT_NOT_DELEGATED",
+      message: "The grant delegated for this agent is not valid at this time. Do not start it.",
+    };
   }
   return undefined;
 }

@@ -57,7 +57,14 @@ export interface ToolCall {
  * `expired` when its time ran out first; `superseded` when the call was no longer approvable
  * (its grant revoked or expired, or the policy in force no longer allowing or asking for it).
  */
-export const APPROVAL_STATUSES = ["pending", "approved", "rejected", "expired", "consumed", "superseded"] as const;
+export const APPROVAL_STATUSES = [
+  "pending",
+  "approved",
+  "rejected",
+  "expired",
+  "consumed",
+  "superseded",
+] as const;
 
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 

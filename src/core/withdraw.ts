@@ -33,9 +33,11 @@ export function withdrawal(grant: TaskGrant, policy: Policy): Withdrawal {
   const why = grantWithdrawal(grant, policy);
   const actions = new Map<string, string>();
   for (const source of policy.sources.values()) {
-    const applies = source.status === "active" && (source.global || grant.sources.includes(source.id));
+    const applies =
+      source.status === "active" && (source.global || grant.sources.includes(source.id));
     if (!applies) continue;
-    for (const actionId of source.deny) if (!actions.has(actionId)) actions.set(actionId, source.id);
+    for (const actionId of source.deny)
+      if (!actions.has(actionId)) actions.set(actionId, source.id);
   }
   return why === undefined ? { actions } : { grant: why, actions };
 }
@@ -72,7 +74,11 @@ function denialsOf(policy: Policy): ReadonlyMap<string, readonly AuthoritySource
 }
 
 /** The source of the policy in force that withdraws `actionId` from `grant` (as `withdrawal(grant, policy).actions` would name it), or undefined. */
-export function withdrawnBy(grant: TaskGrant, policy: Policy, actionId: string): string | undefined {
+export function withdrawnBy(
+  grant: TaskGrant,
+  policy: Policy,
+  actionId: string,
+): string | undefined {
   const sources = denialsOf(policy).get(actionId);
   if (sources === undefined) return undefined;
   const own = grantIndex(grant).sources;
@@ -85,18 +91,33 @@ export function withdrawnBy(grant: TaskGrant, policy: Policy, actionId: string):
  * an action the policy now denies, becomes deny POLICY_WITHDRAWN. A deny is never turned into
  * anything else.
  */
-export function decideInForce(grant: TaskGrant, catalog: Catalog, policy: Policy, call: ToolCall, ctx: DecideContext): Verdict {
+export function decideInForce(
+  grant: TaskGrant,
+  catalog: Catalog,
+  policy: Policy,
+  call: ToolCall,
+  ctx: DecideContext,
+): Verdict {
   return withCallDigest(assessInForce(grant, catalog, policy, call, ctx));
 }
 
 /** `decideInForce` without the call digest computed (see `assess`): the same verdict. Its cost does not grow with the grant, the catalog or the policy's deny lists. */
-export function assessInForce(grant: TaskGrant, catalog: Catalog, policy: Policy, call: ToolCall, ctx: DecideContext): Assessment {
+export function assessInForce(
+  grant: TaskGrant,
+  catalog: Catalog,
+  policy: Policy,
+  call: ToolCall,
+  ctx: DecideContext,
+): Assessment {
   const why = grantWithdrawal(grant, policy);
   if (why !== undefined) {
     return {
       verdict: {
         decision: "deny",
-        reason: { code: "POLICY_WITHDRAWN", message: `The authority behind this task's grant has been withdrawn (${why}). Stop making tool calls and report back.` },
+        reason: {
+          code: "POLICY_WITHDRAWN",
+          message: `The authority behind this task's grant has been withdrawn (${why}). Stop making tool calls and report back.`,
+        },
         callId: call.callId,
         actionId: "",
         toolName: call.toolName ?? "",
@@ -116,7 +137,10 @@ export function assessInForce(grant: TaskGrant, catalog: Catalog, policy: Policy
     verdict: {
       ...rest,
       decision: "deny",
-      reason: { code: "POLICY_WITHDRAWN", message: `The tool "${verdict.toolName.slice(0, 80)}" has been withdrawn from this task by policy. Do not call it again.` },
+      reason: {
+        code: "POLICY_WITHDRAWN",
+        message: `The tool "${verdict.toolName.slice(0, 80)}" has been withdrawn from this task by policy. Do not call it again.`,
+      },
     },
   };
 }

@@ -9,7 +9,10 @@ export type PinState = { readonly ok: true } | { readonly ok: false; readonly pr
  * but whose description or input schema differs is a "rug pull": it is not exposed and its calls
  * are refused. Tools the catalog does not pin are not judged here (the grant's view leaves them out).
  */
-export function checkPins(upstream: readonly Tool[], pins: ReadonlyMap<string, string>): Map<string, PinState> {
+export function checkPins(
+  upstream: readonly Tool[],
+  pins: ReadonlyMap<string, string>,
+): Map<string, PinState> {
   const out = new Map<string, PinState>();
   for (const tool of upstream) {
     const pin = pins.get(tool.name);
@@ -18,7 +21,10 @@ export function checkPins(upstream: readonly Tool[], pins: ReadonlyMap<string, s
       tool.name,
       mcpToolDigest(tool) === pin
         ? { ok: true }
-        : { ok: false, problem: `the upstream tool "${tool.name}" differs from the catalog's descriptor (description or input schema changed)` },
+        : {
+            ok: false,
+            problem: `the upstream tool "${tool.name}" differs from the catalog's descriptor (description or input schema changed)`,
+          },
     );
   }
   return out;

@@ -43,13 +43,19 @@ export function createGatewayServer(options: GatewayOptions): Server {
   const capabilities = { ...upstream.getServerCapabilities(), tools: { listChanged: true } };
   const instructions = upstream.getInstructions();
   // eslint-disable-next-line @typescript-eslint/no-deprecated -- see above
-  const server = new Server({ name: "charter-mcp-gateway", version: "0.1.0" }, { capabilities, ...(instructions === undefined ? {} : { instructions }) });
+  const server = new Server(
+    { name: "charter-mcp-gateway", version: "0.1.0" },
+    { capabilities, ...(instructions === undefined ? {} : { instructions }) },
+  );
   let pins: Map<string, PinState> | undefined;
   const reported = new Set<string>();
   /** Approvals the upstream-bound calls were held for, by exact call: a retry uses its approval. */
   const held = new Map<string, string>();
 
-  async function refreshPins(): Promise<{ catalog: Awaited<ReturnType<GatewayAuthority["catalog"]>>; upstreamTools: Tool[] }> {
+  async function refreshPins(): Promise<{
+    catalog: Awaited<ReturnType<GatewayAuthority["catalog"]>>;
+    upstreamTools: Tool[];
+  }> {
     const [catalog, upstreamTools] = await Promise.all([authority.catalog(), listAll(upstream)]);
     pins = checkPins(upstreamTools, catalog.pins);
     for (const [name, state] of pins) {
@@ -67,35 +73,57 @@ export function createGatewayServer(options: GatewayOptions): Server {
     return { tools: catalog.tools.filter((t) => pins?.get(t.name)?.ok === true) };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const { name, arguments: args } = request.params;
-    if (pins === undefined) await refreshPins();
-    const pin = pins?.get(name);
-    if (pin && !pin.ok) return refusal(`Refused: ${pin.problem}. The gateway hides it until the upstream serves the tool the catalog describes.`);
-    const key = mcpCallKey(name, args);
-    const approvalId = held.get(key);
-    const verdict = await authority.authorizeCall({ id: extra.requestId, name, arguments: args, ...(approvalId === undefined ? {} : { approvalId }) });
-    if (verdict.decision === "allow") {
-      held.delete(key);
-      if (pin === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-      return upstream.request({ method: "tools/call", params: request.params }, CallToolResultSchema, { signal: extra.signal });
-    }
-    if (verdict.decision === "require_approval" && verdict.approvalId !== undefined) held.set(key, verdict.approvalId);
-    const feedback = verdict.feedback;
-    if (!feedback) return refusal("Refused: Charter gave no reason.");
-    if ("error" in feedback) throw new McpError(feedback.error.code, feedback.error.message);
-    return feedback.result;
-  });
+  server.setRequestHandler(
+    CallToolRequestSchema,
+    async (request, extra): Promise<CallToolResult> => {
+      const { name, arguments: args } = request.params;
+      if (pins === undefined) await refreshPins();
+      const pin = pins?.get(name);
+      if (pin && !pin.ok)
+        return refusal(
+          `Refused: ${pin.problem}. The gateway hides it until the upstream serves the tool the catalog describes.`,
+        );
+      const key = mcpCallKey(name, args);
+      const approvalId = held.get(key);
+      const verdict = await authority.authorizeCall({
+        id: extra.requestId,
+        name,
+        arguments: args,
+        ...(approvalId === undefined ? {} : { approvalId }),
+      });
+      if (verdict.decision === "allow") {
+        held.delete(key);
+        if (pin === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+        return upstream.request(
+          { method: "tools/call", params: request.params },
+          CallToolResultSchema,
+          { signal: extra.signal },
+        );
+      }
+      if (verdict.decision === "require_approval" && verdict.approvalId !== undefined)
+        held.set(key, verdict.approvalId);
+      const feedback = verdict.feedback;
+      if (!feedback) return refusal("Refused: Charter gave no reason.");
+      if ("error" in feedback) throw new McpError(feedback.error.code, feedback.error.message);
+      return feedback.result;
+    },
+  );
 
   // Everything else, both ways, unchanged.
   server.fallbackRequestHandler = async (request, extra) =>
-    upstream.request({ method: request.method, ...(request.params ? { params: request.params } : {}) }, ResultSchema, { signal: extra.signal });
+    upstream.request(
+      { method: request.method, ...(request.params ? { params: request.params } : {}) },
+      ResultSchema,
+      { signal: extra.signal },
+    );
   server.fallbackNotificationHandler = async (notification) => upstream.notification(notification);
   upstream.fallbackNotificationHandler = async (notification) => {
     if (notification.method === "notifications/tools/list_changed") pins = undefined;
     await server.notification(notification);
   };
-  events.log(`charter mcp-gateway: fronting ${upstream.getServerVersion()?.name ?? "the upstream server"}`);
+  events.log(
+    `charter mcp-gateway: fronting ${upstream.getServerVersion()?.name ?? "the upstream server"}`,
+  );
   return server;
 }
 
@@ -104,7 +132,10 @@ async function listAll(upstream: Client): Promise<Tool[]> {
   const tools: Tool[] = [];
   let cursor: string | undefined;
   do {
-    const page = await upstream.request({ method: "tools/list", ...(cursor === undefined ? {} : { params: { cursor } }) }, ListToolsResultSchema);
+    const page = await upstream.request(
+      { method: "tools/list", ...(cursor === undefined ? {} : { params: { cursor } }) },
+      ListToolsResultSchema,
+    );
     tools.push(...page.tools);
     cursor = page.nextCursor;
   } while (cursor !== undefined);

@@ -66,16 +66,30 @@ export class GatewayStdioTransport implements Transport {
       const answers = value.flatMap((m) =>
         idOf(m) === undefined
           ? []
-          : [errorResponse(idOf(m) ?? null, INVALID_REQUEST, "JSON-RPC batches are not accepted by this gateway; send each request on its own line")],
+          : [
+              errorResponse(
+                idOf(m) ?? null,
+                INVALID_REQUEST,
+                "JSON-RPC batches are not accepted by this gateway; send each request on its own line",
+              ),
+            ],
       );
       // An empty batch is one Invalid Request; a batch of notifications only is answered by nothing (JSON-RPC 2.0 §6).
-      if (value.length === 0) void this.send(errorResponse(null, INVALID_REQUEST, "Invalid Request: an empty batch"));
+      if (value.length === 0)
+        void this.send(errorResponse(null, INVALID_REQUEST, "Invalid Request: an empty batch"));
       else if (answers.length > 0) void this.send(answers);
       return;
     }
     const parsed = JSONRPCMessageSchema.safeParse(value);
     if (parsed.success) this.onmessage?.(parsed.data);
-    else void this.send(errorResponse(idOf(value) ?? null, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message"));
+    else
+      void this.send(
+        errorResponse(
+          idOf(value) ?? null,
+          INVALID_REQUEST,
+          "Invalid Request: not a JSON-RPC 2.0 message",
+        ),
+      );
   }
 }
 

@@ -46,13 +46,21 @@ const DISPLAY_TO_PROTO: Readonly<Record<ArgumentSummary["shown"], PbDisplay>> = 
   hidden: PbDisplay.HIDDEN,
 };
 
-const STATUS_OF = new Map<number, ApprovalStatus>((Object.entries(APPROVAL_STATUS_TO_PROTO) as [ApprovalStatus, PbApprovalStatus][]).map(([d, p]) => [p, d]));
+const STATUS_OF = new Map<number, ApprovalStatus>(
+  (Object.entries(APPROVAL_STATUS_TO_PROTO) as [ApprovalStatus, PbApprovalStatus][]).map(
+    ([d, p]) => [p, d],
+  ),
+);
 
 /** A status filter: UNSPECIFIED means any status (undefined); a value this version does not know is a DecodeError naming `field`. */
-export function approvalStatusFilterFromProto(status: PbApprovalStatus, field: string): ApprovalStatus | undefined {
+export function approvalStatusFilterFromProto(
+  status: PbApprovalStatus,
+  field: string,
+): ApprovalStatus | undefined {
   if (status === PbApprovalStatus.UNSPECIFIED) return undefined;
   const known = STATUS_OF.get(status);
-  if (known === undefined) throw new DecodeError(field, `unknown approval status ${String(status)}`);
+  if (known === undefined)
+    throw new DecodeError(field, `unknown approval status ${String(status)}`);
   return known;
 }
 
@@ -84,7 +92,14 @@ export function approvalToProto(a: Approval): PbApproval {
     note: a.note ?? "",
     approvedBy: [...a.approvedBy],
     summary: a.summary.map(summaryToProto),
-    ...(a.statusReason ? { statusReason: create(ReasonSchema, { code: a.statusReason.code, message: a.statusReason.message }) } : {}),
+    ...(a.statusReason
+      ? {
+          statusReason: create(ReasonSchema, {
+            code: a.statusReason.code,
+            message: a.statusReason.message,
+          }),
+        }
+      : {}),
   });
 }
 

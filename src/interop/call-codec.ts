@@ -13,7 +13,8 @@ export function callFromProto(pb: PbToolCall | undefined, field: string): CallRe
   if (!pb) throw new DecodeError(field, "is required");
   const target = pb.target === undefined ? undefined : targetFromProto(pb.target);
   const step = pb.step === undefined ? undefined : stepFromProto(pb.step);
-  if (pb.step !== undefined && step === undefined) throw new DecodeError(`${field}.step`, "tool_call_id or activation is required");
+  if (pb.step !== undefined && step === undefined)
+    throw new DecodeError(`${field}.step`, "tool_call_id or activation is required");
   return {
     callId: pb.callId,
     toolName: pb.toolName,
@@ -32,7 +33,9 @@ export function callToProto(call: CallRequest): PbToolCall {
     toolName: call.toolName,
     actionId: call.actionId,
     argumentsJson: call.argumentsJson,
-    ...(call.target === undefined ? {} : { target: targetToProto(call.target, call.delegatedGrantToken) }),
+    ...(call.target === undefined
+      ? {}
+      : { target: targetToProto(call.target, call.delegatedGrantToken) }),
     ...(call.step === undefined ? {} : { step: stepToProto(call.step) }),
   });
 }

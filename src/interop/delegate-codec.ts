@@ -28,9 +28,11 @@ export const DELEGATION_SOURCE = "delegation";
  */
 export function delegateRequestFromProto(req: DelegateGrantRequest): DelegateRequest {
   const mode = modeFromProto(req.mode);
-  if (mode === undefined && req.mode !== GrantMode.UNSPECIFIED) throw new DecodeError("mode", `unknown value ${String(req.mode)}`);
+  if (mode === undefined && req.mode !== GrantMode.UNSPECIFIED)
+    throw new DecodeError("mode", `unknown value ${String(req.mode)}`);
   const caveats: Record<string, Partial<ActionCaveats>> = {};
-  for (const [actionId, c] of Object.entries(req.caveats)) caveats[actionId] = caveatsFromProto(c, `caveats["${actionId.slice(0, 128)}"]`);
+  for (const [actionId, c] of Object.entries(req.caveats))
+    caveats[actionId] = caveatsFromProto(c, `caveats["${actionId.slice(0, 128)}"]`);
   const spec: DelegationSpec = {
     subject: req.subject,
     ...(req.purpose === "" ? {} : { purpose: req.purpose }),
@@ -41,24 +43,38 @@ export function delegateRequestFromProto(req: DelegateGrantRequest): DelegateReq
     ...(Object.keys(caveats).length === 0 ? {} : { caveats }),
     ...(mode === undefined ? {} : { mode }),
   };
-  return { parentToken: req.parentToken, spec, allowedTools: [...req.allowedTools], approvalRequiredTools: [...req.approvalRequiredTools] };
+  return {
+    parentToken: req.parentToken,
+    spec,
+    allowedTools: [...req.allowedTools],
+    approvalRequiredTools: [...req.approvalRequiredTools],
+  };
 }
 
 /** A RevokeGrant request in domain terms. */
-export function revokeRequestFromProto(req: RevokeGrantRequest): { readonly grantId: string; readonly reason: string } {
+export function revokeRequestFromProto(req: RevokeGrantRequest): {
+  readonly grantId: string;
+  readonly reason: string;
+} {
   return { grantId: req.grantId, reason: req.reason };
 }
 
-function limitsFromProto(limits: NonNullable<DelegateGrantRequest["limits"]>): Partial<GrantLimits> {
+function limitsFromProto(
+  limits: NonNullable<DelegateGrantRequest["limits"]>,
+): Partial<GrantLimits> {
   return {
     ...(limits.maxCalls === undefined ? {} : { maxCalls: limits.maxCalls }),
-    ...(limits.maxCallsPerAction === undefined ? {} : { maxCallsPerAction: limits.maxCallsPerAction }),
+    ...(limits.maxCallsPerAction === undefined
+      ? {}
+      : { maxCallsPerAction: limits.maxCallsPerAction }),
     maxDelegationDepth: limits.maxDelegationDepth,
   };
 }
 
 function caveatsFromProto(c: PbActionCaveats, field: string): Partial<ActionCaveats> {
-  const constraints = c.constraintsJson.map((text, i) => schemaOf(text, `${field}.constraints_json[${i}]`));
+  const constraints = c.constraintsJson.map((text, i) =>
+    schemaOf(text, `${field}.constraints_json[${i}]`),
+  );
   const binds = c.bindsJson === "" ? {} : objectOf(c.bindsJson, `${field}.binds_json`);
   const rules = c.rules.map((r, i): Rule => {
     const when = schemaOf(r.whenJson, `${field}.rules[${i}].when_json`);
@@ -69,7 +85,10 @@ function caveatsFromProto(c: PbActionCaveats, field: string): Partial<ActionCave
       case "requireApproval":
         return { when, then: "require_approval", requirement: r.then.value, source };
       case undefined:
-        throw new DecodeError(`${field}.rules[${i}].then`, "is required (deny or require_approval)");
+        throw new DecodeError(
+          `${field}.rules[${i}].then`,
+          "is required (deny or require_approval)",
+        );
     }
   });
   return { constraints, binds, rules };

@@ -3,14 +3,22 @@ import type { GrantMode } from "../core/policy.js";
 import type { ToolStatus } from "../core/project.js";
 import type { Decision } from "../core/verdict.js";
 import type { DialectName } from "./dialects/index.js";
-import { Decision as PbDecision, Dialect as PbDialect, Effect as PbEffect, GrantMode as PbGrantMode, ToolStatus as PbToolStatus } from "../gen/charter/v1/common_pb.js";
+import {
+  Decision as PbDecision,
+  Dialect as PbDialect,
+  Effect as PbEffect,
+  GrantMode as PbGrantMode,
+  ToolStatus as PbToolStatus,
+} from "../gen/charter/v1/common_pb.js";
 
 // One convention for every enum: an exhaustive `X_TO_PROTO` table (a new domain value that is not
 // mapped fails compilation) and `xFromProto`, derived from it, answering undefined for a value
 // the table does not map (UNSPECIFIED, or a number this version does not know).
 
 /** The inverse of an exhaustive domain -> proto table. */
-function fromProtoOf<D extends string, P extends number>(table: Readonly<Record<D, P>>): (value: P) => D | undefined {
+function fromProtoOf<D extends string, P extends number>(
+  table: Readonly<Record<D, P>>,
+): (value: P) => D | undefined {
   const inverse = new Map<number, D>((Object.entries(table) as [D, P][]).map(([d, p]) => [p, d]));
   return (value) => inverse.get(value);
 }

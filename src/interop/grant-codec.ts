@@ -1,7 +1,13 @@
 import { create } from "@bufbuild/protobuf";
 import type { TaskGrant } from "../core/grant.js";
 import type { ActionCaveats } from "../core/policy.js";
-import { ActionCaveatsSchema, GrantSchema, LimitsSchema, RuleSchema, type Grant } from "../gen/charter/v1/common_pb.js";
+import {
+  ActionCaveatsSchema,
+  GrantSchema,
+  LimitsSchema,
+  RuleSchema,
+  type Grant,
+} from "../gen/charter/v1/common_pb.js";
 import { MODE_TO_PROTO } from "./enums.js";
 
 /** A domain grant as its proto message; JSON-valued caveats travel as JSON text. */
@@ -26,7 +32,9 @@ export function grantToProto(grant: TaskGrant): Grant {
     caveats,
     limits: create(LimitsSchema, {
       ...(grant.limits.maxCalls === undefined ? {} : { maxCalls: grant.limits.maxCalls }),
-      ...(grant.limits.maxCallsPerAction === undefined ? {} : { maxCallsPerAction: grant.limits.maxCallsPerAction }),
+      ...(grant.limits.maxCallsPerAction === undefined
+        ? {}
+        : { maxCallsPerAction: grant.limits.maxCallsPerAction }),
       maxDelegationDepth: grant.limits.maxDelegationDepth,
     }),
     mode: MODE_TO_PROTO[grant.mode],
@@ -42,7 +50,10 @@ function caveatsToProto(c: ActionCaveats) {
       create(RuleSchema, {
         whenJson: JSON.stringify(r.when),
         source: r.source,
-        then: r.then === "deny" ? { case: "deny", value: r.reason } : { case: "requireApproval", value: r.requirement },
+        then:
+          r.then === "deny"
+            ? { case: "deny", value: r.reason }
+            : { case: "requireApproval", value: r.requirement },
       }),
     ),
   });

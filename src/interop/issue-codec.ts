@@ -11,7 +11,8 @@ import { MODE_TO_PROTO, modeFromProto } from "./enums.js";
  */
 export function issueRequestFromProto(req: IssueGrantRequest): ComposeRequest {
   const mode = modeFromProto(req.mode);
-  if (mode === undefined && req.mode !== GrantMode.UNSPECIFIED) throw new DecodeError("mode", `unknown value ${String(req.mode)}`);
+  if (mode === undefined && req.mode !== GrantMode.UNSPECIFIED)
+    throw new DecodeError("mode", `unknown value ${String(req.mode)}`);
   return {
     profile: req.profile,
     subject: req.subject,

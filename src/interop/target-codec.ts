@@ -24,7 +24,9 @@ export const OPERATION_KIND_TO_PROTO: Readonly<Record<OperationKind, PbOperation
   fork: PbOperationKind.FORK,
 };
 
-const OPERATION_KIND_OF = new Map<number, OperationKind>((Object.entries(OPERATION_KIND_TO_PROTO) as [OperationKind, number][]).map(([d, p]) => [p, d]));
+const OPERATION_KIND_OF = new Map<number, OperationKind>(
+  (Object.entries(OPERATION_KIND_TO_PROTO) as [OperationKind, number][]).map(([d, p]) => [p, d]),
+);
 
 /**
  * A proto operation kind as the domain names it. UNSPECIFIED and a number this version does not
@@ -50,7 +52,11 @@ export function targetFromProto(pb: PbTarget): TargetFromProto {
       return { target: { kind: "tool" } };
     case "startAgent":
       return {
-        target: { kind: "start_agent", definitionName: k.value.definitionName, definitionVersion: k.value.definitionVersion },
+        target: {
+          kind: "start_agent",
+          definitionName: k.value.definitionName,
+          definitionVersion: k.value.definitionVersion,
+        },
         delegatedGrantToken: k.value.delegatedGrantToken,
       };
     case "graphOperation":
@@ -76,7 +82,11 @@ export function targetToProto(target: Target, delegatedGrantToken = ""): PbTarge
       return create(TargetSchema, {
         kind: {
           case: "startAgent",
-          value: create(StartAgentSchema, { definitionName: target.definitionName, definitionVersion: target.definitionVersion, delegatedGrantToken }),
+          value: create(StartAgentSchema, {
+            definitionName: target.definitionName,
+            definitionVersion: target.definitionVersion,
+            delegatedGrantToken,
+          }),
         },
       });
     case "graph_operation": {
@@ -85,7 +95,11 @@ export function targetToProto(target: Target, delegatedGrantToken = ""): PbTarge
       return create(TargetSchema, {
         kind: {
           case: "graphOperation",
-          value: create(GraphOperationSchema, { nodeName: target.nodeName, operationDefinitionId: target.operationDefinitionId, operationKind }),
+          value: create(GraphOperationSchema, {
+            nodeName: target.nodeName,
+            operationDefinitionId: target.operationDefinitionId,
+            operationKind,
+          }),
         },
       });
     }
@@ -98,7 +112,8 @@ export function targetToProto(target: Target, delegatedGrantToken = ""): PbTarge
 export function stepFromProto(pb: PbStep): Step | undefined {
   const of = pb.of;
   if (of.case === "toolCallId") return { runId: pb.runId, toolCallId: of.value };
-  if (of.case === "activation") return { runId: pb.runId, activationId: of.value.activationId, attempt: of.value.attempt };
+  if (of.case === "activation")
+    return { runId: pb.runId, activationId: of.value.activationId, attempt: of.value.attempt };
   return undefined;
 }
 
@@ -107,6 +122,12 @@ export function stepToProto(step: Step): PbStep {
     ? create(StepSchema, { runId: step.runId, of: { case: "toolCallId", value: step.toolCallId } })
     : create(StepSchema, {
         runId: step.runId,
-        of: { case: "activation", value: create(ActivationAttemptSchema, { activationId: step.activationId, attempt: step.attempt }) },
+        of: {
+          case: "activation",
+          value: create(ActivationAttemptSchema, {
+            activationId: step.activationId,
+            attempt: step.attempt,
+          }),
+        },
       });
 }

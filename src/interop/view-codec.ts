@@ -1,6 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { isSharedEntry, type CatalogView, type ViewEntry } from "../core/project.js";
-import { CatalogViewSchema, ToolEntrySchema, type CatalogView as PbCatalogView, type ToolEntry } from "../gen/charter/v1/common_pb.js";
+import {
+  CatalogViewSchema,
+  ToolEntrySchema,
+  type CatalogView as PbCatalogView,
+  type ToolEntry,
+} from "../gen/charter/v1/common_pb.js";
 import { EFFECT_TO_PROTO, MODE_TO_PROTO, TOOL_STATUS_TO_PROTO } from "./enums.js";
 
 /** A catalog view as its proto message; schemas travel as JSON text. */

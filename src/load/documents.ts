@@ -12,7 +12,9 @@ import { buildPolicy, type Policy } from "../core/policy.js";
 export function parseDocumentText(text: string, file: string): unknown {
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length > 0) {
-    throw new LoadError(doc.errors.map((e) => ({ file, message: e.message.split("\n")[0] ?? e.message })));
+    throw new LoadError(
+      doc.errors.map((e) => ({ file, message: e.message.split("\n")[0] ?? e.message })),
+    );
   }
   let value: unknown;
   try {
@@ -30,7 +32,8 @@ export function parseDocumentText(text: string, file: string): unknown {
 function nonJson(value: unknown, path: string): string | undefined {
   const at = path === "" ? "the document" : path;
   if (value === null || typeof value === "string" || typeof value === "boolean") return undefined;
-  if (typeof value === "number") return Number.isFinite(value) ? undefined : `${at}: ${String(value)} is not a JSON number`;
+  if (typeof value === "number")
+    return Number.isFinite(value) ? undefined : `${at}: ${String(value)} is not a JSON number`;
   if (Array.isArray(value)) {
     for (const [i, item] of value.entries()) {
       const p = nonJson(item, `${path}/${i}`);
@@ -53,13 +56,17 @@ export async function readText(file: string): Promise<string> {
   try {
     return await readFile(file, "utf8");
   } catch (err) {
-    const reason = (err as NodeJS.ErrnoException).code === "ENOENT" ? "file not found" : (err as Error).message;
+    const reason =
+      (err as NodeJS.ErrnoException).code === "ENOENT" ? "file not found" : (err as Error).message;
     throw new LoadError([{ file, message: `cannot read: ${reason}` }]);
   }
 }
 
 /** Reads and checks a catalog file. */
-export async function loadCatalogFile(file: string, schemas: SchemaCompilerOptions = {}): Promise<Catalog> {
+export async function loadCatalogFile(
+  file: string,
+  schemas: SchemaCompilerOptions = {},
+): Promise<Catalog> {
   return buildCatalog(parseDocumentText(await readText(file), file), file, schemas);
 }
 
@@ -69,7 +76,11 @@ export async function loadPolicyFile(file: string, catalog: Catalog): Promise<Po
 }
 
 /** Checks catalog text read from `file`. */
-export function catalogFromText(text: string, file: string, schemas: SchemaCompilerOptions = {}): Catalog {
+export function catalogFromText(
+  text: string,
+  file: string,
+  schemas: SchemaCompilerOptions = {},
+): Catalog {
   return buildCatalog(parseDocumentText(text, file), file, schemas);
 }
 

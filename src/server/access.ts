@@ -12,10 +12,15 @@ import { KeyService } from "../gen/charter/v1/key_pb.js";
  * (`grant-token`: the RPC checks the token itself); or a caller holding one of `roles` (`admin`
  * always may).
  */
-export type Access = { readonly kind: "public" } | { readonly kind: "grant-token" } | { readonly kind: "roles"; readonly roles: readonly Role[] };
+export type Access =
+  | { readonly kind: "public" }
+  | { readonly kind: "grant-token" }
+  | { readonly kind: "roles"; readonly roles: readonly Role[] };
 
 /** One access rule per method of a generated service: a method without one does not compile. */
-export type ServiceAccess<S extends GenService<GenServiceMethods>> = { readonly [K in keyof S["method"]]: Access };
+export type ServiceAccess<S extends GenService<GenServiceMethods>> = {
+  readonly [K in keyof S["method"]]: Access;
+};
 
 const PUBLIC: Access = { kind: "public" };
 const GRANT_TOKEN: Access = { kind: "grant-token" };
@@ -27,7 +32,11 @@ const APPROVER = roles("approver");
 
 /** The access rule of every Charter RPC, by service. */
 export const CATALOG_ACCESS: ServiceAccess<typeof CatalogService> = { getCatalog: GRANT_TOKEN };
-export const AUTHORITY_ACCESS: ServiceAccess<typeof AuthorityService> = { authorize: GATEWAY, batchAuthorize: GATEWAY, authorizeTurn: GATEWAY };
+export const AUTHORITY_ACCESS: ServiceAccess<typeof AuthorityService> = {
+  authorize: GATEWAY,
+  batchAuthorize: GATEWAY,
+  authorizeTurn: GATEWAY,
+};
 export const GRANT_ACCESS: ServiceAccess<typeof GrantService> = {
   issueGrant: ISSUER,
   delegateGrant: ISSUER,
@@ -53,12 +62,18 @@ export const ACCESS_TABLE: readonly (readonly [DescService, Readonly<Record<stri
 ];
 
 const BY_PATH: ReadonlyMap<string, Access> = new Map(
-  ACCESS_TABLE.flatMap(([service, rules]) => service.methods.map((m) => [`/${service.typeName}/${m.name}`, rules[m.localName] as Access] as const)),
+  ACCESS_TABLE.flatMap(([service, rules]) =>
+    service.methods.map(
+      (m) => [`/${service.typeName}/${m.name}`, rules[m.localName] as Access] as const,
+    ),
+  ),
 );
 
 /** The rules by the generated method descriptors themselves: the per-call lookup builds no string. */
 const BY_METHOD: ReadonlyMap<DescMethod, Access> = new Map(
-  ACCESS_TABLE.flatMap(([service, rules]) => service.methods.map((m) => [m, rules[m.localName] as Access] as const)),
+  ACCESS_TABLE.flatMap(([service, rules]) =>
+    service.methods.map((m) => [m, rules[m.localName] as Access] as const),
+  ),
 );
 
 /** The rule of a method; undefined for a method the table lacks (the interceptor then refuses the call). */

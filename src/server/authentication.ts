@@ -1,4 +1,12 @@
-import { auditRefusedCall, authenticateApiKey, hasApiKeys, isRole, type AuthorityContext, type Principal, type Role } from "../authority/index.js";
+import {
+  auditRefusedCall,
+  authenticateApiKey,
+  hasApiKeys,
+  isRole,
+  type AuthorityContext,
+  type Principal,
+  type Role,
+} from "../authority/index.js";
 import { accessOf, permits } from "./access.js";
 import { withCaller, type CallContext } from "./call-context.js";
 import type { Interceptor } from "./interceptor.js";
@@ -18,7 +26,11 @@ export interface AuthenticationOptions {
 }
 
 /** The principal every local caller acts as in protected mode. */
-export const LOCAL_OPERATOR: Principal = { principal: "local", roles: ["admin"], protectedMode: true };
+export const LOCAL_OPERATOR: Principal = {
+  principal: "local",
+  roles: ["admin"],
+  protectedMode: true,
+};
 
 const UNAUTHENTICATED = "a valid API key is required (metadata authorization: Bearer <key>)";
 
@@ -29,11 +41,15 @@ const UNAUTHENTICATED = "a valid API key is required (metadata authorization: Be
  * PERMISSION_DENIED. Both are decided before the request is looked at, so neither says whether
  * a grant or an approval exists. RPCs authorized by a grant token, and public ones, skip it.
  */
-export function authenticationInterceptor(ctx: Pick<AuthorityContext, "store" | "now" | "audit">, options: AuthenticationOptions): Interceptor {
+export function authenticationInterceptor(
+  ctx: Pick<AuthorityContext, "store" | "now" | "audit">,
+  options: AuthenticationOptions,
+): Interceptor {
   const keysExist = oncePerTurn(() => hasApiKeys(ctx));
   return (next) => async (request, call) => {
     const access = accessOf(call.service, call.method);
-    if (access === undefined) throw new RpcError("PERMISSION_DENIED", `${call.method.name} has no access rule`);
+    if (access === undefined)
+      throw new RpcError("PERMISSION_DENIED", `${call.method.name} has no access rule`);
     if (access.kind !== "roles") return next(request, call);
     const header = call.metadata.get("authorization");
     const caller = await identify(ctx, call, header, options, keysExist);
@@ -48,7 +64,12 @@ export function authenticationInterceptor(ctx: Pick<AuthorityContext, "store" | 
     }
     if (!permits(access, caller.roles)) {
       const needs = `needs the role ${access.roles.join(" or ")} (or admin)`;
-      await auditRefusedCall(ctx, { code: "PERMISSION_DENIED", rpc: call.path, caller: caller.principal, detail: needs });
+      await auditRefusedCall(ctx, {
+        code: "PERMISSION_DENIED",
+        rpc: call.path,
+        caller: caller.principal,
+        detail: needs,
+      });
       throw new RpcError("PERMISSION_DENIED", `${call.method.name} ${needs}`);
     }
     return next(request, withCaller(call, caller));
@@ -70,7 +91,9 @@ async function identify(
   }
   const cert = call.clientCertificate;
   if (cert !== undefined) {
-    const roles: Role[] = (options.certificateRoles.get(cert.subjectCommonName) ?? []).filter(isRole);
+    const roles: Role[] = (options.certificateRoles.get(cert.subjectCommonName) ?? []).filter(
+      isRole,
+    );
     return { principal: cert.subjectCommonName, roles };
   }
   if (options.protectedModeAllowed && !(await keysExist())) return LOCAL_OPERATOR;

@@ -44,7 +44,12 @@ export interface SurfaceCall {
   readonly metadata: Metadata;
   getDeadline(): Deadline;
   on(event: "cancelled", listener: () => void): unknown;
-  getAuthContext?(): { readonly sslPeerCertificate?: { readonly subject?: { readonly CN?: string | string[] }; readonly fingerprint256?: string } };
+  getAuthContext?(): {
+    readonly sslPeerCertificate?: {
+      readonly subject?: { readonly CN?: string | string[] };
+      readonly fingerprint256?: string;
+    };
+  };
 }
 
 /**
@@ -93,7 +98,13 @@ class CallState {
    * no deadline timer are made for it.
    */
   throwIfAborted(): void {
-    if (this.reason === undefined && !this.ended && this.deadline !== undefined && this.deadline.getTime() <= Date.now()) this.abort(expired());
+    if (
+      this.reason === undefined &&
+      !this.ended &&
+      this.deadline !== undefined &&
+      this.deadline.getTime() <= Date.now()
+    )
+      this.abort(expired());
     if (isClientGoneReason(this.reason)) throw this.reason;
   }
 
@@ -199,10 +210,12 @@ export function openCallContext(
     state.abort(late ? expired() : new RpcError("CANCELLED", "cancelled by the client"));
   });
   // A call that arrives past its deadline is aborted at once, before any work starts.
-  if (state.deadline !== undefined && state.deadline.getTime() <= Date.now()) state.abort(expired());
+  if (state.deadline !== undefined && state.deadline.getTime() <= Date.now())
+    state.abort(expired());
   const onShutdown = () => state.abort(new RpcError("UNAVAILABLE", "server shutting down"));
   if (shutdown?.aborted) onShutdown();
-  const stopWatching = shutdown && !shutdown.aborted ? whenShutDown(shutdown, onShutdown) : undefined;
+  const stopWatching =
+    shutdown && !shutdown.aborted ? whenShutDown(shutdown, onShutdown) : undefined;
   return {
     ctx: new LiveContext(service, method, path, state, undefined),
     close() {
@@ -215,7 +228,9 @@ export function openCallContext(
 /** The same call's context with `caller` set (what authentication passes on); the signal stays the call's. */
 export function withCaller(ctx: CallContext, caller: Caller): CallContext {
   const state = stateOf(ctx);
-  return state === undefined ? { ...ctx, caller } : new LiveContext(ctx.service, ctx.method, ctx.path, state, caller);
+  return state === undefined
+    ? { ...ctx, caller }
+    : new LiveContext(ctx.service, ctx.method, ctx.path, state, caller);
 }
 
 /** The open calls' shutdown handlers, per shutdown signal: one listener on the signal, not one per call in flight. */
@@ -226,7 +241,9 @@ function whenShutDown(shutdown: AbortSignal, onShutdown: () => void): () => void
   let calls = openCalls.get(shutdown);
   if (calls === undefined) {
     const handlers = new Set<() => void>();
-    shutdown.addEventListener("abort", () => [...handlers].forEach((handler) => handler()), { once: true });
+    shutdown.addEventListener("abort", () => [...handlers].forEach((handler) => handler()), {
+      once: true,
+    });
     openCalls.set(shutdown, handlers);
     calls = handlers;
   }
@@ -265,7 +282,8 @@ export function clientGone(ctx: CallContext): boolean {
 export function callStatus(ctx: CallContext, err?: unknown): GrpcStatus {
   const reason = abortReason(ctx);
   // Work that blocked the event loop past the deadline ends before the deadline timer can fire.
-  if (pastDeadline(ctx) && reason === undefined) return toGrpcStatus(new RpcError("DEADLINE_EXCEEDED", "deadline exceeded"));
+  if (pastDeadline(ctx) && reason === undefined)
+    return toGrpcStatus(new RpcError("DEADLINE_EXCEEDED", "deadline exceeded"));
   if (pastDeadline(ctx) || isClientGoneReason(reason)) return toGrpcStatus(reason);
   return err === undefined ? OK : toGrpcStatus(err);
 }

@@ -1,4 +1,10 @@
-import { ScalarType, toBinary, type DescField, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import {
+  ScalarType,
+  toBinary,
+  type DescField,
+  type DescMessage,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import { FeatureSet_FieldPresence as Presence } from "@bufbuild/protobuf/wkt";
 
@@ -35,12 +41,16 @@ const plans = new WeakMap<DescMessage, MessagePlan | null>();
  * one buffer (their size counted first); any other type is encoded by `toBinary`. A nested message
  * that is frozen and made of scalars only is encoded once and its bytes copied after that.
  */
-export function encodeMessage<D extends DescMessage>(desc: D, message: MessageShape<D>): Uint8Array {
+export function encodeMessage<D extends DescMessage>(
+  desc: D,
+  message: MessageShape<D>,
+): Uint8Array {
   const plan = planOf(desc);
   if (plan === null || hasUnknown(plan, message)) return toBinary(desc, message);
   const out = Buffer.allocUnsafe(sizeOf(plan, message));
   const end = write(plan, message, out, 0);
-  if (end !== out.length) throw new Error(`encodeMessage: wrote ${end} bytes of ${out.length} for ${desc.typeName}`);
+  if (end !== out.length)
+    throw new Error(`encodeMessage: wrote ${end} bytes of ${out.length} for ${desc.typeName}`);
   return out;
 }
 
@@ -91,7 +101,11 @@ function nestedSize(plan: MessagePlan, message: unknown): number {
 
 function fieldPlan(field: DescField): FieldPlan | null {
   if (field.presence !== Presence.EXPLICIT && field.presence !== Presence.IMPLICIT) return null;
-  const base = { localName: field.localName, oneof: field.oneof?.localName, explicit: field.presence === Presence.EXPLICIT || field.oneof !== undefined };
+  const base = {
+    localName: field.localName,
+    oneof: field.oneof?.localName,
+    explicit: field.presence === Presence.EXPLICIT || field.oneof !== undefined,
+  };
   const tag = (wireType: WireType) => ((field.number << 3) | wireType) >>> 0;
   switch (field.fieldKind) {
     case "scalar":
@@ -112,13 +126,18 @@ function fieldPlan(field: DescField): FieldPlan | null {
     case "message": {
       if (field.delimitedEncoding) return null;
       const nested = planOf(field.message);
-      return nested === null ? null : { ...base, kind: "message", tag: tag(LENGTH_DELIMITED), nested };
+      return nested === null
+        ? null
+        : { ...base, kind: "message", tag: tag(LENGTH_DELIMITED), nested };
     }
     case "list": {
-      if (field.listKind === "scalar" && field.scalar === ScalarType.STRING) return { ...base, kind: "strings", tag: tag(LENGTH_DELIMITED) };
+      if (field.listKind === "scalar" && field.scalar === ScalarType.STRING)
+        return { ...base, kind: "strings", tag: tag(LENGTH_DELIMITED) };
       if (field.listKind !== "message" || field.delimitedEncoding) return null;
       const nested = planOf(field.message);
-      return nested === null ? null : { ...base, kind: "messages", tag: tag(LENGTH_DELIMITED), nested };
+      return nested === null
+        ? null
+        : { ...base, kind: "messages", tag: tag(LENGTH_DELIMITED), nested };
     }
     default:
       return null;
@@ -160,7 +179,12 @@ function hasUnknown(plan: MessagePlan, message: unknown): boolean {
     if (f.nested === undefined) continue;
     const value = valueOf(f, message as Fields);
     if (value === undefined) continue;
-    if (f.kind === "message" ? hasUnknown(f.nested, value) : (value as readonly unknown[]).some((m) => hasUnknown(f.nested as MessagePlan, m))) return true;
+    if (
+      f.kind === "message"
+        ? hasUnknown(f.nested, value)
+        : (value as readonly unknown[]).some((m) => hasUnknown(f.nested as MessagePlan, m))
+    )
+      return true;
   }
   return false;
 }
@@ -200,10 +224,12 @@ function sizeOf(plan: MessagePlan, message: unknown): number {
         size += lengthDelimitedSize(f.tag, nestedSize(f.nested as MessagePlan, value));
         break;
       case "messages":
-        for (const item of value as readonly unknown[]) size += lengthDelimitedSize(f.tag, nestedSize(f.nested as MessagePlan, item));
+        for (const item of value as readonly unknown[])
+          size += lengthDelimitedSize(f.tag, nestedSize(f.nested as MessagePlan, item));
         break;
       case "strings":
-        for (const item of value as readonly string[]) size += lengthDelimitedSize(f.tag, Buffer.byteLength(item, "utf8"));
+        for (const item of value as readonly string[])
+          size += lengthDelimitedSize(f.tag, Buffer.byteLength(item, "utf8"));
         break;
     }
   }
@@ -238,7 +264,13 @@ function writeString(out: Buffer, at: number, tag: number, text: string): number
   return at + out.write(text, at, "utf8");
 }
 
-function writeNested(out: Buffer, at: number, tag: number, plan: MessagePlan, message: unknown): number {
+function writeNested(
+  out: Buffer,
+  at: number,
+  tag: number,
+  plan: MessagePlan,
+  message: unknown,
+): number {
   at = writeVarint(out, at, tag);
   const bytes = encodedOnce(plan, message);
   if (bytes !== undefined) {
@@ -269,7 +301,8 @@ function write(plan: MessagePlan, message: unknown, out: Buffer, at: number): nu
         at = writeNested(out, at, f.tag, f.nested as MessagePlan, value);
         break;
       case "messages":
-        for (const item of value as readonly unknown[]) at = writeNested(out, at, f.tag, f.nested as MessagePlan, item);
+        for (const item of value as readonly unknown[])
+          at = writeNested(out, at, f.tag, f.nested as MessagePlan, item);
         break;
       case "strings":
         for (const item of value as readonly string[]) at = writeString(out, at, f.tag, item);

@@ -1,4 +1,8 @@
-import { Health, HealthCheckResponse_ServingStatus as ServingStatus, file_grpc_health_v1_health } from "../gen/grpc/health/v1/health_pb.js";
+import {
+  Health,
+  HealthCheckResponse_ServingStatus as ServingStatus,
+  file_grpc_health_v1_health,
+} from "../gen/grpc/health/v1/health_pb.js";
 import { bindService, type BindOptions, type ServiceBinding } from "./router.js";
 import { RpcError } from "./rpc-error.js";
 
@@ -19,7 +23,10 @@ export interface HealthService {
  * from then on answer it — and only then do the open Watch streams end (UNAVAILABLE "server
  * shutting down"), so an open Watch never holds up the server's shutdown.
  */
-export function createHealth(services: readonly string[], options: Pick<BindOptions, "interceptors" | "log"> & { readonly shutdown: AbortSignal }): HealthService {
+export function createHealth(
+  services: readonly string[],
+  options: Pick<BindOptions, "interceptors" | "log"> & { readonly shutdown: AbortSignal },
+): HealthService {
   const statuses = new Map<string, ServingStatus>(services.map((s) => [s, ServingStatus.SERVING]));
   let waiters: (() => void)[] = [];
   const changed = () => {
@@ -63,7 +70,8 @@ export function createHealth(services: readonly string[], options: Pick<BindOpti
     {
       async check(req) {
         const status = statuses.get(req.service);
-        if (status === undefined) throw new RpcError("NOT_FOUND", `unknown service "${req.service.slice(0, 128)}"`);
+        if (status === undefined)
+          throw new RpcError("NOT_FOUND", `unknown service "${req.service.slice(0, 128)}"`);
         return { status };
       },
       async *watch(req, ctx) {

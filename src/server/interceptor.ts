@@ -8,7 +8,9 @@ export type AnyRequest = MessageShape<DescMessage>;
 export type AnyResponse = MessageInitShape<DescMessage>;
 
 /** What a call answers: one message (unary) or a stream of them (server streaming). */
-export type CallOutput = { readonly stream: false; readonly message: AnyResponse } | { readonly stream: true; readonly messages: AsyncIterable<AnyResponse> };
+export type CallOutput =
+  | { readonly stream: false; readonly message: AnyResponse }
+  | { readonly stream: true; readonly messages: AsyncIterable<AnyResponse> };
 
 /** One step of the call pipeline: the handler, or the handler wrapped by interceptors. */
 export type CallHandler = (request: AnyRequest, ctx: CallContext) => Promise<CallOutput>;
@@ -21,12 +23,19 @@ export type CallHandler = (request: AnyRequest, ctx: CallContext) => Promise<Cal
 export type Interceptor = (next: CallHandler) => CallHandler;
 
 /** The handler wrapped by the interceptors; the first interceptor is the outermost. */
-export function applyInterceptors(handler: CallHandler, interceptors: readonly Interceptor[]): CallHandler {
+export function applyInterceptors(
+  handler: CallHandler,
+  interceptors: readonly Interceptor[],
+): CallHandler {
   return interceptors.reduceRight<CallHandler>((next, interceptor) => interceptor(next), handler);
 }
 
 /** `step(request, ctx)`, a synchronous throw included, as one promise: a pipeline step can be a plain function. */
-export function runStep(step: CallHandler, request: AnyRequest, ctx: CallContext): Promise<CallOutput> {
+export function runStep(
+  step: CallHandler,
+  request: AnyRequest,
+  ctx: CallContext,
+): Promise<CallOutput> {
   try {
     return step(request, ctx);
   } catch (err) {

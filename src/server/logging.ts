@@ -18,7 +18,12 @@ export function loggingInterceptor(log: Logger): Interceptor {
           logRpc(log, ctx.path, callStatus(ctx), started);
           return answer;
         }
-        return { stream: true, messages: loggedStream(answer.messages, (err) => logRpc(log, ctx.path, callStatus(ctx, err), started, err)) };
+        return {
+          stream: true,
+          messages: loggedStream(answer.messages, (err) =>
+            logRpc(log, ctx.path, callStatus(ctx, err), started, err),
+          ),
+        };
       },
       (err: unknown) => {
         logRpc(log, ctx.path, callStatus(ctx, err), started, err);
@@ -29,7 +34,10 @@ export function loggingInterceptor(log: Logger): Interceptor {
 }
 
 /** The stream, calling `ended` once when it completes, fails, or is stopped by its consumer. */
-function loggedStream(messages: AsyncIterable<AnyResponse>, ended: (err?: unknown) => void): AsyncIterable<AnyResponse> {
+function loggedStream(
+  messages: AsyncIterable<AnyResponse>,
+  ended: (err?: unknown) => void,
+): AsyncIterable<AnyResponse> {
   return {
     [Symbol.asyncIterator](): AsyncIterator<AnyResponse> {
       const it = messages[Symbol.asyncIterator]();
@@ -63,8 +71,18 @@ function loggedStream(messages: AsyncIterable<AnyResponse>, ended: (err?: unknow
 export const MAX_LOGGED_TEXT = 512;
 
 /** One `rpc` line (`started` a `performance.now()`); at error level with the cause (its texts truncated) when the status is a server fault. */
-export function logRpc(log: Logger, method: string, s: GrpcStatus, started: number, cause?: unknown): void {
-  const fields = { method: truncate(method), status: status[s.code], durationMs: Math.round((performance.now() - started) * 1000) / 1000 };
+export function logRpc(
+  log: Logger,
+  method: string,
+  s: GrpcStatus,
+  started: number,
+  cause?: unknown,
+): void {
+  const fields = {
+    method: truncate(method),
+    status: status[s.code],
+    durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+  };
   if (s.fault) log.error({ ...fields, err: loggedError(cause) }, "rpc failed");
   else log.info(fields, "rpc");
 }
@@ -75,12 +93,17 @@ export function logRpc(log: Logger, method: string, s: GrpcStatus, started: numb
  */
 function loggedError(err: unknown, depth = 0): unknown {
   if (!(err instanceof Error)) return typeof err === "string" ? truncate(err) : err;
-  const long = err.message.length > MAX_LOGGED_TEXT || (err.stack?.length ?? 0) > 4 * MAX_LOGGED_TEXT;
+  const long =
+    err.message.length > MAX_LOGGED_TEXT || (err.stack?.length ?? 0) > 4 * MAX_LOGGED_TEXT;
   const cause = depth === 0 ? loggedError(err.cause, 1) : undefined;
   if (!long && cause === err.cause) return err;
   const copy = Object.assign(Object.create(Object.getPrototypeOf(err) as object) as Error, err);
   Object.defineProperty(copy, "message", { value: truncate(err.message), enumerable: false });
-  if (err.stack !== undefined) Object.defineProperty(copy, "stack", { value: truncate(err.stack, 4 * MAX_LOGGED_TEXT), enumerable: false });
+  if (err.stack !== undefined)
+    Object.defineProperty(copy, "stack", {
+      value: truncate(err.stack, 4 * MAX_LOGGED_TEXT),
+      enumerable: false,
+    });
   Object.defineProperty(copy, "cause", { value: cause, enumerable: false });
   return copy;
 }

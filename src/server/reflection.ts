@@ -7,7 +7,10 @@ import { file_grpc_reflection_v1_reflection } from "../gen/grpc/reflection/v1/re
 import { file_grpc_reflection_v1alpha_reflection } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 
 /** The generated files of the reflection services themselves, so reflection describes itself. */
-export const REFLECTION_FILES = [file_grpc_reflection_v1_reflection, file_grpc_reflection_v1alpha_reflection];
+export const REFLECTION_FILES = [
+  file_grpc_reflection_v1_reflection,
+  file_grpc_reflection_v1alpha_reflection,
+];
 
 /**
  * Adds server reflection (v1 and v1alpha) built from the generated descriptors of `files` (with
@@ -24,5 +27,7 @@ export function addReflection(server: Server, files: readonly DescFile[]): void 
   [...files, ...REFLECTION_FILES].forEach(visit);
   // @grpc/reflection reads `fileDescriptorProtos` from a proto-loader package definition.
   const pkg = { charter: { fileDescriptorProtos: [...seen.values()] } };
-  new ReflectionService(pkg as unknown as ConstructorParameters<typeof ReflectionService>[0]).addToServer(server);
+  new ReflectionService(
+    pkg as unknown as ConstructorParameters<typeof ReflectionService>[0],
+  ).addToServer(server);
 }

@@ -1,4 +1,9 @@
-import { ScalarType, type DescField, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import {
+  ScalarType,
+  type DescField,
+  type DescMessage,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 import { RpcError } from "./rpc-error.js";
@@ -31,9 +36,13 @@ export const DEFAULT_REQUEST_LIMITS: RequestLimits = {
 const TEXT_FIELDS = new Set(["purpose", "note", "reason"]);
 
 /** The limit of a string field, in characters (UTF-16 code units: never more than its UTF-8 bytes). */
-function stringLimit(field: DescField, limits: RequestLimits): { max: number; setting: string } | undefined {
+function stringLimit(
+  field: DescField,
+  limits: RequestLimits,
+): { max: number; setting: string } | undefined {
   const name = field.name;
-  if (name === "arguments_json") return { max: limits.argumentsBytes, setting: "maxArgumentsBytes" };
+  if (name === "arguments_json")
+    return { max: limits.argumentsBytes, setting: "maxArgumentsBytes" };
   if (name.endsWith("_json")) return undefined;
   if (name.endsWith("_token")) return { max: limits.tokenBytes, setting: "maxTokenBytes" };
   if (TEXT_FIELDS.has(name)) return { max: limits.textLength, setting: "maxTextLength" };
@@ -41,12 +50,16 @@ function stringLimit(field: DescField, limits: RequestLimits): { max: number; se
 }
 
 function listLimit(field: DescField, limits: RequestLimits): { max: number; setting: string } {
-  return field.name === "items" ? { max: limits.batch, setting: "maxBatch" } : { max: limits.listItems, setting: "maxListItems" };
+  return field.name === "items"
+    ? { max: limits.batch, setting: "maxBatch" }
+    : { max: limits.listItems, setting: "maxListItems" };
 }
 
 /** RESOURCE_EXHAUSTED naming the field and the setting, never the value. */
 function overLimit(path: string, problem: string): RpcError {
-  return new RpcError("RESOURCE_EXHAUSTED", `${path}: ${problem}`, { fieldViolations: [{ field: path, description: problem }] });
+  return new RpcError("RESOURCE_EXHAUSTED", `${path}: ${problem}`, {
+    fieldViolations: [{ field: path, description: problem }],
+  });
 }
 
 /**
@@ -54,7 +67,11 @@ function overLimit(path: string, problem: string): RpcError {
  * items is refused without building a million messages. Bytes that do not parse are left to the
  * decoder (which refuses them INVALID_ARGUMENT).
  */
-export function precheckRequest(desc: DescMessage, bytes: Uint8Array, limits: RequestLimits): RpcError | undefined {
+export function precheckRequest(
+  desc: DescMessage,
+  bytes: Uint8Array,
+  limits: RequestLimits,
+): RpcError | undefined {
   const repeated = repeatedFieldsOf(desc);
   if (repeated.size === 0) return undefined;
   const counts = new Map<number, number>();
@@ -67,8 +84,12 @@ export function precheckRequest(desc: DescMessage, bytes: Uint8Array, limits: Re
       if (!field || wireType !== WireType.LengthDelimited) continue;
       const n = (counts.get(fieldNo) ?? 0) + 1;
       counts.set(fieldNo, n);
-      const limit = field.fieldKind === "map" ? { max: limits.listItems, setting: "maxListItems" } : listLimit(field, limits);
-      if (n > limit.max) return overLimit(field.name, `at most ${limit.max} entries (${limit.setting})`);
+      const limit =
+        field.fieldKind === "map"
+          ? { max: limits.listItems, setting: "maxListItems" }
+          : listLimit(field, limits);
+      if (n > limit.max)
+        return overLimit(field.name, `at most ${limit.max} entries (${limit.setting})`);
     }
   } catch {
     return undefined;
@@ -85,7 +106,11 @@ function repeatedFieldsOf(desc: DescMessage): ReadonlyMap<number, DescField> {
     const found = new Map<number, DescField>();
     // Entries of these arrive one per occurrence; packed scalar lists are counted after decoding.
     for (const field of desc.fields) {
-      if (field.fieldKind === "map" || (field.fieldKind === "list" && (field.listKind === "message" || field.scalar === ScalarType.STRING))) {
+      if (
+        field.fieldKind === "map" ||
+        (field.fieldKind === "list" &&
+          (field.listKind === "message" || field.scalar === ScalarType.STRING))
+      ) {
         found.set(field.number, field);
       }
     }
@@ -95,7 +120,11 @@ function repeatedFieldsOf(desc: DescMessage): ReadonlyMap<number, DescField> {
 }
 
 /** Checks every string length and list size of a decoded request against the limits. */
-export function checkRequestLimits<D extends DescMessage>(desc: D, message: MessageShape<D>, limits: RequestLimits): RpcError | undefined {
+export function checkRequestLimits<D extends DescMessage>(
+  desc: D,
+  message: MessageShape<D>,
+  limits: RequestLimits,
+): RpcError | undefined {
   return walk(reflect(desc, message), "", limits);
 }
 
@@ -117,11 +146,15 @@ function walk(r: ReflectMessage, prefix: string, limits: RequestLimits): RpcErro
       case "list": {
         const list = r.get(field);
         const limit = listLimit(field, limits);
-        if (list.size > limit.max) return overLimit(path, `at most ${limit.max} entries (${limit.setting})`);
+        if (list.size > limit.max)
+          return overLimit(path, `at most ${limit.max} entries (${limit.setting})`);
         let i = 0;
         for (const item of list) {
           const at = `${path}[${i}]`;
-          const err = field.listKind === "message" ? walk(item as ReflectMessage, `${at}.`, limits) : checkString(field, at, item, limits);
+          const err =
+            field.listKind === "message"
+              ? walk(item as ReflectMessage, `${at}.`, limits)
+              : checkString(field, at, item, limits);
           if (err) return err;
           i += 1;
         }
@@ -129,12 +162,19 @@ function walk(r: ReflectMessage, prefix: string, limits: RequestLimits): RpcErro
       }
       case "map": {
         const map = r.get(field);
-        if (map.size > limits.listItems) return overLimit(path, `at most ${limits.listItems} entries (maxListItems)`);
+        if (map.size > limits.listItems)
+          return overLimit(path, `at most ${limits.listItems} entries (maxListItems)`);
         for (const [key, value] of map) {
           if (typeof key === "string" && key.length > limits.fieldLength)
-            return overLimit(path, `a key is longer than ${limits.fieldLength} characters (maxFieldLength)`);
+            return overLimit(
+              path,
+              `a key is longer than ${limits.fieldLength} characters (maxFieldLength)`,
+            );
           const at = `${path}[${typeof key === "string" ? JSON.stringify(key) : String(key)}]`;
-          const err = field.mapKind === "message" ? walk(value as ReflectMessage, `${at}.`, limits) : checkString(field, at, value, limits);
+          const err =
+            field.mapKind === "message"
+              ? walk(value as ReflectMessage, `${at}.`, limits)
+              : checkString(field, at, value, limits);
           if (err) return err;
         }
         break;
@@ -146,9 +186,15 @@ function walk(r: ReflectMessage, prefix: string, limits: RequestLimits): RpcErro
   return undefined;
 }
 
-function checkString(field: DescField, path: string, value: unknown, limits: RequestLimits): RpcError | undefined {
+function checkString(
+  field: DescField,
+  path: string,
+  value: unknown,
+  limits: RequestLimits,
+): RpcError | undefined {
   if (typeof value !== "string") return undefined;
   const limit = stringLimit(field, limits);
-  if (limit && value.length > limit.max) return overLimit(path, `longer than ${limit.max} characters (${limit.setting})`);
+  if (limit && value.length > limit.max)
+    return overLimit(path, `longer than ${limit.max} characters (${limit.setting})`);
   return undefined;
 }

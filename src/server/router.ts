@@ -1,4 +1,11 @@
-import { create, fromBinary, type DescMessage, type DescMethod, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import {
+  create,
+  fromBinary,
+  type DescMessage,
+  type DescMethod,
+  type MessageInitShape,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import {
   Metadata,
@@ -11,26 +18,51 @@ import {
 import type { Logger } from "pino";
 import { untilAborted } from "./abortable.js";
 import { callStatus, clientGone, openCallContext, type CallContext } from "./call-context.js";
-import { applyInterceptors, runStep, type CallHandler, type CallOutput, type Interceptor } from "./interceptor.js";
+import {
+  applyInterceptors,
+  runStep,
+  type CallHandler,
+  type CallOutput,
+  type Interceptor,
+} from "./interceptor.js";
 import { encodeMessage } from "./encode.js";
 import { configureExactUtf8 } from "./exact-utf8.js";
 import { logRpc, loggingInterceptor } from "./logging.js";
-import { checkRequestLimits, DEFAULT_REQUEST_LIMITS, precheckRequest, type RequestLimits } from "./request-limits.js";
+import {
+  checkRequestLimits,
+  DEFAULT_REQUEST_LIMITS,
+  precheckRequest,
+  type RequestLimits,
+} from "./request-limits.js";
 import { RpcError, toGrpcStatus, type GrpcStatus } from "./rpc-error.js";
 import { STATUS_DETAILS_KEY, statusDetailsBin } from "./status-details.js";
 
 export type { Caller, CallContext, ClientCertificate } from "./call-context.js";
 export type { CallHandler, CallOutput, Interceptor } from "./interceptor.js";
 
-export type UnaryHandler<I extends DescMessage, O extends DescMessage> = (request: MessageShape<I>, ctx: CallContext) => Promise<MessageInitShape<O>>;
+export type UnaryHandler<I extends DescMessage, O extends DescMessage> = (
+  request: MessageShape<I>,
+  ctx: CallContext,
+) => Promise<MessageInitShape<O>>;
 
-export type ServerStreamingHandler<I extends DescMessage, O extends DescMessage> = (request: MessageShape<I>, ctx: CallContext) => AsyncIterable<MessageInitShape<O>>;
+export type ServerStreamingHandler<I extends DescMessage, O extends DescMessage> = (
+  request: MessageShape<I>,
+  ctx: CallContext,
+) => AsyncIterable<MessageInitShape<O>>;
 
 /** Handlers for a generated service, typed from its descriptor: one per method, by local name. */
 export type ServiceHandlers<S extends GenService<GenServiceMethods>> = {
-  [K in keyof S["method"]]: S["method"][K] extends { methodKind: "unary"; input: infer I extends DescMessage; output: infer O extends DescMessage }
+  [K in keyof S["method"]]: S["method"][K] extends {
+    methodKind: "unary";
+    input: infer I extends DescMessage;
+    output: infer O extends DescMessage;
+  }
     ? UnaryHandler<I, O>
-    : S["method"][K] extends { methodKind: "server_streaming"; input: infer I extends DescMessage; output: infer O extends DescMessage }
+    : S["method"][K] extends {
+          methodKind: "server_streaming";
+          input: infer I extends DescMessage;
+          output: infer O extends DescMessage;
+        }
       ? ServerStreamingHandler<I, O>
       : never;
 };
@@ -91,12 +123,17 @@ export function bindService<S extends GenService<GenServiceMethods>>(
       requestSerialize: (bytes: Uint8Array) => Buffer.from(bytes),
       requestDeserialize: (bytes: Buffer) => bytes,
       // A view of the encoded bytes, not a copy: grpc-js copies them into the frame.
-      responseSerialize: (message: MessageInitShape<DescMessage>) => asBuffer(encodedBytes(encoded, method.output, message)),
+      responseSerialize: (message: MessageInitShape<DescMessage>) =>
+        asBuffer(encodedBytes(encoded, method.output, message)),
       responseDeserialize: (bytes: Buffer) => fromBinary(method.output, bytes),
       originalName: method.localName,
     };
-    const handler = (handlers as Record<string, unknown>)[method.localName] as ((req: MessageShape<DescMessage>, ctx: CallContext) => unknown) | undefined;
-    const pipeline = applyInterceptors(innermost(method, handler, encoded, maxResponseBytes), interceptors);
+    const handler = (handlers as Record<string, unknown>)[method.localName] as
+      ((req: MessageShape<DescMessage>, ctx: CallContext) => unknown) | undefined;
+    const pipeline = applyInterceptors(
+      innermost(method, handler, encoded, maxResponseBytes),
+      interceptors,
+    );
     const refuse = (err: RpcError, ctx: CallContext) => {
       if (log) logRpc(log, ctx.path, toGrpcStatus(err), performance.now());
       return Promise.reject(err);
@@ -112,7 +149,10 @@ export function bindService<S extends GenService<GenServiceMethods>>(
       try {
         request = fromBinary(method.input, bytes);
       } catch {
-        return refuse(new RpcError("INVALID_ARGUMENT", `malformed ${method.input.typeName} message`), ctx);
+        return refuse(
+          new RpcError("INVALID_ARGUMENT", `malformed ${method.input.typeName} message`),
+          ctx,
+        );
       }
       const over = checkRequestLimits(method.input, request, limits);
       if (over) return refuse(over, ctx);
@@ -137,12 +177,15 @@ export function bindService<S extends GenService<GenServiceMethods>>(
       };
       implementation[method.localName] = unary;
     } else if (method.methodKind === "server_streaming") {
-      const streaming: handleServerStreamingCall<Buffer, MessageInitShape<DescMessage>> = (call) => {
+      const streaming: handleServerStreamingCall<Buffer, MessageInitShape<DescMessage>> = (
+        call,
+      ) => {
         const { ctx, close } = openCallContext(service, method, call, shutdown, path);
         void (async () => {
           try {
             const out = await run(call.request, ctx);
-            if (!out.stream) throw new RpcError("INTERNAL", `${method.name} answered a single message`);
+            if (!out.stream)
+              throw new RpcError("INTERNAL", `${method.name} answered a single message`);
             for await (const message of out.messages) call.write(message);
             if (!clientGone(ctx)) call.end();
           } catch (err) {
@@ -166,24 +209,40 @@ function innermost(
   encoded: WeakMap<object, Uint8Array>,
   maxResponseBytes: number,
 ): CallHandler {
-  if (!handler) return () => Promise.reject(new RpcError("UNIMPLEMENTED", `${method.name} is not implemented yet`));
+  if (!handler)
+    return () =>
+      Promise.reject(new RpcError("UNIMPLEMENTED", `${method.name} is not implemented yet`));
   if (method.methodKind === "server_streaming") {
-    return async (req, ctx) => ({ stream: true, messages: untilAborted(handler(req, ctx) as AsyncIterable<MessageInitShape<DescMessage>>, ctx.signal) });
+    return async (req, ctx) => ({
+      stream: true,
+      messages: untilAborted(
+        handler(req, ctx) as AsyncIterable<MessageInitShape<DescMessage>>,
+        ctx.signal,
+      ),
+    });
   }
   const answered = (message: MessageInitShape<DescMessage>): CallOutput => {
     const bytes = encodedBytes(encoded, method.output, message);
     if (bytes.length > maxResponseBytes) {
-      throw new RpcError("RESOURCE_EXHAUSTED", `the response would be ${bytes.length} bytes, more than the ${maxResponseBytes} allowed (maxMessageBytes)`);
+      throw new RpcError(
+        "RESOURCE_EXHAUSTED",
+        `the response would be ${bytes.length} bytes, more than the ${maxResponseBytes} allowed (maxMessageBytes)`,
+      );
     }
     encoded.set(message, bytes);
     return { stream: false, message };
   };
-  const answer: CallHandler = (req, ctx) => (handler(req, ctx) as Promise<MessageInitShape<DescMessage>>).then(answered);
+  const answer: CallHandler = (req, ctx) =>
+    (handler(req, ctx) as Promise<MessageInitShape<DescMessage>>).then(answered);
   return (req, ctx) => runStep(answer, req, ctx);
 }
 
 /** A response's bytes: those it was encoded to before (a cached message answered again), else its encoding now. */
-function encodedBytes(encoded: WeakMap<object, Uint8Array>, output: DescMessage, message: MessageInitShape<DescMessage>): Uint8Array {
+function encodedBytes(
+  encoded: WeakMap<object, Uint8Array>,
+  output: DescMessage,
+  message: MessageInitShape<DescMessage>,
+): Uint8Array {
   return encoded.get(message) ?? encodeMessage(output, create(output, message));
 }
 

@@ -1,5 +1,11 @@
 import { status } from "@grpc/grpc-js";
-import { isAuthorityError, isLoadError, isStoreError, type AuthorityErrorCode, type AuthorityReason } from "../authority/index.js";
+import {
+  isAuthorityError,
+  isLoadError,
+  isStoreError,
+  type AuthorityErrorCode,
+  type AuthorityReason,
+} from "../authority/index.js";
 import { isDecodeError } from "../interop/decode-error.js";
 
 /** The gRPC status codes Charter answers with. */
@@ -61,7 +67,10 @@ export class RpcError extends Error {
   constructor(code: RpcCode, message: string, options: RpcErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
-    this.info = options.reason === undefined ? undefined : { reason: options.reason, domain: ERROR_DOMAIN, metadata: { ...options.metadata } };
+    this.info =
+      options.reason === undefined
+        ? undefined
+        : { reason: options.reason, domain: ERROR_DOMAIN, metadata: { ...options.metadata } };
     this.fieldViolations = options.fieldViolations ?? [];
   }
 }
@@ -72,7 +81,9 @@ export function isRpcError(err: unknown): err is RpcError {
 
 /** INVALID_ARGUMENT naming the offending field, in the message and as a BadRequest violation. */
 export function invalidField(field: string, problem: string): RpcError {
-  return new RpcError("INVALID_ARGUMENT", `${field}: ${problem}`, { fieldViolations: [{ field, description: problem }] });
+  return new RpcError("INVALID_ARGUMENT", `${field}: ${problem}`, {
+    fieldViolations: [{ field, description: problem }],
+  });
 }
 
 /** The status each application-layer refusal is answered with. */
@@ -116,17 +127,30 @@ export function toGrpcStatus(err: unknown): GrpcStatus {
       code: AUTHORITY_STATUS[err.code],
       details: err.message,
       fault: false,
-      ...(err.reason === undefined ? {} : { info: { reason: err.reason, domain: ERROR_DOMAIN, metadata: {} } }),
-      ...(err.field === undefined ? {} : { fieldViolations: [{ field: err.field, description: err.problem ?? err.message }] }),
+      ...(err.reason === undefined
+        ? {}
+        : { info: { reason: err.reason, domain: ERROR_DOMAIN, metadata: {} } }),
+      ...(err.field === undefined
+        ? {}
+        : { fieldViolations: [{ field: err.field, description: err.problem ?? err.message }] }),
     };
   }
   if (isDecodeError(err)) {
-    return { code: status.INVALID_ARGUMENT, details: err.message, fault: false, fieldViolations: [{ field: err.field, description: err.problem }] };
+    return {
+      code: status.INVALID_ARGUMENT,
+      details: err.message,
+      fault: false,
+      fieldViolations: [{ field: err.field, description: err.problem }],
+    };
   }
   if (isStoreError(err)) {
     switch (err.code) {
       case "UNAVAILABLE":
-        return { code: status.UNAVAILABLE, details: "the store is unavailable; nothing was decided", fault: true };
+        return {
+          code: status.UNAVAILABLE,
+          details: "the store is unavailable; nothing was decided",
+          fault: true,
+        };
       case "NOT_FOUND":
         return { code: status.NOT_FOUND, details: err.message, fault: false };
       case "CONFLICT":
@@ -135,6 +159,7 @@ export function toGrpcStatus(err: unknown): GrpcStatus {
         return { code: status.INTERNAL, details: "internal error", fault: true };
     }
   }
-  if (isLoadError(err)) return { code: status.FAILED_PRECONDITION, details: err.message, fault: false };
+  if (isLoadError(err))
+    return { code: status.FAILED_PRECONDITION, details: err.message, fault: false };
   return { code: status.INTERNAL, details: "internal error", fault: true };
 }

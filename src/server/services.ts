@@ -21,21 +21,52 @@ import { revokeGrant } from "./rpc/revoke-grant.js";
 import { watchApprovals } from "./rpc/watch-approvals.js";
 
 /** The generated files of the public contract, for server reflection. */
-export const CONTRACT_FILES = [file_charter_v1_catalog, file_charter_v1_authority, file_charter_v1_grant, file_charter_v1_approval, file_charter_v1_key];
+export const CONTRACT_FILES = [
+  file_charter_v1_catalog,
+  file_charter_v1_authority,
+  file_charter_v1_grant,
+  file_charter_v1_approval,
+  file_charter_v1_key,
+];
 
 /**
  * Every Charter service with the handlers implemented so far; the rest answer UNIMPLEMENTED.
  * `options` (interceptors, shutdown signal, log) apply to every service; a Logger alone means
  * "log every call".
  */
-export function charterServices(ctx: AuthorityContext, options: BindOptions | Logger): ServiceBinding[] {
+export function charterServices(
+  ctx: AuthorityContext,
+  options: BindOptions | Logger,
+): ServiceBinding[] {
   return [
     bindService(CatalogService, { getCatalog: getCatalog(ctx) }, options),
-    bindService(AuthorityService, { authorize: authorize(ctx), batchAuthorize: batchAuthorize(ctx), authorizeTurn: authorizeTurn(ctx) }, options),
-    bindService(GrantService, { issueGrant: issueGrant(ctx), delegateGrant: delegateGrant(ctx), revokeGrant: revokeGrant(ctx), getGrant: getGrant(ctx) }, options),
+    bindService(
+      AuthorityService,
+      {
+        authorize: authorize(ctx),
+        batchAuthorize: batchAuthorize(ctx),
+        authorizeTurn: authorizeTurn(ctx),
+      },
+      options,
+    ),
+    bindService(
+      GrantService,
+      {
+        issueGrant: issueGrant(ctx),
+        delegateGrant: delegateGrant(ctx),
+        revokeGrant: revokeGrant(ctx),
+        getGrant: getGrant(ctx),
+      },
+      options,
+    ),
     bindService(
       ApprovalService,
-      { listApprovals: listApprovals(ctx), getApproval: getApproval(ctx), decideApproval: decideApproval(ctx), watchApprovals: watchApprovals(ctx) },
+      {
+        listApprovals: listApprovals(ctx),
+        getApproval: getApproval(ctx),
+        decideApproval: decideApproval(ctx),
+        watchApprovals: watchApprovals(ctx),
+      },
       options,
     ),
     bindService(KeyService, { getJwks: getJwks(ctx) }, options),

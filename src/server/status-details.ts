@@ -13,12 +13,32 @@ export const STATUS_DETAILS_KEY = "grpc-status-details-bin";
  */
 export function statusDetailsBin(s: GrpcStatus): Buffer | undefined {
   const details = [];
-  if (s.info) details.push(anyPack(ErrorInfoSchema, create(ErrorInfoSchema, { reason: s.info.reason, domain: s.info.domain, metadata: { ...s.info.metadata } })));
+  if (s.info)
+    details.push(
+      anyPack(
+        ErrorInfoSchema,
+        create(ErrorInfoSchema, {
+          reason: s.info.reason,
+          domain: s.info.domain,
+          metadata: { ...s.info.metadata },
+        }),
+      ),
+    );
   if (s.fieldViolations && s.fieldViolations.length > 0) {
     details.push(
-      anyPack(BadRequestSchema, create(BadRequestSchema, { fieldViolations: s.fieldViolations.map((v) => ({ field: v.field, description: v.description })) })),
+      anyPack(
+        BadRequestSchema,
+        create(BadRequestSchema, {
+          fieldViolations: s.fieldViolations.map((v) => ({
+            field: v.field,
+            description: v.description,
+          })),
+        }),
+      ),
     );
   }
   if (details.length === 0) return undefined;
-  return Buffer.from(toBinary(StatusSchema, create(StatusSchema, { code: s.code, message: s.details, details })));
+  return Buffer.from(
+    toBinary(StatusSchema, create(StatusSchema, { code: s.code, message: s.details, details })),
+  );
 }

@@ -26,7 +26,9 @@ export function telemetryInterceptor(): Interceptor {
           throw err;
         },
       );
-    return tracingActive() ? traced("charter.rpc", measured, { "rpc.system": "grpc", "rpc.method": ctx.path }) : measured();
+    return tracingActive()
+      ? traced("charter.rpc", measured, { "rpc.system": "grpc", "rpc.method": ctx.path })
+      : measured();
   };
 }
 

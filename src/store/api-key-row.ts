@@ -32,7 +32,14 @@ export function storedApiKey(row: ApiKeyRow): StoredApiKey {
   } catch {
     roles = undefined;
   }
-  if (!Array.isArray(roles) || !roles.every((r) => typeof r === "string")) throw new StoreError("CORRUPT", `api key ${row.id}: unreadable roles`);
-  const key: StoredApiKey = { id: row.id, principal: row.principal, roles, secretHash: row.secret_hash, createdAt: row.created_at };
+  if (!Array.isArray(roles) || !roles.every((r) => typeof r === "string"))
+    throw new StoreError("CORRUPT", `api key ${row.id}: unreadable roles`);
+  const key: StoredApiKey = {
+    id: row.id,
+    principal: row.principal,
+    roles,
+    secretHash: row.secret_hash,
+    createdAt: row.created_at,
+  };
   return row.revoked_at === null ? key : { ...key, revokedAt: row.revoked_at };
 }

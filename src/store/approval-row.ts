@@ -1,8 +1,19 @@
 import type { Approval } from "../core/approval.js";
 import type { ArgumentSummary } from "../core/approval-summary.js";
-import { APPROVAL_STATUSES, REASON_CODES, type ApprovalStatus, type Reason } from "../core/verdict.js";
+import {
+  APPROVAL_STATUSES,
+  REASON_CODES,
+  type ApprovalStatus,
+  type Reason,
+} from "../core/verdict.js";
 import { isJsonObject } from "../core/json.js";
-import { APPROVAL_EVENT_KINDS, StoreError, type ApprovalEvent, type ApprovalEventKind, type AuditKind } from "./port.js";
+import {
+  APPROVAL_EVENT_KINDS,
+  StoreError,
+  type ApprovalEvent,
+  type ApprovalEventKind,
+  type AuditKind,
+} from "./port.js";
 
 /** A row of the `approvals` table, as every adapter names its columns; absent optional fields are NULL. */
 export interface ApprovalRow {
@@ -85,11 +96,22 @@ export function approvalFromRow(row: ApprovalRow): Approval {
   if (!STATUSES.has(row.status)) throw bad(`unknown status ${row.status}`);
   const summary = parseJson(row.summary_json, () => bad("summary is not JSON"));
   const approvedBy = parseJson(row.approved_by_json, () => bad("approved_by is not JSON"));
-  if (!Array.isArray(summary) || !Array.isArray(approvedBy) || !approvedBy.every((x) => typeof x === "string")) throw bad("malformed summary or approvers");
+  if (
+    !Array.isArray(summary) ||
+    !Array.isArray(approvedBy) ||
+    !approvedBy.every((x) => typeof x === "string")
+  )
+    throw bad("malformed summary or approvers");
   let statusReason: Reason | undefined;
   if (row.status_reason_json !== null) {
     const r = parseJson(row.status_reason_json, () => bad("status reason is not JSON"));
-    if (!isJsonObject(r) || typeof r["code"] !== "string" || !REASONS.has(r["code"]) || typeof r["message"] !== "string") throw bad("malformed status reason");
+    if (
+      !isJsonObject(r) ||
+      typeof r["code"] !== "string" ||
+      !REASONS.has(r["code"]) ||
+      typeof r["message"] !== "string"
+    )
+      throw bad("malformed status reason");
     statusReason = r as unknown as Reason;
   }
   return {
@@ -135,9 +157,18 @@ const EVENT_KINDS: ReadonlySet<string> = new Set(APPROVAL_EVENT_KINDS);
 
 /** Reads an event back; an unknown kind or a text that is not JSON is CORRUPT. */
 export function approvalEventFromRow(row: ApprovalEventRow): ApprovalEvent {
-  if (!EVENT_KINDS.has(row.kind)) throw new StoreError("CORRUPT", `approval event ${row.seq}: unknown kind ${row.kind}`);
-  const raw = parseJson(row.approval_json, () => new StoreError("CORRUPT", `approval event ${row.seq}: not JSON`));
-  return { sequence: row.seq, kind: row.kind as ApprovalEventKind, at: row.at, approval: raw as Approval };
+  if (!EVENT_KINDS.has(row.kind))
+    throw new StoreError("CORRUPT", `approval event ${row.seq}: unknown kind ${row.kind}`);
+  const raw = parseJson(
+    row.approval_json,
+    () => new StoreError("CORRUPT", `approval event ${row.seq}: not JSON`),
+  );
+  return {
+    sequence: row.seq,
+    kind: row.kind as ApprovalEventKind,
+    at: row.at,
+    approval: raw as Approval,
+  };
 }
 
 /** The audit kind of an approval event. */
@@ -159,7 +190,12 @@ export function approvalAuditKind(kind: ApprovalEventKind, a: Approval): AuditKi
 }
 
 /** The audit record of an approval's change: ids, names and the digest, never argument values. */
-export function approvalAudit(a: Approval, kind: ApprovalEventKind, at: number, actor: string | undefined) {
+export function approvalAudit(
+  a: Approval,
+  kind: ApprovalEventKind,
+  at: number,
+  actor: string | undefined,
+) {
   return {
     at,
     kind: approvalAuditKind(kind, a),

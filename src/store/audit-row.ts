@@ -17,7 +17,10 @@ export type AuditText = (seq: number) => string;
  * JSON text with its own seq inside, and hash = sha256(head hash, text), taken with node:crypto
  * (the same values as the core's pure-JS hash). Every adapter appends through this, under its own lock on the head.
  */
-export function nextAuditRow(head: { readonly seq: number; readonly hash: string } | undefined, draft: AuditDraft | AuditText): AuditRow {
+export function nextAuditRow(
+  head: { readonly seq: number; readonly hash: string } | undefined,
+  draft: AuditDraft | AuditText,
+): AuditRow {
   const seq = (head?.seq ?? 0) + 1;
   const entry = typeof draft === "function" ? draft(seq) : auditEntryJson({ ...draft, seq });
   return { seq, entry, hash: chainHash(head?.hash ?? GENESIS_HASH, entry, nativeSha256Hex) };
@@ -38,8 +41,12 @@ export function auditEntryJson(fields: Readonly<Record<string, unknown>>): strin
     if (value === undefined) continue;
     let json: string;
     if (typeof value === "string") json = quoted(value);
-    else if (typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))) json = JSON.stringify(value);
-    else return canonicalJson(Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)));
+    else if (typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value)))
+      json = JSON.stringify(value);
+    else
+      return canonicalJson(
+        Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)),
+      );
     text += `${text === "" ? "" : ","}${quoted(key)}:${json}`;
   }
   return `{${text}}`;

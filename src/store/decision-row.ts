@@ -1,6 +1,11 @@
 import { REASON_CODES, type Decision, type ReasonCode } from "../core/verdict.js";
 import { auditEntryJson, quoted, type AuditText } from "./audit-row.js";
-import { StoreError, type CommitOutcome, type CommitRefusalCode, type DecisionRecord } from "./port.js";
+import {
+  StoreError,
+  type CommitOutcome,
+  type CommitRefusalCode,
+  type DecisionRecord,
+} from "./port.js";
 
 /** A row of the `decisions` table, as every adapter names its columns; absent optional fields are NULL. */
 export interface DecisionRow {
@@ -44,7 +49,12 @@ export const DECISION_COLUMNS = [
 ] as const satisfies readonly (keyof DecisionRow)[];
 
 /** Every decision this version knows; a new one in the core fails compilation here until it is listed. */
-const DECISIONS: Readonly<Record<Decision, true>> = { allow: true, deny: true, require_approval: true, effect_suppressed: true };
+const DECISIONS: Readonly<Record<Decision, true>> = {
+  allow: true,
+  deny: true,
+  require_approval: true,
+  effect_suppressed: true,
+};
 const REASONS: ReadonlySet<string> = new Set(REASON_CODES);
 
 export function decisionRow(r: DecisionRecord): DecisionRow {
@@ -77,11 +87,13 @@ export function sameDecisionRow(a: DecisionRow, b: DecisionRow): boolean {
 /** Reads a row back; one this version cannot read (an unknown decision or reason code) is CORRUPT. */
 export function decisionRecord(row: DecisionRow): DecisionRecord {
   const id = row.decision_id;
-  if (!Object.hasOwn(DECISIONS, row.decision)) throw new StoreError("CORRUPT", `decision ${id}: unknown decision ${row.decision}`);
+  if (!Object.hasOwn(DECISIONS, row.decision))
+    throw new StoreError("CORRUPT", `decision ${id}: unknown decision ${row.decision}`);
   if (row.reason_code !== null && !REASONS.has(row.reason_code)) {
     throw new StoreError("CORRUPT", `decision ${id}: unknown reason code ${row.reason_code}`);
   }
-  if (!Number.isSafeInteger(row.decided_at)) throw new StoreError("CORRUPT", `decision ${id}: decided_at is not a time`);
+  if (!Number.isSafeInteger(row.decided_at))
+    throw new StoreError("CORRUPT", `decision ${id}: decided_at is not a time`);
   const record: DecisionRecord = {
     decisionId: id,
     decidedAt: row.decided_at,
@@ -106,7 +118,11 @@ export function decisionRecord(row: DecisionRow): DecisionRecord {
   };
 }
 
-const REFUSALS: ReadonlySet<string> = new Set<CommitRefusalCode>(["LIMIT_EXCEEDED", "APPROVAL_CONSUMED", "APPROVAL_EXPIRED"]);
+const REFUSALS: ReadonlySet<string> = new Set<CommitRefusalCode>([
+  "LIMIT_EXCEEDED",
+  "APPROVAL_CONSUMED",
+  "APPROVAL_EXPIRED",
+]);
 
 /**
  * The same decision committed again (a retry): the first outcome — also when the first commit
@@ -114,11 +130,25 @@ const REFUSALS: ReadonlySet<string> = new Set<CommitRefusalCode>(["LIMIT_EXCEEDE
  */
 export function recommitOutcome(stored: DecisionRow, row: DecisionRow): CommitOutcome {
   if (sameDecisionRow(stored, row)) return { kind: "committed" };
-  const refused = row.decision === "allow" && stored.decision === "deny" && stored.reason_code !== null && REFUSALS.has(stored.reason_code);
-  if (refused && DECISION_COLUMNS.every((c) => c === "decision" || c === "reason_code" || stored[c] === row[c])) {
-    return { kind: "refused", reasonCode: stored.reason_code as CommitRefusalCode, detail: "refused when first committed" };
+  const refused =
+    row.decision === "allow" &&
+    stored.decision === "deny" &&
+    stored.reason_code !== null &&
+    REFUSALS.has(stored.reason_code);
+  if (
+    refused &&
+    DECISION_COLUMNS.every((c) => c === "decision" || c === "reason_code" || stored[c] === row[c])
+  ) {
+    return {
+      kind: "refused",
+      reasonCode: stored.reason_code as CommitRefusalCode,
+      detail: "refused when first committed",
+    };
   }
-  throw new StoreError("CONFLICT", `decision ${row.decision_id} is recorded already with other content`);
+  throw new StoreError(
+    "CONFLICT",
+    `decision ${row.decision_id} is recorded already with other content`,
+  );
 }
 
 /** A decision's audit record: the same fields, never argument values or tokens. */

@@ -21,8 +21,10 @@ export function grantFromJson(text: string, id: string): TaskGrant {
     throw new StoreError("CORRUPT", `grant ${id}: stored JSON does not parse`, { cause: err });
   }
   const problem = grantShapeProblem(value);
-  if (problem !== undefined) throw new StoreError("CORRUPT", `grant ${id}: the stored grant is malformed: ${problem}`);
+  if (problem !== undefined)
+    throw new StoreError("CORRUPT", `grant ${id}: the stored grant is malformed: ${problem}`);
   const grant = value as TaskGrant;
-  if (grant.id !== id) throw new StoreError("CORRUPT", `grant ${id}: the stored grant has another id`);
+  if (grant.id !== id)
+    throw new StoreError("CORRUPT", `grant ${id}: the stored grant has another id`);
   return grant;
 }

@@ -74,9 +74,16 @@ export interface GuardOptions {
  * connections once; a second close is harmless. Only described operations are exposed, and an
  * operation without a description is refused at once, so nothing reaches the port unguarded.
  */
-export function guardStore<T extends Operations<T>>(ops: T, describe: Describers<T>, options: GuardOptions): T & { close(): Promise<void> } {
+export function guardStore<T extends Operations<T>>(
+  ops: T,
+  describe: Describers<T>,
+  options: GuardOptions,
+): T & { close(): Promise<void> } {
   const undescribed = Object.keys(ops).filter((name) => !Object.hasOwn(describe, name));
-  if (undescribed.length > 0) throw new Error(`${options.adapter}: operations without a description: ${undescribed.join(", ")}`);
+  if (undescribed.length > 0)
+    throw new Error(
+      `${options.adapter}: operations without a description: ${undescribed.join(", ")}`,
+    );
   let open = true;
   const guarded: Record<string, (...args: never[]) => Promise<unknown>> = {};
   for (const name of Object.keys(describe) as (keyof T & string)[]) {
@@ -87,7 +94,11 @@ export function guardStore<T extends Operations<T>>(ops: T, describe: Describers
       const started = startTimer();
       try {
         doing = doingOf(...args);
-        if (!open) throw new StoreError("UNAVAILABLE", `${options.adapter} could not ${doing}: the store is closed`);
+        if (!open)
+          throw new StoreError(
+            "UNAVAILABLE",
+            `${options.adapter} could not ${doing}: the store is closed`,
+          );
         options.before?.();
         return await op.apply(ops, args);
       } catch (err) {

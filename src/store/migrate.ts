@@ -25,21 +25,33 @@ export function latestVersion(migrations: readonly Migration[]): number {
  * CORRUPT, a database from a newer Charter, one whose record has gaps, and one whose recorded
  * name for a version differs from the code's: applying anything to those would guess.
  */
-export function pendingMigrations(migrations: readonly Migration[], applied: readonly AppliedMigration[]): Migration[] {
+export function pendingMigrations(
+  migrations: readonly Migration[],
+  applied: readonly AppliedMigration[],
+): Migration[] {
   checkMigrationList(migrations);
   const known = latestVersion(migrations);
   const recorded = [...applied].sort((a, b) => a.version - b.version);
   const newest = recorded.at(-1)?.version ?? 0;
   if (newest > known) {
-    throw new StoreError("CORRUPT", `database schema version ${newest} is newer than this Charter (${known})`);
+    throw new StoreError(
+      "CORRUPT",
+      `database schema version ${newest} is newer than this Charter (${known})`,
+    );
   }
   recorded.forEach((row, i) => {
     const expected = migrations[i];
     if (expected === undefined || row.version !== expected.version) {
-      throw new StoreError("CORRUPT", `database schema history is not a prefix of this Charter's: found version ${row.version}`);
+      throw new StoreError(
+        "CORRUPT",
+        `database schema history is not a prefix of this Charter's: found version ${row.version}`,
+      );
     }
     if (row.name !== expected.name) {
-      throw new StoreError("CORRUPT", `database schema version ${row.version} is "${row.name}", this Charter expects "${expected.name}"`);
+      throw new StoreError(
+        "CORRUPT",
+        `database schema version ${row.version} is "${row.name}", this Charter expects "${expected.name}"`,
+      );
     }
   });
   return migrations.slice(recorded.length);
@@ -48,6 +60,7 @@ export function pendingMigrations(migrations: readonly Migration[], applied: rea
 /** Throws unless versions run 1, 2, 3… — a programming error in the adapter, not a database fault. */
 function checkMigrationList(migrations: readonly Migration[]): void {
   migrations.forEach((m, i) => {
-    if (m.version !== i + 1) throw new Error(`migration "${m.name}" has version ${m.version}, expected ${i + 1}`);
+    if (m.version !== i + 1)
+      throw new Error(`migration "${m.name}" has version ${m.version}, expected ${i + 1}`);
   });
 }

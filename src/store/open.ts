@@ -27,7 +27,11 @@ export interface OpenStoreOptions {
  */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
   const file = sqliteStoreFile(options);
-  if (file === undefined) return openPostgresStore({ url: options.url ?? "", ...(options.now === undefined ? {} : { now: options.now }) });
+  if (file === undefined)
+    return openPostgresStore({
+      url: options.url ?? "",
+      ...(options.now === undefined ? {} : { now: options.now }),
+    });
   return openSqliteStore({
     file,
     ...(options.now === undefined ? {} : { now: options.now }),
@@ -39,7 +43,9 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
 
 /** The SQLite file the options name (see `openStore`), or undefined for a PostgreSQL database; a URL this build cannot open throws. */
-export function sqliteStoreFile(options: Pick<OpenStoreOptions, "dataDir" | "url">): string | undefined {
+export function sqliteStoreFile(
+  options: Pick<OpenStoreOptions, "dataDir" | "url">,
+): string | undefined {
   if (options.url === undefined) return join(options.dataDir, "charter.db");
   const scheme = SCHEME.exec(options.url)?.[1]?.toLowerCase();
   return scheme === "postgres" || scheme === "postgresql" ? undefined : sqliteFileOf(options.url);
@@ -48,12 +54,18 @@ export function sqliteStoreFile(options: Pick<OpenStoreOptions, "dataDir" | "url
 /** The SQLite file a store URL names; any URL this build cannot open is refused. */
 function sqliteFileOf(url: string): string {
   const scheme = SCHEME.exec(url)?.[1]?.toLowerCase();
-  if (scheme === undefined) throw unsupported(`the store url is not a URL (expected postgres://…, sqlite:<path> or file:<path>)`);
+  if (scheme === undefined)
+    throw unsupported(
+      `the store url is not a URL (expected postgres://…, sqlite:<path> or file:<path>)`,
+    );
   if (scheme !== "sqlite" && scheme !== "file") {
-    throw unsupported(`the store url scheme "${scheme}:" is not supported; use postgres://…, sqlite:<path>, file:<path> or no url`);
+    throw unsupported(
+      `the store url scheme "${scheme}:" is not supported; use postgres://…, sqlite:<path>, file:<path> or no url`,
+    );
   }
   const rest = url.slice(scheme.length + 1);
-  if (/[?#]/.test(rest)) throw unsupported(`the store url "${scheme}:…" may not have a query or fragment`);
+  if (/[?#]/.test(rest))
+    throw unsupported(`the store url "${scheme}:…" may not have a query or fragment`);
   const file = rest.startsWith("//") ? fromFileUrl(`file:${rest}`, scheme) : rest;
   if (file === "") throw unsupported(`the store url "${scheme}:" names no file`);
   return file;
@@ -67,7 +79,8 @@ function fromFileUrl(url: string, scheme: string): string {
   } catch {
     throw unsupported(`the store url "${scheme}://…" is not a valid URL`);
   }
-  if (parsed.hostname !== "" && parsed.hostname !== "localhost") throw unsupported(`the store url "${scheme}://…" names a host; SQLite files are local`);
+  if (parsed.hostname !== "" && parsed.hostname !== "localhost")
+    throw unsupported(`the store url "${scheme}://…" names a host; SQLite files are local`);
   return fileURLToPath(parsed);
 }
 

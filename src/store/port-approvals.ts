@@ -41,7 +41,12 @@ export interface ApprovalVote {
 
 /** A vote counted (the approval after it), or refused because the approval is not pending or this approver answered already. */
 export type VoteOutcome =
-  { readonly ok: true; readonly approval: Approval } | { readonly ok: false; readonly problem: "not_pending" | "already_answered"; readonly approval: Approval };
+  | { readonly ok: true; readonly approval: Approval }
+  | {
+      readonly ok: false;
+      readonly problem: "not_pending" | "already_answered";
+      readonly approval: Approval;
+    };
 
 /**
  * Owners' approvals. Every change appends an approval event (the WatchApprovals feed) and an
@@ -52,7 +57,10 @@ export interface ApprovalStore {
    * The live (pending or approved) approval of this call digest, or a new pending one: once per
    * digest, also under concurrency. Approvals past their expiry are marked expired first.
    */
-  createApprovalOnce(draft: ApprovalDraft, now: number): Promise<{ readonly approval: Approval; readonly created: boolean }>;
+  createApprovalOnce(
+    draft: ApprovalDraft,
+    now: number,
+  ): Promise<{ readonly approval: Approval; readonly created: boolean }>;
   getApproval(id: string): Promise<StoredApproval | undefined>;
   /** Newest first (createdAt, then id, descending). */
   listApprovals(query: ApprovalQuery): Promise<Approval[]>;
@@ -63,7 +71,11 @@ export interface ApprovalStore {
   /** Ends the live approvals of these grants superseded (their grant was revoked); answers how many. */
   supersedeApprovalsOf(grantIds: readonly string[], reason: Reason, at: number): Promise<number>;
   /** Events after `afterSequence`, oldest first, at most `limit`; only `owner`'s when given. */
-  approvalEvents(owner: string | undefined, afterSequence: number, limit: number): Promise<ApprovalEvent[]>;
+  approvalEvents(
+    owner: string | undefined,
+    afterSequence: number,
+    limit: number,
+  ): Promise<ApprovalEvent[]>;
   /** The sequence of the newest event (0 when none). */
   lastApprovalSequence(): Promise<number>;
 }

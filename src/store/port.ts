@@ -1,4 +1,8 @@
-export { APPROVAL_EVENT_KINDS, type ApprovalEvent, type ApprovalEventKind } from "../core/approval.js";
+export {
+  APPROVAL_EVENT_KINDS,
+  type ApprovalEvent,
+  type ApprovalEventKind,
+} from "../core/approval.js";
 import type { TaskGrant } from "../core/grant.js";
 import type { Decision, ReasonCode } from "../core/verdict.js";
 
@@ -25,8 +29,22 @@ import type { ApprovalStore } from "./port-approvals.js";
 import type { AuditStore } from "./port-audit.js";
 import type { HeldStep, StepSlot, StepStore } from "./port-steps.js";
 export type { HeldStep, StepSlot, StepStore } from "./port-steps.js";
-export type { ApprovalCursor, ApprovalDraft, ApprovalQuery, ApprovalStore, ApprovalVote, StoredApproval, VoteOutcome } from "./port-approvals.js";
-export { AUDIT_KINDS, type AuditCheckpoint, type AuditEntry, type AuditKind, type AuditStore } from "./port-audit.js";
+export type {
+  ApprovalCursor,
+  ApprovalDraft,
+  ApprovalQuery,
+  ApprovalStore,
+  ApprovalVote,
+  StoredApproval,
+  VoteOutcome,
+} from "./port-approvals.js";
+export {
+  AUDIT_KINDS,
+  type AuditCheckpoint,
+  type AuditEntry,
+  type AuditKind,
+  type AuditStore,
+} from "./port-audit.js";
 
 /** A grant as stored, with its revocation state. */
 export interface StoredGrant {
@@ -189,7 +207,9 @@ export interface DecisionStore {
   /** The recorded decision (as committed: a refused allow reads back as its deny), for tests and tooling. */
   getDecision(decisionId: string): Promise<DecisionRecord | undefined>;
   /** Calls counted so far against a grant: in total and per action id. */
-  getBudgetUsage(grantId: string): Promise<{ readonly calls: number; readonly perAction: Readonly<Record<string, number>> }>;
+  getBudgetUsage(
+    grantId: string,
+  ): Promise<{ readonly calls: number; readonly perAction: Readonly<Record<string, number>> }>;
 }
 
 /** A caller's API key as stored: never the secret, only its hash. */
@@ -223,7 +243,8 @@ export interface ApiKeyStore {
 }
 
 /** Everything Charter persists, behind one port with one adapter per database. */
-export interface Store extends GrantStore, KeyStore, DecisionStore, StepStore, ApprovalStore, AuditStore, ApiKeyStore {
+export interface Store
+  extends GrantStore, KeyStore, DecisionStore, StepStore, ApprovalStore, AuditStore, ApiKeyStore {
   /**
    * Resolves when the store is still the one opened and can answer; fails UNAVAILABLE once it
    * cannot (closed, or a SQLite file deleted, replaced or truncated under the process). The server

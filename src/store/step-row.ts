@@ -13,14 +13,30 @@ export interface HeldStepRow {
 }
 
 /** The columns every adapter writes to `decision_steps`, in this order. */
-export const STEP_COLUMNS = ["grant_id", "run_id", "step_key", "fingerprint", "decision_id", "verdict_json", "receipt"] as const;
+export const STEP_COLUMNS = [
+  "grant_id",
+  "run_id",
+  "step_key",
+  "fingerprint",
+  "decision_id",
+  "verdict_json",
+  "receipt",
+] as const;
 
-const DECISIONS: ReadonlySet<string> = new Set<Decision>(["allow", "deny", "require_approval", "effect_suppressed"]);
+const DECISIONS: ReadonlySet<string> = new Set<Decision>([
+  "allow",
+  "deny",
+  "require_approval",
+  "effect_suppressed",
+]);
 const REASONS: ReadonlySet<string> = new Set(REASON_CODES);
 
 export function heldStep(row: HeldStepRow): HeldStep {
   if (!DECISIONS.has(row.decision) || (row.reason_code !== null && !REASONS.has(row.reason_code))) {
-    throw new StoreError("CORRUPT", `step of decision ${row.decision_id}: unknown decision or reason code`);
+    throw new StoreError(
+      "CORRUPT",
+      `step of decision ${row.decision_id}: unknown decision or reason code`,
+    );
   }
   return {
     decisionId: row.decision_id,
@@ -39,11 +55,19 @@ export function heldStep(row: HeldStepRow): HeldStep {
  * held decision standing and writes nothing.
  */
 export function replacesHeld(held: HeldStep, slot: StepSlot, record: DecisionRecord): boolean {
-  return held.decision === "require_approval" && slot.supersedesPending === true && record.decision !== "require_approval";
+  return (
+    held.decision === "require_approval" &&
+    slot.supersedesPending === true &&
+    record.decision !== "require_approval"
+  );
 }
 
 /** The step row a decision writes, as written (the receipt only when the record commits as an allow). */
-export function stepRow(record: DecisionRecord, slot: StepSlot, written: DecisionRow): Record<(typeof STEP_COLUMNS)[number], string | null> {
+export function stepRow(
+  record: DecisionRecord,
+  slot: StepSlot,
+  written: DecisionRow,
+): Record<(typeof STEP_COLUMNS)[number], string | null> {
   return {
     grant_id: record.grantId,
     run_id: slot.runId,

@@ -8,7 +8,11 @@ interface MetricData {
   readonly help: string;
   readonly type: "counter" | "histogram";
   readonly aggregator: "sum";
-  readonly values: { readonly labels: Labels; readonly value: number; readonly metricName?: string }[];
+  readonly values: {
+    readonly labels: Labels;
+    readonly value: number;
+    readonly metricName?: string;
+  }[];
 }
 
 /**
@@ -41,7 +45,10 @@ abstract class LabelledMetric<C> {
       child = this.make();
       byB.set(b, child);
       const values = [a, b];
-      this.#labelled.push({ labels: Object.fromEntries(this.labelNames.map((n, i) => [n, values[i] as string])), child });
+      this.#labelled.push({
+        labels: Object.fromEntries(this.labelNames.map((n, i) => [n, values[i] as string])),
+        child,
+      });
     }
     return child;
   }
@@ -59,7 +66,13 @@ export class FastCounter extends LabelledMetric<{ n: number }> {
   }
 
   get(): MetricData {
-    return { name: this.name, help: this.help, type: "counter", aggregator: "sum", values: this.labelled().map(({ labels, child }) => ({ labels, value: child.n })) };
+    return {
+      name: this.name,
+      help: this.help,
+      type: "counter",
+      aggregator: "sum",
+      values: this.labelled().map(({ labels, child }) => ({ labels, value: child.n })),
+    };
   }
 }
 
@@ -103,9 +116,17 @@ export class FastHistogram extends LabelledMetric<HistogramChild> {
       let cumulative = 0;
       this.upperBounds.forEach((le, i) => {
         cumulative += child.buckets[i] as number;
-        values.push({ labels: { le, ...labels }, value: cumulative, metricName: `${this.name}_bucket` });
+        values.push({
+          labels: { le, ...labels },
+          value: cumulative,
+          metricName: `${this.name}_bucket`,
+        });
       });
-      values.push({ labels: { le: "+Inf", ...labels }, value: child.count, metricName: `${this.name}_bucket` });
+      values.push({
+        labels: { le: "+Inf", ...labels },
+        value: child.count,
+        metricName: `${this.name}_bucket`,
+      });
       values.push({ labels, value: child.sum, metricName: `${this.name}_sum` });
       values.push({ labels, value: child.count, metricName: `${this.name}_count` });
     }

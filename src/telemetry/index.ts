@@ -1,4 +1,11 @@
-export { installInstruments, recordAuditCommitSince, recordDecision, recordRpcSince, recordStoreSince, startTimer } from "./instruments.js";
+export {
+  installInstruments,
+  recordAuditCommitSince,
+  recordDecision,
+  recordRpcSince,
+  recordStoreSince,
+  startTimer,
+} from "./instruments.js";
 export type { Instruments } from "./instruments.js";
 export { readCaches, registerCache } from "./caches.js";
 export type { CacheStats } from "./caches.js";

@@ -11,7 +11,9 @@ export interface CharterMetrics {
 }
 
 /** Latency buckets in seconds: 50 µs to 2.5 s (Charter's calls are sub-millisecond to a few ms). */
-const LATENCY_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+const LATENCY_BUCKETS = [
+  0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+];
 
 /**
  * The metrics of one server process, in a registry of its own: decisions by verdict and reason,
@@ -23,11 +25,39 @@ const LATENCY_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
  */
 export function createMetrics(options: { readonly sqliteFile?: string } = {}): CharterMetrics {
   const registry = new Registry();
-  const decisions = new FastCounter("charter_decisions_total", "Verdicts answered, by verdict and reason code", ["verdict", "reason"], registry);
-  const rpcs = new FastHistogram("charter_rpc_duration_seconds", "RPC latency by method and the status the client got", ["method", "status"], LATENCY_BUCKETS, registry);
-  const store = new FastHistogram("charter_store_operation_seconds", "Store operation latency by operation", ["operation"], LATENCY_BUCKETS, registry);
-  const auditCommit = new FastHistogram("charter_audit_commit_seconds", "Durable group commits of the audit log (transaction and flush)", [], LATENCY_BUCKETS, registry);
-  const auditUnits = new FastCounter("charter_audit_commit_units_total", "Units of work committed by the audit group commits", [], registry);
+  const decisions = new FastCounter(
+    "charter_decisions_total",
+    "Verdicts answered, by verdict and reason code",
+    ["verdict", "reason"],
+    registry,
+  );
+  const rpcs = new FastHistogram(
+    "charter_rpc_duration_seconds",
+    "RPC latency by method and the status the client got",
+    ["method", "status"],
+    LATENCY_BUCKETS,
+    registry,
+  );
+  const store = new FastHistogram(
+    "charter_store_operation_seconds",
+    "Store operation latency by operation",
+    ["operation"],
+    LATENCY_BUCKETS,
+    registry,
+  );
+  const auditCommit = new FastHistogram(
+    "charter_audit_commit_seconds",
+    "Durable group commits of the audit log (transaction and flush)",
+    [],
+    LATENCY_BUCKETS,
+    registry,
+  );
+  const auditUnits = new FastCounter(
+    "charter_audit_commit_units_total",
+    "Units of work committed by the audit group commits",
+    [],
+    registry,
+  );
   cacheMetrics(registry);
   if (options.sqliteFile !== undefined) walMetrics(registry, `${options.sqliteFile}-wal`);
   const commits = auditCommit.child();
@@ -57,8 +87,18 @@ function cacheMetrics(registry: Registry): void {
     // A cache made again (a new context) starts from 0: count it from there.
     counter.inc({ cache }, delta >= 0 ? delta : total);
   };
-  const hits = new Counter({ name: "charter_cache_hits_total", help: "Lookups answered by a cache", labelNames: ["cache"], registers: [registry] });
-  const misses = new Counter({ name: "charter_cache_misses_total", help: "Lookups a cache could not answer", labelNames: ["cache"], registers: [registry] });
+  const hits = new Counter({
+    name: "charter_cache_hits_total",
+    help: "Lookups answered by a cache",
+    labelNames: ["cache"],
+    registers: [registry],
+  });
+  const misses = new Counter({
+    name: "charter_cache_misses_total",
+    help: "Lookups a cache could not answer",
+    labelNames: ["cache"],
+    registers: [registry],
+  });
   new Gauge({
     name: "charter_cache_entries",
     help: "Entries a cache holds",
@@ -80,7 +120,8 @@ function cacheMetrics(registry: Registry): void {
     registers: [registry],
     collect() {
       this.reset();
-      for (const [cache, stats] of readCaches()) if (stats.bytes !== undefined) this.set({ cache }, stats.bytes);
+      for (const [cache, stats] of readCaches())
+        if (stats.bytes !== undefined) this.set({ cache }, stats.bytes);
     },
   });
 }

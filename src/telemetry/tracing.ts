@@ -61,8 +61,16 @@ export interface Tracing {
  * carried across awaits by AsyncLocalStorage, the resource naming the service (and the worker).
  * The SDK is loaded only here, so a server without `tracingOtlpEndpoint` never loads it.
  */
-export async function startTracing(options: { readonly endpoint: string; readonly attributes: Attributes }): Promise<Tracing> {
-  const [{ BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { AsyncLocalStorageContextManager }, { resourceFromAttributes }] = await Promise.all([
+export async function startTracing(options: {
+  readonly endpoint: string;
+  readonly attributes: Attributes;
+}): Promise<Tracing> {
+  const [
+    { BasicTracerProvider, BatchSpanProcessor },
+    { OTLPTraceExporter },
+    { AsyncLocalStorageContextManager },
+    { resourceFromAttributes },
+  ] = await Promise.all([
     import("@opentelemetry/sdk-trace-base"),
     import("@opentelemetry/exporter-trace-otlp-http"),
     import("@opentelemetry/context-async-hooks"),
@@ -70,7 +78,11 @@ export async function startTracing(options: { readonly endpoint: string; readonl
   ]);
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ "service.name": "charter", ...options.attributes }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: options.endpoint }), { scheduledDelayMillis: 1000 })],
+    spanProcessors: [
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: options.endpoint }), {
+        scheduledDelayMillis: 1000,
+      }),
+    ],
   });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   trace.setGlobalTracerProvider(provider);

@@ -13,7 +13,11 @@ export interface CheckpointClaims {
 }
 
 /** Signs a checkpoint of the audit chain head (compact JWS, EdDSA): claims `seq`, `hash`, iss, aud, iat. */
-export async function signCheckpoint(claims: CheckpointClaims, ring: KeyRing, options: { issuer: string; audience: string; now: number }): Promise<string> {
+export async function signCheckpoint(
+  claims: CheckpointClaims,
+  ring: KeyRing,
+  options: { issuer: string; audience: string; now: number },
+): Promise<string> {
   const { kid, privateKey } = ring.signingKey();
   return new SignJWT({ seq: claims.seq, hash: claims.hash })
     .setProtectedHeader({ alg: "EdDSA", kid, typ: CHECKPOINT_TYP })
@@ -32,7 +36,14 @@ export async function verifyCheckpoint(
   const outcome = await verifyJws(
     token,
     keys,
-    { typ: CHECKPOINT_TYP, issuer: options.issuer, audience: options.audience, now: options.now, clockToleranceSeconds: 0, requiredClaims: ["seq", "hash", "iat"] },
+    {
+      typ: CHECKPOINT_TYP,
+      issuer: options.issuer,
+      audience: options.audience,
+      now: options.now,
+      clockToleranceSeconds: 0,
+      requiredClaims: ["seq", "hash", "iat"],
+    },
     "audit checkpoint",
   );
   if (!outcome.ok) return undefined;

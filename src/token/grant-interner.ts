@@ -20,7 +20,17 @@ const CAVEAT_BYTES_PER_CHAR = 4;
 const CAVEAT_BYTES = 512;
 
 const LISTS = ["chain", "allowed", "approvalRequired", "denied", "sources"] as const;
-const STRINGS = ["id", "rootId", "parentId", "subject", "owner", "purpose", "profile", "catalogVersion", "mode"] as const;
+const STRINGS = [
+  "id",
+  "rootId",
+  "parentId",
+  "subject",
+  "owner",
+  "purpose",
+  "profile",
+  "catalogVersion",
+  "mode",
+] as const;
 const KNOWN = new Set<string>([...LISTS, ...STRINGS, "caveats", "issuedAt", "expiresAt", "limits"]);
 
 /**
@@ -63,11 +73,15 @@ export class GrantInterner {
       Object.entries(grant.caveats).map(([actionId, record]) => {
         bytes += SLOT_BYTES * 2;
         const id = this.#string(actionId, () => (bytes += own(actionId)));
-        return [id, this.#caveat(record, (chars) => (bytes += CAVEAT_BYTES_PER_CHAR * chars + CAVEAT_BYTES))] as const;
+        return [
+          id,
+          this.#caveat(record, (chars) => (bytes += CAVEAT_BYTES_PER_CHAR * chars + CAVEAT_BYTES)),
+        ] as const;
       }),
     );
     // Members a later version adds are kept as they are, counted by their JSON text.
-    for (const [key, value] of Object.entries(grant)) if (!KNOWN.has(key)) bytes += own(JSON.stringify(value));
+    for (const [key, value] of Object.entries(grant))
+      if (!KNOWN.has(key)) bytes += own(JSON.stringify(value));
     const compact = {
       ...grant,
       chain: list(grant.chain),

@@ -44,9 +44,14 @@ export type GrantTokenResult = { readonly ok: true; readonly grant: TaskGrant } 
  * exp = expiresAt; the `grant` claim carries the whole grant. A malformed grant is refused with
  * TokenError INVALID_INPUT rather than signed.
  */
-export async function signGrantToken(grant: TaskGrant, ring: KeyRing, parties: GrantTokenParties): Promise<string> {
+export async function signGrantToken(
+  grant: TaskGrant,
+  ring: KeyRing,
+  parties: GrantTokenParties,
+): Promise<string> {
   const problem = grantShapeProblem(grant);
-  if (problem !== undefined) throw new TokenError("INVALID_INPUT", `cannot sign a malformed grant: ${problem}`);
+  if (problem !== undefined)
+    throw new TokenError("INVALID_INPUT", `cannot sign a malformed grant: ${problem}`);
   const { kid, privateKey } = ring.signingKey();
   return new SignJWT({ grant: grant as unknown as Record<string, unknown> })
     .setProtectedHeader({ alg: "EdDSA", kid, typ: GRANT_TOKEN_TYP })
@@ -67,7 +72,11 @@ export async function signGrantToken(grant: TaskGrant, ring: KeyRing, parties: G
  * a bad token; anything that is not a refusal of the token (a StoreError or a TokenError met
  * while reloading keys for an unknown kid, a bug) is rethrown: "could not decide".
  */
-export async function verifyGrantToken(token: string, keys: KeyResolver, check: GrantTokenCheck): Promise<GrantTokenResult> {
+export async function verifyGrantToken(
+  token: string,
+  keys: KeyResolver,
+  check: GrantTokenCheck,
+): Promise<GrantTokenResult> {
   const outcome = await verifyJws(
     token,
     keys,
@@ -81,16 +90,22 @@ export async function verifyGrantToken(token: string, keys: KeyResolver, check: 
     },
     "grant token",
   );
-  if (!outcome.ok) return refuse(outcome.expired ? "GRANT_EXPIRED" : "GRANT_INVALID", outcome.message);
+  if (!outcome.ok)
+    return refuse(outcome.expired ? "GRANT_EXPIRED" : "GRANT_INVALID", outcome.message);
   const { payload } = outcome;
   const grant = payload["grant"];
   const problem = grantShapeProblem(grant);
-  if (problem !== undefined) return refuse("GRANT_INVALID", `the grant token carries a malformed grant: ${problem}`);
+  if (problem !== undefined)
+    return refuse("GRANT_INVALID", `the grant token carries a malformed grant: ${problem}`);
   const g = grant as TaskGrant;
-  if (payload.jti !== g.id) return refuse("GRANT_INVALID", "the grant token's jti is not its grant's id");
-  if (payload.sub !== g.subject) return refuse("GRANT_INVALID", "the grant token's sub is not its grant's subject");
-  if (payload.exp !== g.expiresAt) return refuse("GRANT_INVALID", "the grant token's exp is not its grant's expiry");
-  if (payload.nbf !== g.issuedAt || payload.iat !== g.issuedAt) return refuse("GRANT_INVALID", "the grant token's nbf and iat are not its grant's issue time");
+  if (payload.jti !== g.id)
+    return refuse("GRANT_INVALID", "the grant token's jti is not its grant's id");
+  if (payload.sub !== g.subject)
+    return refuse("GRANT_INVALID", "the grant token's sub is not its grant's subject");
+  if (payload.exp !== g.expiresAt)
+    return refuse("GRANT_INVALID", "the grant token's exp is not its grant's expiry");
+  if (payload.nbf !== g.issuedAt || payload.iat !== g.issuedAt)
+    return refuse("GRANT_INVALID", "the grant token's nbf and iat are not its grant's issue time");
   return { ok: true, grant: g };
 }
 

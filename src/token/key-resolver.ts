@@ -50,7 +50,9 @@ export function jwksKeyResolver(jwks: Jwks): KeyResolver {
 function usableX(jwk: unknown): string | undefined {
   if (typeof jwk !== "object" || jwk === null) return undefined;
   const { kty, crv, x, alg, use } = jwk as Record<string, unknown>;
-  if (kty !== "OKP" || crv !== "Ed25519" || typeof x !== "string" || !KEY_BYTES.test(x)) return undefined;
-  if ((alg !== undefined && alg !== "EdDSA") || (use !== undefined && use !== "sig")) return undefined;
+  if (kty !== "OKP" || crv !== "Ed25519" || typeof x !== "string" || !KEY_BYTES.test(x))
+    return undefined;
+  if ((alg !== undefined && alg !== "EdDSA") || (use !== undefined && use !== "sig"))
+    return undefined;
   return x;
 }

@@ -2,7 +2,13 @@ import type { CryptoKey } from "jose";
 import type { KeyStore, StoredKey } from "../store/port.js";
 import { TokenError } from "./errors.js";
 import type { KeyResolver } from "./key-resolver.js";
-import { generateStoredKey, importPrivateKey, loadStoredKey, type Jwks, type LoadedKey } from "./signing-key.js";
+import {
+  generateStoredKey,
+  importPrivateKey,
+  loadStoredKey,
+  type Jwks,
+  type LoadedKey,
+} from "./signing-key.js";
 
 /** The private key new tokens are signed with, and the kid their header names. */
 export interface SigningKey {
@@ -49,7 +55,11 @@ export const DEFAULT_RELOAD_INTERVAL_SECONDS = 30;
  * first key, whatever their clocks.
  */
 export async function openKeyRing(store: KeyStore, options: KeyRingOptions): Promise<KeyRing> {
-  const ring = new StoreKeyRing(store, options.reloadIntervalSeconds ?? DEFAULT_RELOAD_INTERVAL_SECONDS, options.now);
+  const ring = new StoreKeyRing(
+    store,
+    options.reloadIntervalSeconds ?? DEFAULT_RELOAD_INTERVAL_SECONDS,
+    options.now,
+  );
   let stored = await store.listKeys();
   if (!stored.some(isActive)) {
     // Stored only if no replica stored an active key since we listed; either way we read the winner.
@@ -92,7 +102,8 @@ class StoreKeyRing implements KeyRing {
   async resolveKey(kid: string, now: number): Promise<CryptoKey | undefined> {
     const known = this.#keys.get(kid);
     if (known) return known.publicKey;
-    if (now >= this.#lastReloadAt && now < this.#lastReloadAt + this.#reloadInterval) return undefined;
+    if (now >= this.#lastReloadAt && now < this.#lastReloadAt + this.#reloadInterval)
+      return undefined;
     this.#lastReloadAt = now;
     await this.reload();
     return this.#keys.get(kid)?.publicKey;
@@ -124,7 +135,12 @@ class StoreKeyRing implements KeyRing {
     const keys = new Map<string, LoadedKey>();
     for (const key of stored) {
       const known = this.#keys.get(key.kid);
-      keys.set(key.kid, known && known.stored.publicJwk === key.publicJwk ? { ...known, stored: key } : await loadStoredKey(key));
+      keys.set(
+        key.kid,
+        known && known.stored.publicJwk === key.publicJwk
+          ? { ...known, stored: key }
+          : await loadStoredKey(key),
+      );
     }
     const signer = stored.find(isActive);
     if (!signer) {
@@ -134,7 +150,8 @@ class StoreKeyRing implements KeyRing {
       }
       throw new TokenError("NO_SIGNING_KEY", "the key store holds no active signing key");
     }
-    if (this.#signing?.kid !== signer.kid) this.#signing = { kid: signer.kid, privateKey: await importPrivateKey(signer) };
+    if (this.#signing?.kid !== signer.kid)
+      this.#signing = { kid: signer.kid, privateKey: await importPrivateKey(signer) };
     this.#keys = keys;
   }
 

@@ -16,9 +16,11 @@ export class LruCache<K, V> {
 
   /** `maxEntries` (or `maxBytes`) of 0 caches nothing. */
   constructor(maxEntries: number, options: LruCacheOptions<V> = {}) {
-    if (!(Number.isSafeInteger(maxEntries) && maxEntries >= 0)) throw new RangeError("maxEntries must be a non-negative integer");
+    if (!(Number.isSafeInteger(maxEntries) && maxEntries >= 0))
+      throw new RangeError("maxEntries must be a non-negative integer");
     const maxBytes = options.maxBytes ?? Number.MAX_SAFE_INTEGER;
-    if (!(Number.isSafeInteger(maxBytes) && maxBytes >= 0)) throw new RangeError("maxBytes must be a non-negative integer");
+    if (!(Number.isSafeInteger(maxBytes) && maxBytes >= 0))
+      throw new RangeError("maxBytes must be a non-negative integer");
     this.#max = maxEntries;
     this.#maxBytes = maxBytes;
     this.#sizeOf = options.sizeOf ?? (() => 0);

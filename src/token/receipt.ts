@@ -58,7 +58,12 @@ export interface ReceiptCheck {
 
 /** The receipt, or why it is refused (the message never echoes the token). */
 export type ReceiptResult =
-  { readonly ok: true; readonly receipt: Receipt } | { readonly ok: false; readonly code: "RECEIPT_INVALID" | "RECEIPT_EXPIRED"; readonly message: string };
+  | { readonly ok: true; readonly receipt: Receipt }
+  | {
+      readonly ok: false;
+      readonly code: "RECEIPT_INVALID" | "RECEIPT_EXPIRED";
+      readonly message: string;
+    };
 
 /** JWT claim names of the receipt's private claims, beside jti (decisionId) and sub (subject). */
 const CLAIM = {
@@ -71,7 +76,14 @@ const CLAIM = {
   argumentsDigest: "arguments_digest",
   catalogVersion: "catalog_version",
 } as const;
-const REQUIRED = ["decisionId", "grantId", "subject", "actionId", "argsDigest", "argumentsDigest"] as const;
+const REQUIRED = [
+  "decisionId",
+  "grantId",
+  "subject",
+  "actionId",
+  "argsDigest",
+  "argumentsDigest",
+] as const;
 const STRINGS = [...REQUIRED, "toolName", "callId", "catalogVersion"] as const;
 
 /**
@@ -80,12 +92,19 @@ const STRINGS = [...REQUIRED, "toolName", "callId", "catalogVersion"] as const;
  * action_id, tool_name, resource (when there is one), call_id, args_digest, arguments_digest and
  * catalog_version.
  */
-export async function signReceipt(claims: ReceiptClaims, ring: KeyRing, options: ReceiptSignOptions): Promise<string> {
+export async function signReceipt(
+  claims: ReceiptClaims,
+  ring: KeyRing,
+  options: ReceiptSignOptions,
+): Promise<string> {
   const ttl = options.ttlSeconds ?? DEFAULT_RECEIPT_TTL_SECONDS;
-  if (!(Number.isSafeInteger(ttl) && ttl > 0)) throw new TokenError("INVALID_INPUT", "a receipt's ttlSeconds must be a positive integer");
-  if (!Number.isSafeInteger(options.now)) throw new TokenError("INVALID_INPUT", "a receipt's issue time must be an integer");
+  if (!(Number.isSafeInteger(ttl) && ttl > 0))
+    throw new TokenError("INVALID_INPUT", "a receipt's ttlSeconds must be a positive integer");
+  if (!Number.isSafeInteger(options.now))
+    throw new TokenError("INVALID_INPUT", "a receipt's issue time must be an integer");
   const problem = claimsProblem(claims as unknown as Record<string, unknown>);
-  if (problem !== undefined) throw new TokenError("INVALID_INPUT", `cannot sign a receipt: ${problem}`);
+  if (problem !== undefined)
+    throw new TokenError("INVALID_INPUT", `cannot sign a receipt: ${problem}`);
   const payload: JWTPayload = {
     [CLAIM.grantId]: claims.grantId,
     [CLAIM.actionId]: claims.actionId,
@@ -129,14 +148,18 @@ const signers = new WeakMap<CryptoKey, CompactSigner>();
 function signCompact(claimsSet: JWTPayload, kid: string, privateKey: CryptoKey): Promise<string> {
   let signer = signers.get(privateKey);
   if (signer === undefined) {
-    const header = Buffer.from(JSON.stringify({ alg: "EdDSA", kid, typ: RECEIPT_TYP })).toString("base64url");
+    const header = Buffer.from(JSON.stringify({ alg: "EdDSA", kid, typ: RECEIPT_TYP })).toString(
+      "base64url",
+    );
     signer = { key: KeyObject.from(privateKey), header };
     signers.set(privateKey, signer);
   }
   const signingInput = `${signer.header}.${Buffer.from(JSON.stringify(claimsSet)).toString("base64url")}`;
   const key = signer.key;
   return new Promise((resolve, reject) =>
-    sign(null, Buffer.from(signingInput), key, (err, signature) => (err ? reject(err) : resolve(`${signingInput}.${signature.toString("base64url")}`))),
+    sign(null, Buffer.from(signingInput), key, (err, signature) =>
+      err ? reject(err) : resolve(`${signingInput}.${signature.toString("base64url")}`),
+    ),
   );
 }
 
@@ -144,7 +167,11 @@ function signCompact(claimsSet: JWTPayload, kid: string, privateKey: CryptoKey):
  * Verifies a receipt against Charter's key ring or its published JWKS: only EdDSA, only a known
  * kid, typ, issuer, audience, expiry at `now` and the claims' types. Never throws for a bad token.
  */
-export async function verifyReceipt(token: string, keys: KeyResolver | Jwks, check: ReceiptCheck): Promise<ReceiptResult> {
+export async function verifyReceipt(
+  token: string,
+  keys: KeyResolver | Jwks,
+  check: ReceiptCheck,
+): Promise<ReceiptResult> {
   const resolver = "resolveKey" in keys ? keys : jwksKeyResolver(keys);
   const outcome = await verifyJws(
     token,
@@ -171,7 +198,12 @@ export async function verifyReceipt(token: string, keys: KeyResolver | Jwks, che
     },
     "receipt",
   );
-  if (!outcome.ok) return { ok: false, code: outcome.expired ? "RECEIPT_EXPIRED" : "RECEIPT_INVALID", message: outcome.message };
+  if (!outcome.ok)
+    return {
+      ok: false,
+      code: outcome.expired ? "RECEIPT_EXPIRED" : "RECEIPT_INVALID",
+      message: outcome.message,
+    };
   const p = outcome.payload;
   const resource = p[CLAIM.resource];
   const receipt = {
@@ -189,13 +221,15 @@ export async function verifyReceipt(token: string, keys: KeyResolver | Jwks, che
     expiresAt: p.exp,
   };
   const problem = claimsProblem(receipt);
-  if (problem !== undefined) return { ok: false, code: "RECEIPT_INVALID", message: `the receipt is malformed: ${problem}` };
+  if (problem !== undefined)
+    return { ok: false, code: "RECEIPT_INVALID", message: `the receipt is malformed: ${problem}` };
   return { ok: true, receipt: receipt as Receipt };
 }
 
 function claimsProblem(claims: Record<string, unknown>): string | undefined {
   for (const key of STRINGS) if (typeof claims[key] !== "string") return `${key} must be a string`;
   for (const key of REQUIRED) if (claims[key] === "") return `${key} must not be empty`;
-  if (claims["resource"] !== undefined && typeof claims["resource"] !== "string") return "resource must be a string";
+  if (claims["resource"] !== undefined && typeof claims["resource"] !== "string")
+    return "resource must be a string";
   return undefined;
 }

@@ -22,7 +22,11 @@ interface Envelope {
 export function parseKek(text: string): KeyEncryptionKey {
   const t = text.trim();
   const key = /^[0-9a-fA-F]{64}$/.test(t) ? Buffer.from(t, "hex") : Buffer.from(t, "base64");
-  if (key.length !== 32) throw new TokenError("KEY_SEALED", "the key-encryption key must be 32 bytes, as base64 or 64 hex digits (e.g. openssl rand -base64 32)");
+  if (key.length !== 32)
+    throw new TokenError(
+      "KEY_SEALED",
+      "the key-encryption key must be 32 bytes, as base64 or 64 hex digits (e.g. openssl rand -base64 32)",
+    );
   return { key, id: createHash("sha256").update(key).digest("hex").slice(0, 16) };
 }
 
@@ -48,22 +52,41 @@ export function sealPrivateJwk(privateJwk: string, kid: string, kek: KeyEncrypti
 }
 
 /** The private JWK of a sealed half; a missing or wrong KEK, or a tampered envelope, is KEY_SEALED. */
-export function openPrivateJwk(stored: string, kid: string, kek: KeyEncryptionKey | undefined): string {
+export function openPrivateJwk(
+  stored: string,
+  kid: string,
+  kek: KeyEncryptionKey | undefined,
+): string {
   let e: Partial<Envelope>;
   try {
     e = JSON.parse(stored) as Partial<Envelope>;
   } catch {
     throw new TokenError("KEY_SEALED", `signing key ${kid}: its sealed private key is unreadable`);
   }
-  if (kek === undefined) throw new TokenError("KEY_SEALED", `signing key ${kid} is encrypted at rest: configure its key-encryption key (kekFile or CHARTER_KEK)`);
-  if (e.kek !== kek.id) throw new TokenError("KEY_SEALED", `signing key ${kid} was sealed with key-encryption key ${String(e.kek)}, not the configured ${kek.id}`);
+  if (kek === undefined)
+    throw new TokenError(
+      "KEY_SEALED",
+      `signing key ${kid} is encrypted at rest: configure its key-encryption key (kekFile or CHARTER_KEK)`,
+    );
+  if (e.kek !== kek.id)
+    throw new TokenError(
+      "KEY_SEALED",
+      `signing key ${kid} was sealed with key-encryption key ${String(e.kek)}, not the configured ${kek.id}`,
+    );
   try {
     const decipher = createDecipheriv("aes-256-gcm", kek.key, Buffer.from(e.iv ?? "", "base64url"));
     decipher.setAAD(Buffer.from(`charter-signing-key:${kid}`));
     decipher.setAuthTag(Buffer.from(e.tag ?? "", "base64url"));
-    return Buffer.concat([decipher.update(Buffer.from(e.ct ?? "", "base64url")), decipher.final()]).toString("utf8");
+    return Buffer.concat([
+      decipher.update(Buffer.from(e.ct ?? "", "base64url")),
+      decipher.final(),
+    ]).toString("utf8");
   } catch (cause) {
-    throw new TokenError("KEY_SEALED", `signing key ${kid} does not decrypt with the configured key-encryption key (tampered, or another key)`, { cause });
+    throw new TokenError(
+      "KEY_SEALED",
+      `signing key ${kid} does not decrypt with the configured key-encryption key (tampered, or another key)`,
+      { cause },
+    );
   }
 }
 
@@ -73,8 +96,12 @@ export function openPrivateJwk(stored: string, kid: string, kek: KeyEncryptionKe
  * keys are stored in clear (protected by the data dir's permissions) and a sealed key is refused.
  */
 export function sealedKeyStore(store: KeyStore, kek: KeyEncryptionKey | undefined): KeyStore {
-  const open = (key: StoredKey): StoredKey => (isSealed(key.privateJwk) ? { ...key, privateJwk: openPrivateJwk(key.privateJwk, key.kid, kek) } : key);
-  const seal = (key: StoredKey): StoredKey => (kek === undefined ? key : { ...key, privateJwk: sealPrivateJwk(key.privateJwk, key.kid, kek) });
+  const open = (key: StoredKey): StoredKey =>
+    isSealed(key.privateJwk)
+      ? { ...key, privateJwk: openPrivateJwk(key.privateJwk, key.kid, kek) }
+      : key;
+  const seal = (key: StoredKey): StoredKey =>
+    kek === undefined ? key : { ...key, privateJwk: sealPrivateJwk(key.privateJwk, key.kid, kek) };
   return {
     async listKeys() {
       return (await store.listKeys()).map(open);

@@ -1,4 +1,10 @@
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey } from "jose";
+import {
+  calculateJwkThumbprint,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  type CryptoKey,
+} from "jose";
 import type { StoredKey } from "../store/port.js";
 import { TokenError } from "./errors.js";
 
@@ -44,7 +50,8 @@ export function thumbprintOf(x: string): Promise<string> {
 export async function generateStoredKey(now: number): Promise<StoredKey> {
   const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
   const { x, d } = await exportJWK(privateKey);
-  if (typeof x !== "string" || typeof d !== "string") throw new TokenError("KEY_INVALID", "the generated key could not be exported");
+  if (typeof x !== "string" || typeof d !== "string")
+    throw new TokenError("KEY_INVALID", "the generated key could not be exported");
   const kid = await thumbprintOf(x);
   return {
     kid,
@@ -59,8 +66,10 @@ export async function generateStoredKey(now: number): Promise<StoredKey> {
 export async function loadStoredKey(stored: StoredKey): Promise<LoadedKey> {
   const x = okpMember(parseJwk(stored, stored.publicJwk, "public"), "x", stored.kid);
   // The type says EdDSA; a row read from the store may say otherwise.
-  if ((stored.alg as string) !== "EdDSA") throw keyInvalid(stored.kid, "its algorithm is not EdDSA");
-  if ((await thumbprintOf(x)) !== stored.kid) throw keyInvalid(stored.kid, "its kid is not the thumbprint of its public key");
+  if ((stored.alg as string) !== "EdDSA")
+    throw keyInvalid(stored.kid, "its algorithm is not EdDSA");
+  if ((await thumbprintOf(x)) !== stored.kid)
+    throw keyInvalid(stored.kid, "its kid is not the thumbprint of its public key");
   const jwk = publicJwkOf(x, stored.kid);
   const publicKey = await importKey(stored.kid, { kty: "OKP", crv: "Ed25519", x });
   return { kid: stored.kid, jwk, publicKey, stored };
@@ -71,7 +80,8 @@ export async function importPrivateKey(stored: StoredKey): Promise<CryptoKey> {
   const jwk = parseJwk(stored, stored.privateJwk, "private");
   const x = okpMember(jwk, "x", stored.kid);
   const d = okpMember(jwk, "d", stored.kid);
-  if ((await thumbprintOf(x)) !== stored.kid) throw keyInvalid(stored.kid, "its private key does not belong to its kid");
+  if ((await thumbprintOf(x)) !== stored.kid)
+    throw keyInvalid(stored.kid, "its private key does not belong to its kid");
   return importKey(stored.kid, { kty: "OKP", crv: "Ed25519", x, d });
 }
 
@@ -82,19 +92,25 @@ function parseJwk(stored: StoredKey, text: string, half: string): Record<string,
   } catch {
     throw keyInvalid(stored.kid, `its ${half} JWK is not JSON`);
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw keyInvalid(stored.kid, `its ${half} JWK is not an object`);
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw keyInvalid(stored.kid, `its ${half} JWK is not an object`);
   const jwk = value as Record<string, unknown>;
-  if (jwk["kty"] !== "OKP" || jwk["crv"] !== "Ed25519") throw keyInvalid(stored.kid, `its ${half} JWK is not an Ed25519 key`);
+  if (jwk["kty"] !== "OKP" || jwk["crv"] !== "Ed25519")
+    throw keyInvalid(stored.kid, `its ${half} JWK is not an Ed25519 key`);
   return jwk;
 }
 
 function okpMember(jwk: Record<string, unknown>, name: "x" | "d", kid: string): string {
   const value = jwk[name];
-  if (typeof value !== "string" || !KEY_BYTES.test(value)) throw keyInvalid(kid, `its JWK member "${name}" is not 32 base64url bytes`);
+  if (typeof value !== "string" || !KEY_BYTES.test(value))
+    throw keyInvalid(kid, `its JWK member "${name}" is not 32 base64url bytes`);
   return value;
 }
 
-async function importKey(kid: string, jwk: { kty: "OKP"; crv: "Ed25519"; x: string; d?: string }): Promise<CryptoKey> {
+async function importKey(
+  kid: string,
+  jwk: { kty: "OKP"; crv: "Ed25519"; x: string; d?: string },
+): Promise<CryptoKey> {
   try {
     return await importJWK(jwk, "EdDSA", { extractable: false });
   } catch (cause) {

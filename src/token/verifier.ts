@@ -57,7 +57,10 @@ export const DEFAULT_VERIFIER_ENTRIES = 10_000;
  * exactly one spelling and cannot fill the cache with re-encodings. Keys are never removed from a
  * ring, so a cached signature stays valid.
  */
-export function createGrantVerifier(keys: KeyResolver, options: GrantVerifierOptions): GrantVerifier {
+export function createGrantVerifier(
+  keys: KeyResolver,
+  options: GrantVerifierOptions,
+): GrantVerifier {
   const budget = options.maxBytes ?? DEFAULT_VERIFIER_BYTES;
   const shared = Math.floor(budget * SHARED_BYTES_FRACTION);
   const interner = new GrantInterner(shared);
@@ -80,13 +83,15 @@ export function createGrantVerifier(keys: KeyResolver, options: GrantVerifierOpt
           cache.delete(digest as string);
           return { ok: false, code: "GRANT_EXPIRED", message: "the grant token has expired" };
         }
-        if (now < cached.issuedAt) return { ok: false, code: "GRANT_EXPIRED", message: "the grant token is not yet valid" };
+        if (now < cached.issuedAt)
+          return { ok: false, code: "GRANT_EXPIRED", message: "the grant token is not yet valid" };
         return { ok: true, grant: cached };
       }
       signatureVerifications += 1;
       const result = await verifyGrantToken(token, keys, { ...parties, now });
       if (!result.ok) return result;
-      if (digest === undefined || cache.max === 0 || budget === 0) return { ok: true, grant: deepFreeze(result.grant) };
+      if (digest === undefined || cache.max === 0 || budget === 0)
+        return { ok: true, grant: deepFreeze(result.grant) };
       // What is kept is what is derived: the grant with its ids and caveats shared, and its index.
       const { grant, bytes } = interner.compact(result.grant);
       grantIndex(grant);
@@ -95,7 +100,12 @@ export function createGrantVerifier(keys: KeyResolver, options: GrantVerifierOpt
       return { ok: true, grant };
     },
     stats() {
-      return { signatureVerifications, cacheHits, size: cache.size, bytes: cache.bytes + interner.bytes };
+      return {
+        signatureVerifications,
+        cacheHits,
+        size: cache.size,
+        bytes: cache.bytes + interner.bytes,
+      };
     },
   };
 }

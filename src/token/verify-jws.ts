@@ -19,7 +19,8 @@ export interface JwsExpectations {
 
 /** A verified token's claims, or why it is refused: `expired` covers "not yet valid" too. */
 export type JwsOutcome =
-  { readonly ok: true; readonly payload: JWTPayload; readonly header: JWTHeaderParameters } | { readonly ok: false; readonly expired: boolean; readonly message: string };
+  | { readonly ok: true; readonly payload: JWTPayload; readonly header: JWTHeaderParameters }
+  | { readonly ok: false; readonly expired: boolean; readonly message: string };
 
 /** Claim names a refusal message may name; anything else is reported without its name. */
 const NAMED_CLAIMS = new Set(["iss", "aud", "sub", "jti", "iat", "nbf", "exp", "typ"]);
@@ -31,12 +32,21 @@ const NAMED_CLAIMS = new Set(["iss", "aud", "sub", "jti", "iat", "nbf", "exp", "
  * (a StoreError or TokenError raised while resolving the key, a bug) is rethrown, since it means
  * "could not decide", not "the caller's token is bad".
  */
-export async function verifyJws(token: unknown, keys: KeyResolver, want: JwsExpectations, what: string): Promise<JwsOutcome> {
+export async function verifyJws(
+  token: unknown,
+  keys: KeyResolver,
+  want: JwsExpectations,
+  what: string,
+): Promise<JwsOutcome> {
   if (typeof token !== "string" || token === "") return refuse(`no ${what} was presented`);
   if (token.length > MAX_TOKEN_LENGTH) return refuse(`the ${what} is too large`);
-  if (!isCanonicalCompact(token)) return refuse(`the ${what} is malformed (not canonical base64url)`);
+  if (!isCanonicalCompact(token))
+    return refuse(`the ${what} is malformed (not canonical base64url)`);
   const getKey = async (header: JWTHeaderParameters): Promise<CryptoKey> => {
-    const key = header.alg === "EdDSA" && typeof header.kid === "string" ? await keys.resolveKey(header.kid, want.now) : undefined;
+    const key =
+      header.alg === "EdDSA" && typeof header.kid === "string"
+        ? await keys.resolveKey(header.kid, want.now)
+        : undefined;
     if (!key) throw new UnknownKey();
     return key;
   };
@@ -65,7 +75,13 @@ export async function verifyJws(token: unknown, keys: KeyResolver, want: JwsExpe
  */
 export function isCanonicalCompact(token: string): boolean {
   const parts = token.split(".");
-  return parts.length === 3 && parts.every((part) => BASE64URL.test(part) && Buffer.from(part, "base64url").toString("base64url") === part);
+  return (
+    parts.length === 3 &&
+    parts.every(
+      (part) =>
+        BASE64URL.test(part) && Buffer.from(part, "base64url").toString("base64url") === part,
+    )
+  );
 }
 
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
@@ -96,17 +112,25 @@ function isTokenRefusal(err: unknown): err is TokenRefusal {
 }
 
 function explain(err: TokenRefusal, what: string): JwsOutcome {
-  if (err instanceof errors.JWTExpired) return { ok: false, expired: true, message: `the ${what} has expired` };
+  if (err instanceof errors.JWTExpired)
+    return { ok: false, expired: true, message: `the ${what} has expired` };
   if (err instanceof errors.JWTClaimValidationFailed) {
-    if (err.claim === "nbf") return { ok: false, expired: true, message: `the ${what} is not yet valid` };
+    if (err.claim === "nbf")
+      return { ok: false, expired: true, message: `the ${what} is not yet valid` };
     if (err.claim === "typ") return refuse(`the token is not a ${what} (wrong typ)`);
     if (err.claim === "iss") return refuse(`the ${what} was issued by another issuer`);
     if (err.claim === "aud") return refuse(`the ${what} is meant for another audience`);
     const claim = NAMED_CLAIMS.has(err.claim) ? `"${err.claim}" claim` : "claim";
-    return refuse(err.reason === "missing" ? `the ${what} lacks a ${claim}` : `the ${what} has an invalid ${claim}`);
+    return refuse(
+      err.reason === "missing"
+        ? `the ${what} lacks a ${claim}`
+        : `the ${what} has an invalid ${claim}`,
+    );
   }
-  if (err instanceof errors.JOSEAlgNotAllowed) return refuse(`the ${what}'s algorithm is not allowed`);
-  if (err instanceof errors.JWSSignatureVerificationFailed) return refuse(`the ${what}'s signature does not verify`);
+  if (err instanceof errors.JOSEAlgNotAllowed)
+    return refuse(`the ${what}'s algorithm is not allowed`);
+  if (err instanceof errors.JWSSignatureVerificationFailed)
+    return refuse(`the ${what}'s signature does not verify`);
   return refuse(`the ${what} is malformed`);
 }
 

@@ -17,14 +17,19 @@ describe("timeOrderedUuid()", () => {
   });
 
   it("keeps 74 random bits: every random digit varies across a burst", () => {
-    const ids = Array.from({ length: 2000 }, () => timeOrderedUuid(1_750_000_000_000).replaceAll("-", ""));
+    const ids = Array.from({ length: 2000 }, () =>
+      timeOrderedUuid(1_750_000_000_000).replaceAll("-", ""),
+    );
     // Hex digits 13..15 (rand_a), 16 (variant: two random bits), 17..31 (rand_b).
-    for (const at of [13, 14, 15, 17, 20, 25, 31]) expect(new Set(ids.map((id) => id[at])).size).toBe(16);
+    for (const at of [13, 14, 15, 17, 20, 25, 31])
+      expect(new Set(ids.map((id) => id[at])).size).toBe(16);
     expect(new Set(ids.map((id) => id[16]))).toEqual(new Set(["8", "9", "a", "b"]));
   });
 
   it("sorts an id of a later millisecond after an earlier one", () => {
-    const ids = [1_750_000_000_000, 1_750_000_000_001, 1_750_000_000_256, 1_850_000_000_000].map((ms) => timeOrderedUuid(ms));
+    const ids = [1_750_000_000_000, 1_750_000_000_001, 1_750_000_000_256, 1_850_000_000_000].map(
+      (ms) => timeOrderedUuid(ms),
+    );
     expect([...ids].sort()).toEqual(ids);
   });
 });

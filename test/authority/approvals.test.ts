@@ -4,7 +4,15 @@ import { join } from "node:path";
 import { status } from "@grpc/grpc-js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createAppContext, type AppContext } from "../../src/app/context.js";
-import { authorize, decideApproval, getApproval, issueGrant, listApprovals, watchApprovals, type Actor } from "../../src/authority/index.js";
+import {
+  authorize,
+  decideApproval,
+  getApproval,
+  issueGrant,
+  listApprovals,
+  watchApprovals,
+  type Actor,
+} from "../../src/authority/index.js";
 import { DEFAULTS } from "../../src/config/config.js";
 import { toGrpcStatus } from "../../src/server/rpc-error.js";
 import { FIXTURES } from "../support/charter-server.js";
@@ -18,7 +26,12 @@ beforeEach(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "charter-approvals-"));
   policyFile = join(dataDir, "policy.yaml");
   writeFileSync(policyFile, readFileSync(join(FIXTURES, "policy.yaml"), "utf8"));
-  app = await createAppContext({ ...DEFAULTS, dataDir, catalog: join(FIXTURES, "catalog.yaml"), policy: policyFile });
+  app = await createAppContext({
+    ...DEFAULTS,
+    dataDir,
+    catalog: join(FIXTURES, "catalog.yaml"),
+    policy: policyFile,
+  });
 });
 afterEach(async () => {
   await app.close();
@@ -29,10 +42,25 @@ const ANA: Actor = { principal: "ana@example.com", roles: [] };
 const MALLORY: Actor = { principal: "mallory@example.com", roles: [] };
 const ADMIN: Actor = { principal: "ops@example.com", roles: ["admin"] };
 
-async function held(amount = 42, tool = "charge_payment", args?: object): Promise<{ approvalId: string; token: string }> {
-  const { token } = await issueGrant(app, { profile: "owner-assistant", subject: "agent:a", owner: ANA.principal, purpose: "p", requestedActions: [] });
-  const argumentsJson = JSON.stringify(args ?? { customer_id: "cus_ABC123", amount, currency: "EUR", description: "d" });
-  const { verdict } = await authorize(app, { grantToken: token, call: { callId: "c", toolName: tool, actionId: "", argumentsJson } });
+async function held(
+  amount = 42,
+  tool = "charge_payment",
+  args?: object,
+): Promise<{ approvalId: string; token: string }> {
+  const { token } = await issueGrant(app, {
+    profile: "owner-assistant",
+    subject: "agent:a",
+    owner: ANA.principal,
+    purpose: "p",
+    requestedActions: [],
+  });
+  const argumentsJson = JSON.stringify(
+    args ?? { customer_id: "cus_ABC123", amount, currency: "EUR", description: "d" },
+  );
+  const { verdict } = await authorize(app, {
+    grantToken: token,
+    call: { callId: "c", toolName: tool, actionId: "", argumentsJson },
+  });
   expect(verdict.decision).toBe("require_approval");
   return { approvalId: verdict.approvalId ?? "", token };
 }
@@ -52,13 +80,22 @@ describe("approval functions with an actor", () => {
     for (const attempt of [
       () => getApproval(app, approvalId, MALLORY),
       () => listApprovals(app, { owner: ANA.principal }, MALLORY),
-      () => decideApproval(app, { approvalId, outcome: "approve", decidedBy: ANA.principal, note: "" }, MALLORY),
+      () =>
+        decideApproval(
+          app,
+          { approvalId, outcome: "approve", decidedBy: ANA.principal, note: "" },
+          MALLORY,
+        ),
     ]) {
       const err = await refusal(attempt());
       expect(err).toMatchObject({ name: "AuthorityError", code: "PERMISSION_DENIED" });
       expect(toGrpcStatus(err).code).toBe(status.PERMISSION_DENIED);
     }
-    const watching = watchApprovals(app, { owner: ANA.principal }, { actor: MALLORY, signal: new AbortController().signal });
+    const watching = watchApprovals(
+      app,
+      { owner: ANA.principal },
+      { actor: MALLORY, signal: new AbortController().signal },
+    );
     expect(await refusal(watching.next())).toMatchObject({ code: "PERMISSION_DENIED" });
     expect((await getApproval(app, approvalId)).status).toBe("pending");
   });
@@ -68,14 +105,32 @@ describe("approval functions with an actor", () => {
     expect((await listApprovals(app, { owner: "" }, ANA)).approvals).toHaveLength(1);
     expect((await listApprovals(app, { owner: "" }, MALLORY)).approvals).toHaveLength(0);
     expect((await listApprovals(app, { owner: "" }, ADMIN)).approvals).toHaveLength(1);
-    await expect(listApprovals(app, { owner: "" })).rejects.toMatchObject({ code: "INVALID_REQUEST", field: "owner" });
+    await expect(listApprovals(app, { owner: "" })).rejects.toMatchObject({
+      code: "INVALID_REQUEST",
+      field: "owner",
+    });
   });
 
   it("count the actor, not the request's decided_by, as the approver", async () => {
-    const { approvalId } = await held(150, "issue_refund", { order_id: "ord_A1B2C3", amount: 150, currency: "EUR", reason: "damaged" });
-    await decideApproval(app, { approvalId, outcome: "approve", decidedBy: "manager:one", note: "" }, ADMIN);
+    const { approvalId } = await held(150, "issue_refund", {
+      order_id: "ord_A1B2C3",
+      amount: 150,
+      currency: "EUR",
+      reason: "damaged",
+    });
+    await decideApproval(
+      app,
+      { approvalId, outcome: "approve", decidedBy: "manager:one", note: "" },
+      ADMIN,
+    );
     // The same actor claiming another name in decided_by is still the same approver.
-    const again = await refusal(decideApproval(app, { approvalId, outcome: "approve", decidedBy: "manager:two", note: "" }, ADMIN));
+    const again = await refusal(
+      decideApproval(
+        app,
+        { approvalId, outcome: "approve", decidedBy: "manager:two", note: "" },
+        ADMIN,
+      ),
+    );
     expect(again).toMatchObject({ code: "FAILED_PRECONDITION" });
     expect((await getApproval(app, approvalId)).approvedBy).toEqual([ADMIN.principal]);
   });
@@ -87,18 +142,34 @@ describe("the re-check when approving", () => {
     // A new content needs a new version (a reload refuses a changed policy under the same version).
     writeFileSync(
       policyFile,
-      nextVersion(readFileSync(policyFile, "utf8")).replace("deny: [shell.exec, files.delete]", "deny: [shell.exec, files.delete, payment.charge]"),
+      nextVersion(readFileSync(policyFile, "utf8")).replace(
+        "deny: [shell.exec, files.delete]",
+        "deny: [shell.exec, files.delete, payment.charge]",
+      ),
     );
     await app.reload();
-    const approval = await decideApproval(app, { approvalId, outcome: "approve", decidedBy: ANA.principal, note: "" });
-    expect(approval).toMatchObject({ status: "superseded", statusReason: { code: "EXPLICIT_DENY" } });
+    const approval = await decideApproval(app, {
+      approvalId,
+      outcome: "approve",
+      decidedBy: ANA.principal,
+      note: "",
+    });
+    expect(approval).toMatchObject({
+      status: "superseded",
+      statusReason: { code: "EXPLICIT_DENY" },
+    });
     const retry = await authorize(app, {
       grantToken: token,
       call: {
         callId: "c",
         toolName: "charge_payment",
         actionId: "",
-        argumentsJson: JSON.stringify({ customer_id: "cus_ABC123", amount: 42, currency: "EUR", description: "d" }),
+        argumentsJson: JSON.stringify({
+          customer_id: "cus_ABC123",
+          amount: 42,
+          currency: "EUR",
+          description: "d",
+        }),
         approvalId,
       },
     });
@@ -115,7 +186,14 @@ describe("the re-check when approving", () => {
       ),
     );
     await app.reload();
-    expect(await decideApproval(app, { approvalId, outcome: "approve", decidedBy: ANA.principal, note: "" })).toMatchObject({
+    expect(
+      await decideApproval(app, {
+        approvalId,
+        outcome: "approve",
+        decidedBy: ANA.principal,
+        note: "",
+      }),
+    ).toMatchObject({
       status: "superseded",
       statusReason: { code: "NOT_GRANTED" },
     });
@@ -123,7 +201,16 @@ describe("the re-check when approving", () => {
 
   it("approves when nothing changed", async () => {
     const { approvalId } = await held();
-    expect((await decideApproval(app, { approvalId, outcome: "approve", decidedBy: ANA.principal, note: "" })).status).toBe("approved");
+    expect(
+      (
+        await decideApproval(app, {
+          approvalId,
+          outcome: "approve",
+          decidedBy: ANA.principal,
+          note: "",
+        })
+      ).status,
+    ).toBe("approved");
   });
 });
 

@@ -16,7 +16,12 @@ let dataDir: string;
 let app: AppContext;
 beforeEach(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "charter-catalog-keys-"));
-  app = await createAppContext({ ...DEFAULTS, dataDir, catalog: join(FIXTURES, "catalog.yaml"), policy: join(FIXTURES, "policy.yaml") });
+  app = await createAppContext({
+    ...DEFAULTS,
+    dataDir,
+    catalog: join(FIXTURES, "catalog.yaml"),
+    policy: join(FIXTURES, "policy.yaml"),
+  });
 });
 afterEach(async () => {
   await app.close();
@@ -24,7 +29,12 @@ afterEach(async () => {
 });
 
 async function issue(): Promise<{ token: string; grant: TaskGrant }> {
-  const issued = await issueGrant(app, { profile: "owner-assistant", subject: "agent:a", owner: "ana@example.com", purpose: "p" });
+  const issued = await issueGrant(app, {
+    profile: "owner-assistant",
+    subject: "agent:a",
+    owner: "ana@example.com",
+    purpose: "p",
+  });
   return { token: issued.token, grant: issued.grant };
 }
 
@@ -33,10 +43,17 @@ async function narrowerTokenOf(grant: TaskGrant): Promise<{ token: string; dropp
   const dropped = grant.allowed.find((id) => !Object.hasOwn(grant.caveats, id));
   if (dropped === undefined) throw new Error("the demo grant must allow an action without caveats");
   const narrower: TaskGrant = { ...grant, allowed: grant.allowed.filter((id) => id !== dropped) };
-  return { token: await signGrantToken(narrower, app.ring, { issuer: app.tokens.issuer, audience: app.tokens.audience }), dropped };
+  return {
+    token: await signGrantToken(narrower, app.ring, {
+      issuer: app.tokens.issuer,
+      audience: app.tokens.audience,
+    }),
+    dropped,
+  };
 }
 
-const actionIds = (answer: { view: { tools: readonly { actionId: string }[] } }) => answer.view.tools.map((t) => t.actionId);
+const actionIds = (answer: { view: { tools: readonly { actionId: string }[] } }) =>
+  answer.view.tools.map((t) => t.actionId);
 
 describe("catalogFor() cache keys", () => {
   it("never answers a cached catalog for another token of the same grant id", async () => {
@@ -61,7 +78,8 @@ describe("catalogFor() cache keys", () => {
   it("answers a repeated token from the cache without rendering it again", async () => {
     const { token } = await issue();
     const first = await catalogFor(app, { grantToken: token, dialect: "mcp" });
-    for (let i = 0; i < 3; i++) expect(await catalogFor(app, { grantToken: token, dialect: "mcp" })).toBe(first);
+    for (let i = 0; i < 3; i++)
+      expect(await catalogFor(app, { grantToken: token, dialect: "mcp" })).toBe(first);
     expect(catalogCacheSize(app.policySet()).entries).toBe(1);
   });
 

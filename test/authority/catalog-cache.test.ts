@@ -3,7 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createAppContext, type AppContext } from "../../src/app/context.js";
-import { CATALOG_CACHE_BOUNDS, catalogCacheSize, catalogFor, issueGrant, revokeGrant } from "../../src/authority/index.js";
+import {
+  CATALOG_CACHE_BOUNDS,
+  catalogCacheSize,
+  catalogFor,
+  issueGrant,
+  revokeGrant,
+} from "../../src/authority/index.js";
 import { DEFAULTS } from "../../src/config/config.js";
 import { FIXTURES } from "../support/charter-server.js";
 
@@ -11,7 +17,12 @@ let dataDir: string;
 let app: AppContext;
 beforeEach(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "charter-catalog-cache-"));
-  app = await createAppContext({ ...DEFAULTS, dataDir, catalog: join(FIXTURES, "catalog.yaml"), policy: join(FIXTURES, "policy.yaml") });
+  app = await createAppContext({
+    ...DEFAULTS,
+    dataDir,
+    catalog: join(FIXTURES, "catalog.yaml"),
+    policy: join(FIXTURES, "policy.yaml"),
+  });
 });
 afterEach(async () => {
   await app.close();
@@ -19,7 +30,13 @@ afterEach(async () => {
 });
 
 async function issue(subject = "agent:a"): Promise<{ token: string; grantId: string }> {
-  const issued = await issueGrant(app, { profile: "owner-assistant", subject, owner: "ana@example.com", purpose: "p", requestedActions: [] });
+  const issued = await issueGrant(app, {
+    profile: "owner-assistant",
+    subject,
+    owner: "ana@example.com",
+    purpose: "p",
+    requestedActions: [],
+  });
   return { token: issued.token, grantId: issued.grant.id };
 }
 
@@ -39,14 +56,20 @@ describe("catalogFor() cache", () => {
     await catalogFor(app, { grantToken: token, dialect: "neutral" });
     await catalogFor(app, { grantToken: token, dialect: "neutral" });
     await revokeGrant(app, { grantId, reason: "test" });
-    await expect(catalogFor(app, { grantToken: token, dialect: "neutral" })).rejects.toMatchObject({ code: "UNAUTHENTICATED", reason: "GRANT_REVOKED" });
+    await expect(catalogFor(app, { grantToken: token, dialect: "neutral" })).rejects.toMatchObject({
+      code: "UNAUTHENTICATED",
+      reason: "GRANT_REVOKED",
+    });
   });
 
   it("stays within its bounds: the least recently used entries go", async () => {
     const first = await issue("agent:0");
     const answer = await catalogFor(app, { grantToken: first.token, dialect: "neutral" });
-    const others = await Promise.all(Array.from({ length: CATALOG_CACHE_BOUNDS.maxEntries }, (_, i) => issue(`agent:${i + 1}`)));
-    for (const { token } of others) await catalogFor(app, { grantToken: token, dialect: "neutral" });
+    const others = await Promise.all(
+      Array.from({ length: CATALOG_CACHE_BOUNDS.maxEntries }, (_, i) => issue(`agent:${i + 1}`)),
+    );
+    for (const { token } of others)
+      await catalogFor(app, { grantToken: token, dialect: "neutral" });
     const size = catalogCacheSize(app.policySet());
     expect(size.entries).toBeGreaterThan(0);
     expect(size.entries).toBeLessThanOrEqual(CATALOG_CACHE_BOUNDS.maxEntries);

@@ -13,22 +13,46 @@ import { runCapture, type CliRun } from "../support/cli.js";
 // record, or cutting records off the end, is detected and the record is named.
 const base = mkdtempSync(join(tmpdir(), "charter-audit-"));
 const pristine = join(base, "pristine");
-const config = (dataDir: string): CharterConfig => ({ ...DEFAULTS, dataDir, catalog: join(FIXTURES, "catalog.yaml"), policy: join(FIXTURES, "policy.yaml") });
+const config = (dataDir: string): CharterConfig => ({
+  ...DEFAULTS,
+  dataDir,
+  catalog: join(FIXTURES, "catalog.yaml"),
+  policy: join(FIXTURES, "policy.yaml"),
+});
 const RECORDS = 12;
 
 beforeAll(async () => {
   const ctx = await createAppContext(config(pristine));
   try {
-    const { token } = await issueGrant(ctx, { profile: "owner-assistant", subject: "agent:a", owner: "ana@example.com", purpose: "audit", requestedActions: [] });
+    const { token } = await issueGrant(ctx, {
+      profile: "owner-assistant",
+      subject: "agent:a",
+      owner: "ana@example.com",
+      purpose: "audit",
+      requestedActions: [],
+    });
     for (let i = 0; i < RECORDS - 2; i++) {
       await authorize(ctx, {
         grantToken: token,
-        call: { callId: `c${i}`, toolName: "web_search", actionId: "", argumentsJson: JSON.stringify({ query: `secret-query-${i}` }) },
+        call: {
+          callId: `c${i}`,
+          toolName: "web_search",
+          actionId: "",
+          argumentsJson: JSON.stringify({ query: `secret-query-${i}` }),
+        },
       });
     }
     // One more record after a checkpoint: the checkpoint covers record RECORDS - 1.
     await ctx.audit.checkpoint();
-    await authorize(ctx, { grantToken: token, call: { callId: "last", toolName: "web_search", actionId: "", argumentsJson: JSON.stringify({ query: "q" }) } });
+    await authorize(ctx, {
+      grantToken: token,
+      call: {
+        callId: "last",
+        toolName: "web_search",
+        actionId: "",
+        argumentsJson: JSON.stringify({ query: "q" }),
+      },
+    });
   } finally {
     await ctx.close();
   }
@@ -36,7 +60,15 @@ beforeAll(async () => {
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
 const cli = (dataDir: string, ...args: string[]): Promise<CliRun> =>
-  runCapture([...args, "--catalog", join(FIXTURES, "catalog.yaml"), "--policy", join(FIXTURES, "policy.yaml"), "--data-dir", dataDir]);
+  runCapture([
+    ...args,
+    "--catalog",
+    join(FIXTURES, "catalog.yaml"),
+    "--policy",
+    join(FIXTURES, "policy.yaml"),
+    "--data-dir",
+    dataDir,
+  ]);
 
 /** A copy of the pristine log with `tamper` applied to its database. */
 let copies = 0;
@@ -52,7 +84,8 @@ function tampered(tamper: (db: Database.Database) => void): string {
   return dir;
 }
 
-const entryOf = (db: Database.Database, seq: number) => db.prepare<[number], string>("SELECT entry FROM audit_log WHERE seq = ?").pluck().get(seq) ?? "";
+const entryOf = (db: Database.Database, seq: number) =>
+  db.prepare<[number], string>("SELECT entry FROM audit_log WHERE seq = ?").pluck().get(seq) ?? "";
 
 describe("charter audit verify", () => {
   it("passes on an intact log, with its checkpoint", async () => {
@@ -62,7 +95,11 @@ describe("charter audit verify", () => {
   });
 
   it("names a record whose content was edited", async () => {
-    const dir = tampered((db) => db.prepare("UPDATE audit_log SET entry = ? WHERE seq = 5").run(entryOf(db, 5).replace('"decision":"allow"', '"decision":"deny"')));
+    const dir = tampered((db) =>
+      db
+        .prepare("UPDATE audit_log SET entry = ? WHERE seq = 5")
+        .run(entryOf(db, 5).replace('"decision":"allow"', '"decision":"deny"')),
+    );
     const r = await cli(dir, "audit", "verify");
     expect(r.code).toBe(1);
     expect(r.out).toContain("audit log broken at record 5: record 5 does not match its hash");
@@ -71,20 +108,28 @@ describe("charter audit verify", () => {
   it("names the next record when one was edited and re-hashed", async () => {
     const { chainHash } = await import("../../src/core/audit-chain.js");
     const dir = tampered((db) => {
-      const previous = db.prepare<[], string>("SELECT hash FROM audit_log WHERE seq = 4").pluck().get() ?? "";
+      const previous =
+        db.prepare<[], string>("SELECT hash FROM audit_log WHERE seq = 4").pluck().get() ?? "";
       const edited = entryOf(db, 5).replace('"decision":"allow"', '"decision":"deny"');
-      db.prepare("UPDATE audit_log SET entry = ?, hash = ? WHERE seq = 5").run(edited, chainHash(previous, edited));
+      db.prepare("UPDATE audit_log SET entry = ?, hash = ? WHERE seq = 5").run(
+        edited,
+        chainHash(previous, edited),
+      );
     });
     const r = await cli(dir, "audit", "verify");
     expect(r.code).toBe(1);
-    expect(r.out).toContain("audit log broken at record 6: record 6 does not match its hash (its content was edited, or record 5 before it was)");
+    expect(r.out).toContain(
+      "audit log broken at record 6: record 6 does not match its hash (its content was edited, or record 5 before it was)",
+    );
   });
 
   it("names a deleted record", async () => {
     const dir = tampered((db) => db.prepare("DELETE FROM audit_log WHERE seq = 7").run());
     const r = await cli(dir, "audit", "verify");
     expect(r.code).toBe(1);
-    expect(r.out).toContain("audit log broken at record 7: record 7 is missing (record 6 is followed by record 8)");
+    expect(r.out).toContain(
+      "audit log broken at record 7: record 7 is missing (record 6 is followed by record 8)",
+    );
   });
 
   it("names records that were reordered", async () => {
@@ -102,14 +147,18 @@ describe("charter audit verify", () => {
     const dir = tampered((db) => db.prepare("DELETE FROM audit_log WHERE seq >= 9").run());
     const r = await cli(dir, "audit", "verify");
     expect(r.code).toBe(1);
-    expect(r.out).toContain(`audit log broken at record 9: records 9 to ${RECORDS - 1} are missing from the end of the log`);
+    expect(r.out).toContain(
+      `audit log broken at record 9: records 9 to ${RECORDS - 1} are missing from the end of the log`,
+    );
   });
 
   it("refuses a checkpoint whose signature does not verify", async () => {
     const dir = tampered((db) => db.prepare("UPDATE audit_checkpoints SET hash = 'f00'").run());
     const r = await cli(dir, "audit", "verify");
     expect(r.code).toBe(1);
-    expect(r.out).toContain(`the checkpoint of record ${RECORDS - 1} does not carry a valid signature`);
+    expect(r.out).toContain(
+      `the checkpoint of record ${RECORDS - 1} does not carry a valid signature`,
+    );
   });
 });
 
@@ -121,7 +170,9 @@ describe("charter audit export and tail", () => {
     expect(r.err).toContain(`exported ${RECORDS} records`);
     const lines = readFileSync(file, "utf8").trim().split("\n");
     expect(lines).toHaveLength(RECORDS);
-    expect(lines.map((l) => (JSON.parse(l) as { seq: number }).seq)).toEqual(Array.from({ length: RECORDS }, (_, i) => i + 1));
+    expect(lines.map((l) => (JSON.parse(l) as { seq: number }).seq)).toEqual(
+      Array.from({ length: RECORDS }, (_, i) => i + 1),
+    );
     expect(readFileSync(file, "utf8")).not.toContain("secret-query");
   });
 

@@ -13,7 +13,14 @@ let token: string;
 beforeAll(async () => {
   charter = await startTestCharter();
   server = `127.0.0.1:${charter.server.port}`;
-  token = (await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:same", owner: "ana@example.com", purpose: "p" })).grantToken;
+  token = (
+    await charter.clients.grants.issueGrant({
+      profile: "owner-assistant",
+      subject: "agent:same",
+      owner: "ana@example.com",
+      purpose: "p",
+    })
+  ).grantToken;
 });
 afterAll(async () => {
   await charter.stop();
@@ -23,7 +30,15 @@ const cli = (...args: string[]): Promise<CliRun> => runCapture(args);
 
 /** Runs a command offline on the server's data dir and against the server itself. */
 async function bothWays(...args: string[]) {
-  const offline = await cli(...args, "--data-dir", charter.dataDir, "--catalog", join(FIXTURES, "catalog.yaml"), "--policy", join(FIXTURES, "policy.yaml"));
+  const offline = await cli(
+    ...args,
+    "--data-dir",
+    charter.dataDir,
+    "--catalog",
+    join(FIXTURES, "catalog.yaml"),
+    "--policy",
+    join(FIXTURES, "policy.yaml"),
+  );
   const online = await cli(...args, "--server", server);
   return { offline, online };
 }
@@ -36,7 +51,8 @@ function withoutPerDecision(out: string): unknown {
   return { ...rest, hasReceipt: typeof receipt === "string" && receipt !== "" };
 }
 
-const refund = (amount: number) => JSON.stringify({ order_id: "ord_A1B2C3", amount, currency: "EUR", reason: "damaged" });
+const refund = (amount: number) =>
+  JSON.stringify({ order_id: "ord_A1B2C3", amount, currency: "EUR", reason: "damaged" });
 
 describe("charter check offline and with --server", () => {
   it.each([
@@ -56,15 +72,32 @@ describe("charter check offline and with --server", () => {
     const { offline, online } = await bothWays("check", "--token", "a.b.c", "--tool", "web_search");
     expect([offline.code, online.code]).toEqual([1, 1]);
     expect(withoutPerDecision(offline.out)).toEqual(withoutPerDecision(online.out));
-    expect(JSON.parse(offline.out)).toMatchObject({ decision: "DECISION_DENY", reason: { code: "GRANT_INVALID" } });
+    expect(JSON.parse(offline.out)).toMatchObject({
+      decision: "DECISION_DENY",
+      reason: { code: "GRANT_INVALID" },
+    });
   });
 
   it("checks under a profile both ways", async () => {
-    const { offline, online } = await bothWays("check", "--profile", "owner-assistant-dryrun", "--tool", "web_search", "--args", '{"query":"x"}');
+    const { offline, online } = await bothWays(
+      "check",
+      "--profile",
+      "owner-assistant-dryrun",
+      "--tool",
+      "web_search",
+      "--args",
+      '{"query":"x"}',
+    );
     expect([offline.code, online.code]).toEqual([3, 3]);
     // Each way issues its own grant, and the call digest covers the grant id.
-    const { callDigest: a, ...offlineRest } = withoutPerDecision(offline.out) as Record<string, unknown>;
-    const { callDigest: b, ...onlineRest } = withoutPerDecision(online.out) as Record<string, unknown>;
+    const { callDigest: a, ...offlineRest } = withoutPerDecision(offline.out) as Record<
+      string,
+      unknown
+    >;
+    const { callDigest: b, ...onlineRest } = withoutPerDecision(online.out) as Record<
+      string,
+      unknown
+    >;
     expect(offlineRest).toEqual(onlineRest);
     expect([typeof a, typeof b]).toEqual(["string", "string"]);
   });
@@ -90,9 +123,21 @@ describe("charter catalog and issue offline and with --server", () => {
   });
 
   it("prints a grant of the same shape", async () => {
-    const { offline, online } = await bothWays("issue", "--profile", "receptionist", "--subject", "agent:r", "--owner", "ana@example.com", "--json");
+    const { offline, online } = await bothWays(
+      "issue",
+      "--profile",
+      "receptionist",
+      "--subject",
+      "agent:r",
+      "--owner",
+      "ana@example.com",
+      "--json",
+    );
     const shape = (out: string) => {
-      const { grant, token: t } = JSON.parse(out) as { grant: Record<string, unknown>; token: string };
+      const { grant, token: t } = JSON.parse(out) as {
+        grant: Record<string, unknown>;
+        token: string;
+      };
       expect(t.split(".")).toHaveLength(3);
       const { id: _id, rootId: _root, issuedAt: _at, expiresAt: _exp, ...rest } = grant;
       return rest;

@@ -14,11 +14,22 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 const cli = (...args: string[]): Promise<CliRun> => runCapture(args);
 
 /** The parts of a printed verdict (`charter.v1.Verdict` as JSON) the tests read. */
-function verdictOf(out: string): { decision?: string; reason?: { code?: string }; requirement?: string } {
+function verdictOf(out: string): {
+  decision?: string;
+  reason?: { code?: string };
+  requirement?: string;
+} {
   return JSON.parse(out) as { decision?: string; reason?: { code?: string }; requirement?: string };
 }
 
-const files = () => ["--catalog", join(FIXTURES, "catalog.yaml"), "--policy", join(FIXTURES, "policy.yaml"), "--data-dir", dataDir];
+const files = () => [
+  "--catalog",
+  join(FIXTURES, "catalog.yaml"),
+  "--policy",
+  join(FIXTURES, "policy.yaml"),
+  "--data-dir",
+  dataDir,
+];
 
 describe("charter validate", () => {
   it("reports the loaded catalog and policy and exits 0", async () => {
@@ -29,10 +40,15 @@ describe("charter validate", () => {
 
   it("reports every problem with file and subject, and exits 1", async () => {
     const policy = join(dataDir, "bad.yaml");
-    writeFileSync(policy, "version: x\nsources:\n  a:\n    allow: [nope.one]\n  b:\n    kind: sideways\nprofiles:\n  p:\n    sources: [ghost]\n");
+    writeFileSync(
+      policy,
+      "version: x\nsources:\n  a:\n    allow: [nope.one]\n  b:\n    kind: sideways\nprofiles:\n  p:\n    sources: [ghost]\n",
+    );
     const r = await cli("validate", ...files(), "--policy", policy);
     expect(r.code).toBe(1);
-    expect(r.err).toContain(`${policy}: source a allow: names action "nope.one", which the catalog lacks`);
+    expect(r.err).toContain(
+      `${policy}: source a allow: names action "nope.one", which the catalog lacks`,
+    );
     expect(r.err).toContain(`${policy}: source b: kind must be grant or narrow`);
     expect(r.err).toContain(`${policy}: profile p: names source "ghost", which the policy lacks`);
     expect(r.err).toContain("3 problems found");
@@ -41,28 +57,76 @@ describe("charter validate", () => {
 
 describe("charter issue, catalog and check", () => {
   it("issues a token whose catalog and verdicts follow the profile", async () => {
-    const issued = await cli("issue", ...files(), "--profile", "owner-assistant", "--subject", "agent:x", "--owner", "ana@example.com");
+    const issued = await cli(
+      "issue",
+      ...files(),
+      "--profile",
+      "owner-assistant",
+      "--subject",
+      "agent:x",
+      "--owner",
+      "ana@example.com",
+    );
     expect(issued.code).toBe(0);
     const token = issued.out.trim();
     expect(token.split(".")).toHaveLength(3);
 
     const catalog = await cli("catalog", ...files(), "--token", token, "--dialect", "mcp");
     expect(catalog.code).toBe(0);
-    const names = (JSON.parse(catalog.out) as { tools: { name: string }[] }).tools.map((t) => t.name);
+    const names = (JSON.parse(catalog.out) as { tools: { name: string }[] }).tools.map(
+      (t) => t.name,
+    );
     expect(names).toContain("issue_refund");
     expect(names).not.toContain("run_shell");
 
-    const refund = (amount: number) => JSON.stringify({ order_id: "ord_A1B2C3", amount, currency: "EUR", reason: "damaged" });
-    const allow = await cli("check", ...files(), "--token", token, "--tool", "issue_refund", "--args", refund(20));
+    const refund = (amount: number) =>
+      JSON.stringify({ order_id: "ord_A1B2C3", amount, currency: "EUR", reason: "damaged" });
+    const allow = await cli(
+      "check",
+      ...files(),
+      "--token",
+      token,
+      "--tool",
+      "issue_refund",
+      "--args",
+      refund(20),
+    );
     expect([allow.code, verdictOf(allow.out).decision]).toEqual([0, "DECISION_ALLOW"]);
-    const deny = await cli("check", ...files(), "--token", token, "--tool", "run_shell", "--args", '{"command":"ls"}');
+    const deny = await cli(
+      "check",
+      ...files(),
+      "--token",
+      token,
+      "--tool",
+      "run_shell",
+      "--args",
+      '{"command":"ls"}',
+    );
     expect([deny.code, verdictOf(deny.out).reason?.code]).toEqual([1, "EXPLICIT_DENY"]);
-    const approval = await cli("check", ...files(), "--token", token, "--tool", "issue_refund", "--args", refund(300));
+    const approval = await cli(
+      "check",
+      ...files(),
+      "--token",
+      token,
+      "--tool",
+      "issue_refund",
+      "--args",
+      refund(300),
+    );
     expect([approval.code, verdictOf(approval.out).requirement]).toEqual([2, "manager"]);
   });
 
   it("checks under a profile without a token; a shadow profile exits 3", async () => {
-    const r = await cli("check", ...files(), "--profile", "owner-assistant-dryrun", "--tool", "web_search", "--args", '{"query":"x"}');
+    const r = await cli(
+      "check",
+      ...files(),
+      "--profile",
+      "owner-assistant-dryrun",
+      "--tool",
+      "web_search",
+      "--args",
+      '{"query":"x"}',
+    );
     expect([r.code, verdictOf(r.out).decision]).toEqual([3, "DECISION_EFFECT_SUPPRESSED"]);
   });
 
@@ -76,9 +140,25 @@ describe("usage and configuration errors", () => {
   it.each([
     [["frobnicate"], 64, /unknown command "frobnicate"/],
     [["issue", "--catalog", "x"], 64, /--profile is required/],
-    [["check", "--profile", "p", "--tool", "t", "--args", "{not json"], 64, /--args must be JSON text/],
+    [
+      ["check", "--profile", "p", "--tool", "t", "--args", "{not json"],
+      64,
+      /--args must be JSON text/,
+    ],
     [["validate", "--bogus"], 64, /Unknown option '--bogus'/],
-    [["issue", "--profile", "p", "--catalog", "/nonexistent.yaml", "--policy", "/nonexistent2.yaml"], 78, /\/nonexistent\.yaml: cannot read: file not found/],
+    [
+      [
+        "issue",
+        "--profile",
+        "p",
+        "--catalog",
+        "/nonexistent.yaml",
+        "--policy",
+        "/nonexistent2.yaml",
+      ],
+      78,
+      /\/nonexistent\.yaml: cannot read: file not found/,
+    ],
     [["validate", "--policy", "p.yaml"], 78, /catalog is required/],
   ])("charter %j exits %i with a clear message", async (args, code, message) => {
     const r = await cli(...args);

@@ -24,14 +24,36 @@ interface StoreArgs {
 }
 
 const cli = (store: StoreArgs, ...args: string[]): Promise<CliRun> =>
-  runCapture([...args, "--config", join(ROOT, "fixtures", "charter.yaml"), "--data-dir", store.dataDir, ...store.args], store.env);
+  runCapture(
+    [
+      ...args,
+      "--config",
+      join(ROOT, "fixtures", "charter.yaml"),
+      "--data-dir",
+      store.dataDir,
+      ...store.args,
+    ],
+    store.env,
+  );
 
 /** Starts `charter serve` as a child process; answers its address and a promise of its exit. */
 async function serve(store: StoreArgs): Promise<{ address: string; kill: () => Promise<void> }> {
   expect(existsSync(BIN), "dist/ is missing: `npm test` builds it first").toBe(true);
   const child = spawn(
     process.execPath,
-    [BIN, "serve", "--config", "fixtures/charter.yaml", "--listen", "127.0.0.1:0", "--data-dir", store.dataDir, "--log-level", "silent", ...store.args],
+    [
+      BIN,
+      "serve",
+      "--config",
+      "fixtures/charter.yaml",
+      "--listen",
+      "127.0.0.1:0",
+      "--data-dir",
+      store.dataDir,
+      "--log-level",
+      "silent",
+      ...store.args,
+    ],
     { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...store.env } },
   );
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
@@ -42,7 +64,9 @@ async function serve(store: StoreArgs): Promise<{ address: string; kill: () => P
       const m = /charter listening on (\S+)/.exec(err);
       if (m) resolve(m[1] as string);
     });
-    child.on("exit", (code) => reject(new Error(`charter serve exited with ${String(code)}: ${err}`)));
+    child.on("exit", (code) =>
+      reject(new Error(`charter serve exited with ${String(code)}: ${err}`)),
+    );
   });
   return {
     address,
@@ -54,13 +78,23 @@ async function serve(store: StoreArgs): Promise<{ address: string; kill: () => P
 }
 
 /** 16 workers authorizing (allows and denies) until `stopped()`; every decision id received goes to `received`. */
-function load(clients: CharterClients, grantToken: string, tag: string, received: string[], stopped: () => boolean): Promise<void> {
+function load(
+  clients: CharterClients,
+  grantToken: string,
+  tag: string,
+  received: string[],
+  stopped: () => boolean,
+): Promise<void> {
   const worker = async (w: number) => {
     for (let i = 0; !stopped(); i++) {
       try {
         const { verdict } = await clients.authority.authorize({
           grantToken,
-          call: { callId: `${tag}${w}-${i}`, toolName: i % 5 === 0 ? "run_shell" : "web_search", argumentsJson: JSON.stringify({ query: `q${i}`, command: "ls" }) },
+          call: {
+            callId: `${tag}${w}-${i}`,
+            toolName: i % 5 === 0 ? "run_shell" : "web_search",
+            argumentsJson: JSON.stringify({ query: `q${i}`, command: "ls" }),
+          },
         });
         if (verdict) received.push(verdict.decisionId);
       } catch {
@@ -72,10 +106,15 @@ function load(clients: CharterClients, grantToken: string, tag: string, received
 }
 
 /** The chain verifies, and every decision id a client received is one of its records. */
-const expectAllLogged = (store: StoreArgs, received: readonly string[]) => expectDecisionsLogged((...args) => cli(store, ...args), store.dataDir, received);
+const expectAllLogged = (store: StoreArgs, received: readonly string[]) =>
+  expectDecisionsLogged((...args) => cli(store, ...args), store.dataDir, received);
 
 describe("crash safety (SQLite)", () => {
-  const store: StoreArgs = { dataDir: mkdtempSync(join(tmpdir(), "charter-crash-")), args: [], env: {} };
+  const store: StoreArgs = {
+    dataDir: mkdtempSync(join(tmpdir(), "charter-crash-")),
+    args: [],
+    env: {},
+  };
   afterAll(() => rmSync(store.dataDir, { recursive: true, force: true }));
 
   it("every decision id a client received is in the audit log after SIGKILL, and audit verify passes", async () => {
@@ -83,7 +122,12 @@ describe("crash safety (SQLite)", () => {
     const clients = createCharterClients({ address: server.address });
     const received: string[] = [];
     try {
-      const { grantToken } = await clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:load", owner: "ana@example.com", purpose: "crash" });
+      const { grantToken } = await clients.grants.issueGrant({
+        profile: "owner-assistant",
+        subject: "agent:load",
+        owner: "ana@example.com",
+        purpose: "crash",
+      });
       let killed = false;
       const running = load(clients, grantToken, "w", received, () => killed);
       while (received.length < 400) await new Promise((r) => setTimeout(r, 20));
@@ -101,7 +145,11 @@ describe("crash safety (SQLite)", () => {
 describePostgres("crash safety (PostgreSQL, two replicas on one chain)", () => {
   const schema = testSchema("crash");
   const kek = randomBytes(32).toString("base64");
-  const store: StoreArgs = { dataDir: mkdtempSync(join(tmpdir(), "charter-crash-pg-")), args: ["--database", schema.url], env: { CHARTER_KEK: kek } };
+  const store: StoreArgs = {
+    dataDir: mkdtempSync(join(tmpdir(), "charter-crash-pg-")),
+    args: ["--database", schema.url],
+    env: { CHARTER_KEK: kek },
+  };
   beforeAll(() => schema.create());
   afterAll(async () => {
     await schema.drop();
@@ -112,10 +160,17 @@ describePostgres("crash safety (PostgreSQL, two replicas on one chain)", () => {
     const killedReplica = await serve(store);
     const clients = createCharterClients({ address: killedReplica.address });
     // The second replica, in this process, on the same schema and KEK, under load the whole time.
-    const survivor = await startTestCharter({ config: { database: schema.url, kek, issuer: "charter-demo", audience: "charter-demo" } });
+    const survivor = await startTestCharter({
+      config: { database: schema.url, kek, issuer: "charter-demo", audience: "charter-demo" },
+    });
     const received: string[] = [];
     try {
-      const { grantToken } = await clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:load", owner: "ana@example.com", purpose: "crash" });
+      const { grantToken } = await clients.grants.issueGrant({
+        profile: "owner-assistant",
+        subject: "agent:load",
+        owner: "ana@example.com",
+        purpose: "crash",
+      });
       let killed = false;
       let done = false;
       const dying = load(clients, grantToken, "a", received, () => killed);

@@ -12,11 +12,29 @@ const dataDir = mkdtempSync(join(tmpdir(), "charter-serve-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 /** Starts `charter serve` as `npm start` does (the demo config), but on an ephemeral port. */
-function serve(): { child: ChildProcess; address: Promise<string>; stdout: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [BIN, "serve", "--config", "fixtures/charter.yaml", "--listen", "127.0.0.1:0", "--data-dir", dataDir], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+function serve(): {
+  child: ChildProcess;
+  address: Promise<string>;
+  stdout: () => string;
+  exited: Promise<number | null>;
+} {
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      "serve",
+      "--config",
+      "fixtures/charter.yaml",
+      "--listen",
+      "127.0.0.1:0",
+      "--data-dir",
+      dataDir,
+    ],
+    {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let out = "";
   let err = "";
   child.stdout.on("data", (d: Buffer) => (out += d.toString()));
@@ -26,7 +44,9 @@ function serve(): { child: ChildProcess; address: Promise<string>; stdout: () =>
       const m = /charter listening on (\S+)/.exec(err);
       if (m) resolve(m[1] as string);
     });
-    child.on("exit", (code) => reject(new Error(`charter serve exited with ${String(code)}: ${err}`)));
+    child.on("exit", (code) =>
+      reject(new Error(`charter serve exited with ${String(code)}: ${err}`)),
+    );
   });
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   return { child, address, stdout: () => out, exited };
@@ -34,18 +54,33 @@ function serve(): { child: ChildProcess; address: Promise<string>; stdout: () =>
 
 describe("charter serve (the quick start's server, as a process)", () => {
   it("serves the demo, reloads on SIGHUP, logs one JSON line per call without tokens, and exits 0 on SIGTERM", async () => {
-    expect(existsSync(BIN), "dist/ is missing: `npm test` builds it first (npm run build)").toBe(true);
+    expect(existsSync(BIN), "dist/ is missing: `npm test` builds it first (npm run build)").toBe(
+      true,
+    );
     const server = serve();
     const address = await server.address;
     const clients = createCharterClients({ address });
     try {
-      const { grantToken } = await clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:p", owner: "ana@example.com", purpose: "smoke" });
-      const call = { callId: "c1", toolName: "web_search", argumentsJson: JSON.stringify({ query: "sk-live-SECRET-QUERY" }) };
-      expect((await clients.authority.authorize({ grantToken, call })).verdict?.decision).toBe(Decision.ALLOW);
+      const { grantToken } = await clients.grants.issueGrant({
+        profile: "owner-assistant",
+        subject: "agent:p",
+        owner: "ana@example.com",
+        purpose: "smoke",
+      });
+      const call = {
+        callId: "c1",
+        toolName: "web_search",
+        argumentsJson: JSON.stringify({ query: "sk-live-SECRET-QUERY" }),
+      };
+      expect((await clients.authority.authorize({ grantToken, call })).verdict?.decision).toBe(
+        Decision.ALLOW,
+      );
 
       server.child.kill("SIGHUP");
       await new Promise((r) => setTimeout(r, 300));
-      expect((await clients.authority.authorize({ grantToken, call })).verdict?.decision).toBe(Decision.ALLOW);
+      expect((await clients.authority.authorize({ grantToken, call })).verdict?.decision).toBe(
+        Decision.ALLOW,
+      );
     } finally {
       clients.close();
     }
@@ -63,7 +98,9 @@ describe("charter serve (the quick start's server, as a process)", () => {
       "/charter.v1.AuthorityService/Authorize",
       "/charter.v1.AuthorityService/Authorize",
     ]);
-    expect(rpcs.every((l) => l["status"] === "OK" && typeof l["durationMs"] === "number")).toBe(true);
+    expect(rpcs.every((l) => l["status"] === "OK" && typeof l["durationMs"] === "number")).toBe(
+      true,
+    );
     expect(lines.some((l) => l["msg"] === "catalog and policy reloaded")).toBe(true);
     expect(server.stdout()).not.toContain("SECRET-QUERY");
     expect(server.stdout()).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\./);

@@ -48,12 +48,28 @@ interface Served {
   signal(name: NodeJS.Signals): void;
 }
 
-async function serveWorkers(name: string, env: Readonly<Record<string, string>> = {}): Promise<Served> {
+async function serveWorkers(
+  name: string,
+  env: Readonly<Record<string, string>> = {},
+): Promise<Served> {
   expect(existsSync(BIN), "dist/ is missing: `npm test` builds it first").toBe(true);
   const dataDir = join(dir, name);
   const child = spawn(
     process.execPath,
-    [BIN, "serve", "--workers", "2", "--config", "fixtures/charter.yaml", "--policy", policy, "--listen", "127.0.0.1:0", "--data-dir", dataDir],
+    [
+      BIN,
+      "serve",
+      "--workers",
+      "2",
+      "--config",
+      "fixtures/charter.yaml",
+      "--policy",
+      policy,
+      "--listen",
+      "127.0.0.1:0",
+      "--data-dir",
+      dataDir,
+    ],
     { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } },
   );
   let out = "";
@@ -66,7 +82,9 @@ async function serveWorkers(name: string, env: Readonly<Record<string, string>> 
       const m = /charter listening on (\S+) \(2 workers\)/.exec(err);
       if (m) resolve(m[1] as string);
     });
-    child.on("exit", (code) => reject(new Error(`charter serve exited with ${String(code)}: ${err}`)));
+    child.on("exit", (code) =>
+      reject(new Error(`charter serve exited with ${String(code)}: ${err}`)),
+    );
   });
   return {
     pid: child.pid as number,
@@ -84,7 +102,9 @@ async function serveWorkers(name: string, env: Readonly<Record<string, string>> 
 
 /** `n` clients, each on a connection of its own (grpc-js would otherwise share one subchannel). */
 function connections(address: string, n: number): CharterClients[] {
-  return Array.from({ length: n }, () => createCharterClients({ address, channelOptions: { "grpc.use_local_subchannel_pool": 1 } }));
+  return Array.from({ length: n }, () =>
+    createCharterClients({ address, channelOptions: { "grpc.use_local_subchannel_pool": 1 } }),
+  );
 }
 
 async function until(what: string, ok: () => boolean, ms = 15_000): Promise<void> {
@@ -95,16 +115,43 @@ async function until(what: string, ok: () => boolean, ms = 15_000): Promise<void
   }
 }
 
-const workersOf = (lines: Line[], match: (l: Line) => boolean) => new Set(lines.filter(match).map((l) => l["worker"]));
-const search = (id: string) => ({ callId: id, toolName: "web_search", argumentsJson: JSON.stringify({ query: id }) });
-const cli = (dataDir: string, ...args: string[]) => runCapture([...args, "--config", join(ROOT, "fixtures", "charter.yaml"), "--policy", policy, "--data-dir", dataDir]);
+const workersOf = (lines: Line[], match: (l: Line) => boolean) =>
+  new Set(lines.filter(match).map((l) => l["worker"]));
+const search = (id: string) => ({
+  callId: id,
+  toolName: "web_search",
+  argumentsJson: JSON.stringify({ query: id }),
+});
+const cli = (dataDir: string, ...args: string[]) =>
+  runCapture([
+    ...args,
+    "--config",
+    join(ROOT, "fixtures", "charter.yaml"),
+    "--policy",
+    policy,
+    "--data-dir",
+    dataDir,
+  ]);
 
 /** Authorize calls (allows and denies) on every connection until `stopped()`; a connection whose server went away stops; every decision id answered goes to `received`. */
-function loadUntil(clients: readonly CharterClients[], grantToken: string, tag: string, received: string[], stopped: () => boolean): Promise<void> {
+function loadUntil(
+  clients: readonly CharterClients[],
+  grantToken: string,
+  tag: string,
+  received: string[],
+  stopped: () => boolean,
+): Promise<void> {
   const lane = async (c: CharterClients, w: number) => {
     for (let i = 0; !stopped(); i++) {
       try {
-        const call = i % 5 === 0 ? { callId: `${tag}${w}-${i}`, toolName: "run_shell", argumentsJson: '{"command":"ls"}' } : search(`${tag}${w}-${i}`);
+        const call =
+          i % 5 === 0
+            ? {
+                callId: `${tag}${w}-${i}`,
+                toolName: "run_shell",
+                argumentsJson: '{"command":"ls"}',
+              }
+            : search(`${tag}${w}-${i}`);
         const { verdict } = await c.authority.authorize({ grantToken, call });
         if (verdict) received.push(verdict.decisionId);
       } catch {
@@ -116,7 +163,8 @@ function loadUntil(clients: readonly CharterClients[], grantToken: string, tag: 
 }
 
 /** The chain verifies, and every decision id a client received is one of its records. */
-const expectAllLogged = (dataDir: string, received: readonly string[]) => expectDecisionsLogged((...args) => cli(dataDir, ...args), dataDir, received);
+const expectAllLogged = (dataDir: string, received: readonly string[]) =>
+  expectDecisionsLogged((...args) => cli(dataDir, ...args), dataDir, received);
 
 describe("charter serve --workers 2", () => {
   let served: Served;
@@ -139,12 +187,24 @@ describe("charter serve --workers 2", () => {
       purpose: "load",
     });
     const verdicts = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => (clients[i % clients.length] as CharterClients).authority.authorize({ grantToken, call: search(`b-${i}`) })),
+      Array.from({ length: 200 }, (_, i) =>
+        (clients[i % clients.length] as CharterClients).authority.authorize({
+          grantToken,
+          call: search(`b-${i}`),
+        }),
+      ),
     );
     expect(verdicts.filter((r) => r.verdict?.decision === Decision.ALLOW)).toHaveLength(50);
     expect(verdicts.filter((r) => r.verdict?.reason?.code === "LIMIT_EXCEEDED")).toHaveLength(150);
-    await until("the rpc log lines", () => served.lines().filter((l) => l["method"] === "/charter.v1.AuthorityService/Authorize").length >= 200);
-    expect(workersOf(served.lines(), (l) => l["method"] === "/charter.v1.AuthorityService/Authorize")).toEqual(new Set([1, 2]));
+    await until(
+      "the rpc log lines",
+      () =>
+        served.lines().filter((l) => l["method"] === "/charter.v1.AuthorityService/Authorize")
+          .length >= 200,
+    );
+    expect(
+      workersOf(served.lines(), (l) => l["method"] === "/charter.v1.AuthorityService/Authorize"),
+    ).toEqual(new Set([1, 2]));
     await expectAllLogged(
       served.dataDir,
       verdicts.map((r) => r.verdict?.decisionId ?? ""),
@@ -156,8 +216,15 @@ describe("charter serve --workers 2", () => {
     expect(metrics?.["worker"]).toBeUndefined();
     const address = metrics?.["address"] as string;
     const before = await scrape(address);
-    const { grantToken } = await (clients[0] as CharterClients).grants.issueGrant({ profile: "open", subject: "agent:m", owner: "ana@example.com", purpose: "metrics" });
-    const verdicts = await Promise.all(clients.map((c, i) => c.authority.authorize({ grantToken, call: search(`m-${i}`) })));
+    const { grantToken } = await (clients[0] as CharterClients).grants.issueGrant({
+      profile: "open",
+      subject: "agent:m",
+      owner: "ana@example.com",
+      purpose: "metrics",
+    });
+    const verdicts = await Promise.all(
+      clients.map((c, i) => c.authority.authorize({ grantToken, call: search(`m-${i}`) })),
+    );
     expect(verdicts.every((r) => r.verdict?.decision === Decision.ALLOW)).toBe(true);
     const after = await scrape(address);
     expect((after.get(ALLOWS) ?? 0) - (before.get(ALLOWS) ?? 0)).toBe(clients.length);
@@ -166,36 +233,73 @@ describe("charter serve --workers 2", () => {
 
   it("wakes watchers on both workers at once when an approval is created and decided through either (not at their 500 ms poll)", async () => {
     const owner = "watch@example.com";
-    const { grantToken } = await (clients[0] as CharterClients).grants.issueGrant({ profile: "open", subject: "agent:w", owner, purpose: "watch" });
+    const { grantToken } = await (clients[0] as CharterClients).grants.issueGrant({
+      profile: "open",
+      subject: "agent:w",
+      owner,
+      purpose: "watch",
+    });
     const stop = new AbortController();
     // What each watcher saw: "<approval id> <kind>".
     const seen: string[][] = clients.slice(0, 4).map(() => []);
     const watches = clients.slice(0, 4).map(async (c, i) => {
-      for await (const event of c.approvals.watchApprovals({ owner }, { signal: stop.signal })) seen[i]?.push(`${event.approval?.id ?? ""} ${event.kind}`);
+      for await (const event of c.approvals.watchApprovals({ owner }, { signal: stop.signal }))
+        seen[i]?.push(`${event.approval?.id ?? ""} ${event.kind}`);
     });
     await new Promise((r) => setTimeout(r, 300)); // the streams are open
     // Three rounds: each watcher must see each event well within the poll interval, which only the relay achieves.
     for (let round = 0; round < 3; round++) {
-      const args = JSON.stringify({ customer_id: "cus_ABC123", amount: 10 + round, currency: "EUR", description: "x" });
+      const args = JSON.stringify({
+        customer_id: "cus_ABC123",
+        amount: 10 + round,
+        currency: "EUR",
+        description: "x",
+      });
       const held = await (clients[5] as CharterClients).authority.authorize({
         grantToken,
         call: { callId: `pay-${round}`, toolName: "charge_payment", argumentsJson: args },
       });
       expect(held.verdict?.decision).toBe(Decision.REQUIRE_APPROVAL);
       const id = held.verdict?.approvalId ?? "";
-      await until("every watcher to see the approval created", () => seen.every((s) => s.includes(`${id} ${ApprovalEventKind.CREATED}`)), 200);
-      await (clients[6] as CharterClients).approvals.decideApproval({ approvalId: id, outcome: ApprovalOutcome.APPROVE, decidedBy: owner, note: "ok" });
-      await until("every watcher to see the approval decided", () => seen.every((s) => s.includes(`${id} ${ApprovalEventKind.DECIDED}`)), 200);
+      await until(
+        "every watcher to see the approval created",
+        () => seen.every((s) => s.includes(`${id} ${ApprovalEventKind.CREATED}`)),
+        200,
+      );
+      await (clients[6] as CharterClients).approvals.decideApproval({
+        approvalId: id,
+        outcome: ApprovalOutcome.APPROVE,
+        decidedBy: owner,
+        note: "ok",
+      });
+      await until(
+        "every watcher to see the approval decided",
+        () => seen.every((s) => s.includes(`${id} ${ApprovalEventKind.DECIDED}`)),
+        200,
+      );
     }
     stop.abort();
     await Promise.all(watches.map((w) => w.catch(() => undefined)));
-    await until("the watch log lines", () => served.lines().filter((l) => l["method"] === "/charter.v1.ApprovalService/WatchApprovals").length >= 4);
-    expect(workersOf(served.lines(), (l) => l["method"] === "/charter.v1.ApprovalService/WatchApprovals")).toEqual(new Set([1, 2]));
+    await until(
+      "the watch log lines",
+      () =>
+        served.lines().filter((l) => l["method"] === "/charter.v1.ApprovalService/WatchApprovals")
+          .length >= 4,
+    );
+    expect(
+      workersOf(
+        served.lines(),
+        (l) => l["method"] === "/charter.v1.ApprovalService/WatchApprovals",
+      ),
+    ).toEqual(new Set([1, 2]));
   });
 
   it("reloads every worker on SIGHUP", async () => {
     served.signal("SIGHUP");
-    await until("both workers to reload", () => workersOf(served.lines(), (l) => l["msg"] === "catalog and policy reloaded").size === 2);
+    await until(
+      "both workers to reload",
+      () => workersOf(served.lines(), (l) => l["msg"] === "catalog and policy reloaded").size === 2,
+    );
   });
 
   it("replaces a worker killed under load, logging it, loses no decision it answered, and keeps serving", async () => {
@@ -206,11 +310,18 @@ describe("charter serve --workers 2", () => {
     const received: string[] = [];
     let stopped = false;
     try {
-      const { grantToken } = await (loaded[0] as CharterClients).grants.issueGrant({ profile: "open", subject: "agent:w", owner: "ana@example.com", purpose: "kill" });
+      const { grantToken } = await (loaded[0] as CharterClients).grants.issueGrant({
+        profile: "open",
+        subject: "agent:w",
+        owner: "ana@example.com",
+        purpose: "kill",
+      });
       const load = loadUntil(loaded, grantToken, "k", received, () => stopped);
       await until("some load", () => received.length >= 200);
       process.kill(pid, "SIGKILL");
-      await until("the restart", () => served.lines().some((l) => l["msg"] === "worker restarted" && l["worker"] === 2));
+      await until("the restart", () =>
+        served.lines().some((l) => l["msg"] === "worker restarted" && l["worker"] === 2),
+      );
       stopped = true;
       await load;
     } finally {
@@ -221,13 +332,22 @@ describe("charter serve --workers 2", () => {
     await expectAllLogged(served.dataDir, received);
     const fresh = connections(served.address, 4);
     try {
-      const { grantToken } = await (fresh[0] as CharterClients).grants.issueGrant({ profile: "open", subject: "agent:w", owner: "ana@example.com", purpose: "after" });
-      const verdicts = await Promise.all(fresh.map((c, i) => c.authority.authorize({ grantToken, call: search(`after-${i}`) })));
+      const { grantToken } = await (fresh[0] as CharterClients).grants.issueGrant({
+        profile: "open",
+        subject: "agent:w",
+        owner: "ana@example.com",
+        purpose: "after",
+      });
+      const verdicts = await Promise.all(
+        fresh.map((c, i) => c.authority.authorize({ grantToken, call: search(`after-${i}`) })),
+      );
       expect(verdicts.every((r) => r.verdict?.decision === Decision.ALLOW)).toBe(true);
     } finally {
       for (const c of fresh) c.close();
     }
-    const replacement = served.lines().filter((l) => l["msg"] === "charter serving" && l["worker"] === 2);
+    const replacement = served
+      .lines()
+      .filter((l) => l["msg"] === "charter serving" && l["worker"] === 2);
     expect(replacement.map((l) => l["pid"])).toHaveLength(2);
     expect(replacement[1]?.["pid"]).not.toBe(pid);
   });
@@ -240,7 +360,12 @@ describe("charter serve --workers 2, SIGTERM under load", () => {
     const received: string[] = [];
     let stopped = false;
     try {
-      const { grantToken } = await (clients[0] as CharterClients).grants.issueGrant({ profile: "open", subject: "agent:w", owner: "ana@example.com", purpose: "term" });
+      const { grantToken } = await (clients[0] as CharterClients).grants.issueGrant({
+        profile: "open",
+        subject: "agent:w",
+        owner: "ana@example.com",
+        purpose: "term",
+      });
       const load = loadUntil(clients, grantToken, "t", received, () => stopped);
       await until("some load", () => received.length >= 300);
       served.signal("SIGTERM");
@@ -253,7 +378,9 @@ describe("charter serve --workers 2, SIGTERM under load", () => {
     const lines = served.lines();
     expect(lines.filter((l) => l["msg"] === "charter stopped")).toHaveLength(1);
     expect(workersOf(lines, (l) => l["msg"] === "worker stopped")).toEqual(new Set([1, 2]));
-    expect(workersOf(lines, (l) => l["method"] === "/charter.v1.AuthorityService/Authorize")).toEqual(new Set([1, 2]));
+    expect(
+      workersOf(lines, (l) => l["method"] === "/charter.v1.AuthorityService/Authorize"),
+    ).toEqual(new Set([1, 2]));
     await expectAllLogged(served.dataDir, received);
   });
 });
@@ -262,7 +389,20 @@ describe("charter serve --workers 2, a worker that cannot start", () => {
   it("exits with the worker's code (78 for a configuration problem) and its message, leaving no process behind", () => {
     const result = spawnSync(
       process.execPath,
-      [BIN, "serve", "--workers", "2", "--config", "fixtures/charter.yaml", "--listen", "0.0.0.0:0", "--data-dir", join(dir, "refused"), "--log-level", "silent"],
+      [
+        BIN,
+        "serve",
+        "--workers",
+        "2",
+        "--config",
+        "fixtures/charter.yaml",
+        "--listen",
+        "0.0.0.0:0",
+        "--data-dir",
+        join(dir, "refused"),
+        "--log-level",
+        "silent",
+      ],
       { cwd: ROOT, encoding: "utf8", timeout: 20_000 },
     );
     expect(result.status).toBe(78);

@@ -50,13 +50,16 @@ describe("createPromiseClient(): cancellation", () => {
 
   it("an AbortSignal that has already aborted cancels the call (it is never sent)", async () => {
     const before = calls;
-    await expect(approvals.getApproval({ approvalId: "x" }, { signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 1 });
+    await expect(
+      approvals.getApproval({ approvalId: "x" }, { signal: AbortSignal.abort() }),
+    ).rejects.toMatchObject({ code: 1 });
     expect(calls).toBe(before);
   });
 
   it("a completed call leaves no listener on the caller's AbortSignal", async () => {
     const controller = new AbortController();
-    for (let i = 0; i < 20; i++) await approvals.getApproval({ approvalId: `c${i}` }, { signal: controller.signal });
+    for (let i = 0; i < 20; i++)
+      await approvals.getApproval({ approvalId: `c${i}` }, { signal: controller.signal });
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 });

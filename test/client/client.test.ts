@@ -43,7 +43,11 @@ beforeAll(async () => {
       },
       async *watchApprovals(req, ctx) {
         if (req.owner === "three") {
-          for (const [i, kind] of [ApprovalEventKind.CREATED, ApprovalEventKind.DECIDED, ApprovalEventKind.CONSUMED].entries()) {
+          for (const [i, kind] of [
+            ApprovalEventKind.CREATED,
+            ApprovalEventKind.DECIDED,
+            ApprovalEventKind.CONSUMED,
+          ].entries()) {
             yield { kind, approval: { id: `apr_${i + 1}` } };
           }
           return;
@@ -59,7 +63,10 @@ beforeAll(async () => {
   );
   server = await serve([keys, approvalBinding]);
   address = server.address;
-  approvals = createPromiseClient(ApprovalService, { address, metadata: { authorization: "Bearer config-token", "x-origin": "config" } });
+  approvals = createPromiseClient(ApprovalService, {
+    address,
+    metadata: { authorization: "Bearer config-token", "x-origin": "config" },
+  });
 });
 
 afterAll(() => {
@@ -76,8 +83,14 @@ describe("createPromiseClient(): unary calls", () => {
 
   it("sends the client's metadata with every call, and per-call metadata on top", async () => {
     await approvals.getApproval({ approvalId: "md-config" });
-    await approvals.getApproval({ approvalId: "md-call" }, { metadata: { "x-request-id": "req-42", "x-origin": "call" } });
-    expect(seenMetadata.get("md-config")?.getMap()).toMatchObject({ authorization: "Bearer config-token", "x-origin": "config" });
+    await approvals.getApproval(
+      { approvalId: "md-call" },
+      { metadata: { "x-request-id": "req-42", "x-origin": "call" } },
+    );
+    expect(seenMetadata.get("md-config")?.getMap()).toMatchObject({
+      authorization: "Bearer config-token",
+      "x-origin": "config",
+    });
     expect(seenMetadata.get("md-config")?.get("x-request-id")).toEqual([]);
     const perCall = seenMetadata.get("md-call");
     expect(perCall?.get("authorization")).toEqual(["Bearer config-token"]);
@@ -88,23 +101,35 @@ describe("createPromiseClient(): unary calls", () => {
   it("fails DEADLINE_EXCEEDED past timeoutMs, and the handler's signal aborts", async () => {
     const call = approvals.getApproval({ approvalId: "wait-deadline" }, { timeoutMs: 100 });
     await expect(call).rejects.toMatchObject({ code: status.DEADLINE_EXCEEDED });
-    await within(event(abortSeen, "wait-deadline").promise, 2_000, "the handler to see its signal abort");
+    await within(
+      event(abortSeen, "wait-deadline").promise,
+      2_000,
+      "the handler to see its signal abort",
+    );
   });
 
   it("cancels a call when the AbortSignal in its options aborts: CANCELLED, and the handler's signal aborts", async () => {
     const controller = new AbortController();
-    const call = approvals.getApproval({ approvalId: "wait-abort" }, { signal: controller.signal, timeoutMs: 10_000 });
+    const call = approvals.getApproval(
+      { approvalId: "wait-abort" },
+      { signal: controller.signal, timeoutMs: 10_000 },
+    );
     await within(event(started, "wait-abort").promise, 2_000, "the handler to start");
     controller.abort();
     await expect(call).rejects.toMatchObject({ code: status.CANCELLED });
-    await within(event(abortSeen, "wait-abort").promise, 2_000, "the handler to see its signal abort");
+    await within(
+      event(abortSeen, "wait-abort").promise,
+      2_000,
+      "the handler to see its signal abort",
+    );
   });
 });
 
 describe("createPromiseClient(): server streaming", () => {
   it("is consumed as an async iterable, in order", async () => {
     const events: [string, ApprovalEventKind][] = [];
-    for await (const e of approvals.watchApprovals({ owner: "three" })) events.push([e.approval?.id ?? "", e.kind]);
+    for await (const e of approvals.watchApprovals({ owner: "three" }))
+      events.push([e.approval?.id ?? "", e.kind]);
     expect(events).toEqual([
       ["apr_1", ApprovalEventKind.CREATED],
       ["apr_2", ApprovalEventKind.DECIDED],
@@ -116,14 +141,21 @@ describe("createPromiseClient(): server streaming", () => {
     const controller = new AbortController();
     const received: string[] = [];
     const consume = (async () => {
-      for await (const e of approvals.watchApprovals({ owner: "abort-stream" }, { signal: controller.signal })) {
+      for await (const e of approvals.watchApprovals(
+        { owner: "abort-stream" },
+        { signal: controller.signal },
+      )) {
         received.push(e.approval?.id ?? "");
         controller.abort();
       }
     })();
     await expect(consume).rejects.toMatchObject({ code: status.CANCELLED });
     expect(received).toEqual(["apr_first"]);
-    await within(event(abortSeen, "abort-stream").promise, 2_000, "the handler to see its signal abort");
+    await within(
+      event(abortSeen, "abort-stream").promise,
+      2_000,
+      "the handler to see its signal abort",
+    );
   });
 });
 

@@ -24,7 +24,9 @@ let charter: TestCharter;
 
 beforeAll(async () => {
   // A test-only service on the real router: its handler throws whatever the test sets.
-  server = await serve([bindService(KeyService, { getJwks: () => Promise.reject(thrown as Error) }, {})]);
+  server = await serve([
+    bindService(KeyService, { getJwks: () => Promise.reject(thrown as Error) }, {}),
+  ]);
   keys = createPromiseClient(KeyService, { address: server.address });
   charter = await startTestCharter();
 });
@@ -37,10 +39,21 @@ afterAll(async () => {
 
 describe("errorDetails(): machine-readable details in grpc-status-details-bin", () => {
   it("an error with a reason carries google.rpc.ErrorInfo (domain charter), besides today's message", async () => {
-    thrown = new RpcError("FAILED_PRECONDITION", 'SOURCE_SUSPENDED: source "legacy" is suspended', { reason: "SOURCE_SUSPENDED", metadata: { source: "legacy" } });
+    thrown = new RpcError("FAILED_PRECONDITION", 'SOURCE_SUSPENDED: source "legacy" is suspended', {
+      reason: "SOURCE_SUSPENDED",
+      metadata: { source: "legacy" },
+    });
     const err = await failure(keys.getJwks({}));
-    expect(err).toMatchObject({ code: 9, details: 'SOURCE_SUSPENDED: source "legacy" is suspended' });
-    expect(errorDetails(err)).toEqual({ reason: "SOURCE_SUSPENDED", domain: "charter", metadata: { source: "legacy" }, fieldViolations: [] });
+    expect(err).toMatchObject({
+      code: 9,
+      details: 'SOURCE_SUSPENDED: source "legacy" is suspended',
+    });
+    expect(errorDetails(err)).toEqual({
+      reason: "SOURCE_SUSPENDED",
+      domain: "charter",
+      metadata: { source: "legacy" },
+      fieldViolations: [],
+    });
   });
 
   it("the trailer is a standard google.rpc.Status with the same code and message", async () => {
@@ -51,8 +64,12 @@ describe("errorDetails(): machine-readable details in grpc-status-details-bin", 
     const decoded = fromBinary(StatusSchema, bin as Buffer);
     expect(decoded.code).toBe(3);
     expect(decoded.message).toBe("items[1].call.call_id: is required");
-    expect(decoded.details.map((d) => d.typeUrl)).toEqual(["type.googleapis.com/google.rpc.BadRequest"]);
-    expect(errorDetails(err).fieldViolations).toEqual([{ field: "items[1].call.call_id", description: "is required" }]);
+    expect(decoded.details.map((d) => d.typeUrl)).toEqual([
+      "type.googleapis.com/google.rpc.BadRequest",
+    ]);
+    expect(errorDetails(err).fieldViolations).toEqual([
+      { field: "items[1].call.call_id", description: "is required" },
+    ]);
   });
 
   it("a plain error and an unexpected fault carry no details", async () => {
@@ -69,6 +86,9 @@ describe("errorDetails(): machine-readable details in grpc-status-details-bin", 
   it("a real Charter: IssueGrant without a profile is INVALID_ARGUMENT with a BadRequest naming `profile`", async () => {
     const err = await failure(charter.clients.grants.issueGrant({ subject: "s", owner: "o" }));
     expect(err).toMatchObject({ code: 3, details: "profile: is required" });
-    expect(errorDetails(err)).toEqual({ metadata: {}, fieldViolations: [{ field: "profile", description: "is required" }] });
+    expect(errorDetails(err)).toEqual({
+      metadata: {},
+      fieldViolations: [{ field: "profile", description: "is required" }],
+    });
   });
 });

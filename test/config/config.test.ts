@@ -3,7 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { isLoadError } from "../../src/core/errors.js";
-import { DEFAULTS, ENV_KEYS, isConfigError, isLoopback, parseListen, resolveConfig, type CharterConfig } from "../../src/config/config.js";
+import {
+  DEFAULTS,
+  ENV_KEYS,
+  isConfigError,
+  isLoopback,
+  parseListen,
+  resolveConfig,
+  type CharterConfig,
+} from "../../src/config/config.js";
 
 const dir = mkdtempSync(join(tmpdir(), "charter-config-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -54,7 +62,13 @@ describe("resolveConfig()", () => {
   it("starts from the defaults, needing only catalog and policy", async () => {
     const config = await resolveConfig({ env: REQUIRED_ENV });
     expect(config).toEqual({ ...DEFAULTS, catalog: "cat.yaml", policy: "pol.yaml" });
-    expect(DEFAULTS).toMatchObject({ listen: "127.0.0.1:50051", dataDir: ".charter", maxBatch: 256, receiptTtlSeconds: 300, logLevel: "info" });
+    expect(DEFAULTS).toMatchObject({
+      listen: "127.0.0.1:50051",
+      dataDir: ".charter",
+      maxBatch: 256,
+      receiptTtlSeconds: 300,
+      logLevel: "info",
+    });
   });
 
   it("reads every setting from a YAML config file, numbers as numbers", async () => {
@@ -86,34 +100,69 @@ describe("resolveConfig()", () => {
   });
 
   it("accepts a JSON config file and keeps the defaults it does not name", async () => {
-    const file = configFile(JSON.stringify({ catalog: "c.json", policy: "p.json", maxBatch: 3 }), "json");
-    expect(await resolveConfig({ file })).toEqual({ ...DEFAULTS, catalog: "c.json", policy: "p.json", maxBatch: 3 });
+    const file = configFile(
+      JSON.stringify({ catalog: "c.json", policy: "p.json", maxBatch: 3 }),
+      "json",
+    );
+    expect(await resolveConfig({ file })).toEqual({
+      ...DEFAULTS,
+      catalog: "c.json",
+      policy: "p.json",
+      maxBatch: 3,
+    });
   });
 
   it("finds the config file through CHARTER_CONFIG, and an explicit file wins over it", async () => {
     const fromEnv = configFile("catalog: env-named.yaml\npolicy: p.yaml\n");
     const explicit = configFile("catalog: explicit.yaml\npolicy: p.yaml\n");
-    expect((await resolveConfig({ env: { CHARTER_CONFIG: fromEnv } })).catalog).toBe("env-named.yaml");
-    expect((await resolveConfig({ file: explicit, env: { CHARTER_CONFIG: fromEnv } })).catalog).toBe("explicit.yaml");
+    expect((await resolveConfig({ env: { CHARTER_CONFIG: fromEnv } })).catalog).toBe(
+      "env-named.yaml",
+    );
+    expect(
+      (await resolveConfig({ file: explicit, env: { CHARTER_CONFIG: fromEnv } })).catalog,
+    ).toBe("explicit.yaml");
   });
 
   it("lets environment variables beat the file, and ignores empty ones", async () => {
-    const file = configFile("catalog: file.yaml\npolicy: file-policy.yaml\nissuer: file-issuer\nmaxBatch: 8\nlogLevel: debug\n");
+    const file = configFile(
+      "catalog: file.yaml\npolicy: file-policy.yaml\nissuer: file-issuer\nmaxBatch: 8\nlogLevel: debug\n",
+    );
     const config = await resolveConfig({
       file,
-      env: { CHARTER_CATALOG: "env.yaml", CHARTER_ISSUER: "env-issuer", CHARTER_MAX_BATCH: "16", CHARTER_LOG_LEVEL: "", CHARTER_POLICY: undefined },
+      env: {
+        CHARTER_CATALOG: "env.yaml",
+        CHARTER_ISSUER: "env-issuer",
+        CHARTER_MAX_BATCH: "16",
+        CHARTER_LOG_LEVEL: "",
+        CHARTER_POLICY: undefined,
+      },
     });
-    expect(config).toMatchObject({ catalog: "env.yaml", policy: "file-policy.yaml", issuer: "env-issuer", maxBatch: 16, logLevel: "debug" });
+    expect(config).toMatchObject({
+      catalog: "env.yaml",
+      policy: "file-policy.yaml",
+      issuer: "env-issuer",
+      maxBatch: 16,
+      logLevel: "debug",
+    });
   });
 
   it("lets explicit overrides (flags) beat the environment and the file", async () => {
     const file = configFile("catalog: file.yaml\npolicy: file-policy.yaml\nlisten: 127.0.0.1:1\n");
     const config = await resolveConfig({
       file,
-      env: { CHARTER_LISTEN: "127.0.0.1:2", CHARTER_CATALOG: "env.yaml", CHARTER_LOG_LEVEL: "warn" },
+      env: {
+        CHARTER_LISTEN: "127.0.0.1:2",
+        CHARTER_CATALOG: "env.yaml",
+        CHARTER_LOG_LEVEL: "warn",
+      },
       overrides: { listen: "127.0.0.1:3", catalog: "flag.yaml", logLevel: "error" },
     });
-    expect(config).toMatchObject({ listen: "127.0.0.1:3", catalog: "flag.yaml", policy: "file-policy.yaml", logLevel: "error" });
+    expect(config).toMatchObject({
+      listen: "127.0.0.1:3",
+      catalog: "flag.yaml",
+      policy: "file-policy.yaml",
+      logLevel: "error",
+    });
   });
 
   it("reads the database url from the file, CHARTER_DATABASE_URL or the flag, and has none by default (embedded SQLite)", async () => {
@@ -121,20 +170,34 @@ describe("resolveConfig()", () => {
     const file = configFile("catalog: c.yaml\npolicy: p.yaml\ndatabase: sqlite:file.db\n");
     expect((await resolveConfig({ file })).database).toBe("sqlite:file.db");
     // A shared database needs signing keys sealed: the KEK comes with it.
-    const env = { CHARTER_DATABASE_URL: "postgres://charter@db/charter?schema=a", CHARTER_KEK: "kek" };
-    expect((await resolveConfig({ file, env })).database).toBe("postgres://charter@db/charter?schema=a");
-    expect((await resolveConfig({ file, env, overrides: { database: "postgres://charter@db/other" } })).database).toBe("postgres://charter@db/other");
+    const env = {
+      CHARTER_DATABASE_URL: "postgres://charter@db/charter?schema=a",
+      CHARTER_KEK: "kek",
+    };
+    expect((await resolveConfig({ file, env })).database).toBe(
+      "postgres://charter@db/charter?schema=a",
+    );
+    expect(
+      (await resolveConfig({ file, env, overrides: { database: "postgres://charter@db/other" } }))
+        .database,
+    ).toBe("postgres://charter@db/other");
   });
 
   it("refuses a postgres:// database without a key-encryption key: signing keys are never stored in clear in a shared database", async () => {
-    expect(await problemsOf({ env: { ...REQUIRED_ENV, CHARTER_DATABASE_URL: "postgres://charter@db/charter" } })).toEqual([
+    expect(
+      await problemsOf({
+        env: { ...REQUIRED_ENV, CHARTER_DATABASE_URL: "postgres://charter@db/charter" },
+      }),
+    ).toEqual([
       "a postgres:// database is shared: signing keys must be encrypted at rest; set kekFile or CHARTER_KEK",
     ]);
   });
 
   it("refuses a database that is not a non-empty string, without echoing it", async () => {
     const file = configFile("catalog: c.yaml\npolicy: p.yaml\ndatabase: [postgres]\n");
-    expect(await problemsOf({ file })).toEqual(["database must be a database URL (postgres://…, sqlite:<path> or file:<path>)"]);
+    expect(await problemsOf({ file })).toEqual([
+      "database must be a database URL (postgres://…, sqlite:<path> or file:<path>)",
+    ]);
     expect(await problemsOf({ env: REQUIRED_ENV, overrides: { database: "" } })).toEqual([
       "database must be a database URL (postgres://…, sqlite:<path> or file:<path>)",
     ]);
@@ -150,13 +213,23 @@ describe("resolveConfig()", () => {
         CHARTER_TOKEN_CACHE_SIZE: "100",
       },
     });
-    expect(config).toMatchObject({ receiptTtlSeconds: 42, maxMessageBytes: 65536, maxBatch: 7, tokenCacheSize: 100 });
+    expect(config).toMatchObject({
+      receiptTtlSeconds: 42,
+      maxMessageBytes: 65536,
+      maxBatch: 7,
+      tokenCacheSize: 100,
+    });
     expect(typeof config.maxBatch).toBe("number");
   });
 
-  it.each(["0", "-1", "1.5", "1e3", "12abc", " 7", "lots", "99999999999999999999"])("refuses maxBatch %j from the environment", async (value) => {
-    expect(await problemsOf({ env: { ...REQUIRED_ENV, CHARTER_MAX_BATCH: value } })).toEqual(["maxBatch must be a positive integer"]);
-  });
+  it.each(["0", "-1", "1.5", "1e3", "12abc", " 7", "lots", "99999999999999999999"])(
+    "refuses maxBatch %j from the environment",
+    async (value) => {
+      expect(await problemsOf({ env: { ...REQUIRED_ENV, CHARTER_MAX_BATCH: value } })).toEqual([
+        "maxBatch must be a positive integer",
+      ]);
+    },
+  );
 
   it("reports every problem at once: unknown key, bad number, bad log level, missing catalog and policy", async () => {
     const file = configFile("colour: blue\nmaxBatch: lots\nlogLevel: loud\nlisten: nowhere\n");
@@ -177,7 +250,9 @@ describe("resolveConfig()", () => {
   it("names the config key and the environment variable of every missing setting", async () => {
     const problems = await problemsOf({ env: {}, overrides: { issuer: "", dataDir: "" } });
     for (const key of ["dataDir", "issuer", "catalog", "policy"] as const) {
-      expect(problems).toContain(`${key} is required (config file key "${key}", environment ${ENV_KEYS[key]})`);
+      expect(problems).toContain(
+        `${key} is required (config file key "${key}", environment ${ENV_KEYS[key]})`,
+      );
     }
     expect(problems).toHaveLength(4);
   });
@@ -193,9 +268,12 @@ describe("resolveConfig()", () => {
   it("says which file cannot be read and why", async () => {
     const missing = join(dir, "no-such-config.yaml");
     await expect(resolveConfig({ file: missing, env: REQUIRED_ENV })).rejects.toSatisfy(
-      (err: unknown) => isConfigError(err) && err.message === `${missing}: cannot read config file (ENOENT)`,
+      (err: unknown) =>
+        isConfigError(err) && err.message === `${missing}: cannot read config file (ENOENT)`,
     );
-    await expect(resolveConfig({ file: dir, env: REQUIRED_ENV })).rejects.toThrow(`${dir}: cannot read config file (EISDIR)`);
+    await expect(resolveConfig({ file: dir, env: REQUIRED_ENV })).rejects.toThrow(
+      `${dir}: cannot read config file (EISDIR)`,
+    );
   });
 
   it.each([
@@ -204,14 +282,18 @@ describe("resolveConfig()", () => {
   ])("refuses a config file with %s, naming the file and line", async (_what, text) => {
     const file = configFile(text);
     await expect(resolveConfig({ file, env: REQUIRED_ENV })).rejects.toSatisfy(
-      (err: unknown) => isLoadError(err) && err.message.startsWith(`${file}: `) && / at line 2, column 1/.test(err.message),
+      (err: unknown) =>
+        isLoadError(err) &&
+        err.message.startsWith(`${file}: `) &&
+        / at line 2, column 1/.test(err.message),
     );
   });
 
   it("refuses a config file that is not a map of settings", async () => {
     const file = configFile("- listen\n- dataDir\n");
     await expect(resolveConfig({ file, env: REQUIRED_ENV })).rejects.toSatisfy(
-      (err: unknown) => isConfigError(err) && err.message === `${file}: a config file must be a map of settings`,
+      (err: unknown) =>
+        isConfigError(err) && err.message === `${file}: a config file must be a map of settings`,
     );
   });
 });
@@ -250,19 +332,31 @@ describe("isLoopback()", () => {
     expect(isLoopback(host)).toBe(true);
   });
 
-  it.each(["0.0.0.0", "::", "10.0.0.1", "192.168.1.1", "127.0.0.1.evil.com", "evil.127.0.0.1", "localhost.evil.com", "128.0.0.1", "1127.0.0.1", ""])(
-    "refuses %j",
-    (host) => {
-      expect(isLoopback(host)).toBe(false);
-    },
-  );
+  it.each([
+    "0.0.0.0",
+    "::",
+    "10.0.0.1",
+    "192.168.1.1",
+    "127.0.0.1.evil.com",
+    "evil.127.0.0.1",
+    "localhost.evil.com",
+    "128.0.0.1",
+    "1127.0.0.1",
+    "",
+  ])("refuses %j", (host) => {
+    expect(isLoopback(host)).toBe(false);
+  });
 });
 
 describe("tokenCacheSize", () => {
   it("accepts 0, which turns the verified-token cache off, and refuses a negative size", async () => {
     const env = { CHARTER_CATALOG: "c.yaml", CHARTER_POLICY: "p.yaml" };
-    await expect(resolveConfig({ env: { ...env, CHARTER_TOKEN_CACHE_SIZE: "0" } })).resolves.toMatchObject({ tokenCacheSize: 0 });
-    await expect(resolveConfig({ env: { ...env, CHARTER_TOKEN_CACHE_SIZE: "-1" } })).rejects.toThrow("tokenCacheSize must be a non-negative integer");
+    await expect(
+      resolveConfig({ env: { ...env, CHARTER_TOKEN_CACHE_SIZE: "0" } }),
+    ).resolves.toMatchObject({ tokenCacheSize: 0 });
+    await expect(
+      resolveConfig({ env: { ...env, CHARTER_TOKEN_CACHE_SIZE: "-1" } }),
+    ).rejects.toThrow("tokenCacheSize must be a non-negative integer");
   });
 });
 
@@ -273,10 +367,23 @@ describe("TLS and key-encryption settings", () => {
     [{ CHARTER_TLS_CLIENT_CA: "ca.pem" }, "tlsClientCa (mutual TLS) needs tlsCert and tlsKey"],
     [{ CHARTER_TLS_CLIENT_ROLES: "a=gateway" }, "tlsClientRoles needs tlsClientCa"],
     [
-      { CHARTER_TLS_CERT: "c", CHARTER_TLS_KEY: "k", CHARTER_TLS_CLIENT_CA: "ca", CHARTER_TLS_CLIENT_ROLES: "gateway-1" },
+      {
+        CHARTER_TLS_CERT: "c",
+        CHARTER_TLS_KEY: "k",
+        CHARTER_TLS_CLIENT_CA: "ca",
+        CHARTER_TLS_CLIENT_ROLES: "gateway-1",
+      },
       'tlsClientRoles: "gateway-1" is not cn=role[,role]',
     ],
-    [{ CHARTER_TLS_CERT: "c", CHARTER_TLS_KEY: "k", CHARTER_TLS_CLIENT_CA: "ca", CHARTER_TLS_CLIENT_ROLES: "a=x;a=y" }, 'tlsClientRoles: "a" is listed twice'],
+    [
+      {
+        CHARTER_TLS_CERT: "c",
+        CHARTER_TLS_KEY: "k",
+        CHARTER_TLS_CLIENT_CA: "ca",
+        CHARTER_TLS_CLIENT_ROLES: "a=x;a=y",
+      },
+      'tlsClientRoles: "a" is listed twice',
+    ],
     [{ CHARTER_KEK: "k", CHARTER_KEK_FILE: "f" }, "set one of kekFile and CHARTER_KEK, not both"],
   ])("refuses %j", async (extra, message) => {
     await expect(resolveConfig({ env: { ...env, ...extra } })).rejects.toThrow(message);
@@ -284,7 +391,13 @@ describe("TLS and key-encryption settings", () => {
 
   it("accepts a full mutual-TLS setting", async () => {
     const config = await resolveConfig({
-      env: { ...env, CHARTER_TLS_CERT: "c", CHARTER_TLS_KEY: "k", CHARTER_TLS_CLIENT_CA: "ca", CHARTER_TLS_CLIENT_ROLES: "gateway-1=gateway; ops=admin,auditor" },
+      env: {
+        ...env,
+        CHARTER_TLS_CERT: "c",
+        CHARTER_TLS_KEY: "k",
+        CHARTER_TLS_CLIENT_CA: "ca",
+        CHARTER_TLS_CLIENT_ROLES: "gateway-1=gateway; ops=admin,auditor",
+      },
     });
     expect(config.tlsClientRoles).toBe("gateway-1=gateway; ops=admin,auditor");
   });
@@ -292,9 +405,24 @@ describe("TLS and key-encryption settings", () => {
 
 describe("resolveConfig() hard limits", () => {
   it("reads every limit from the environment and refuses zero where zero means nothing", async () => {
-    const config = await resolveConfig({ env: { ...REQUIRED_ENV, CHARTER_MAX_ARGUMENTS_BYTES: "1000", CHARTER_MAX_CONNECTIONS: "7", CHARTER_TOKEN_CACHE_BYTES: "0" } });
-    expect(config).toMatchObject({ maxArgumentsBytes: 1000, maxConnections: 7, tokenCacheBytes: 0 });
-    await expect(resolveConfig({ env: { ...REQUIRED_ENV, CHARTER_MAX_ARGUMENTS_DEPTH: "0" } })).rejects.toThrow(/maxArgumentsDepth must be a positive integer/);
-    await expect(resolveConfig({ env: { ...REQUIRED_ENV, CHARTER_MAX_TOKEN_BYTES: "999999" } })).rejects.toThrow(/maxTokenBytes must be at most 262144/);
+    const config = await resolveConfig({
+      env: {
+        ...REQUIRED_ENV,
+        CHARTER_MAX_ARGUMENTS_BYTES: "1000",
+        CHARTER_MAX_CONNECTIONS: "7",
+        CHARTER_TOKEN_CACHE_BYTES: "0",
+      },
+    });
+    expect(config).toMatchObject({
+      maxArgumentsBytes: 1000,
+      maxConnections: 7,
+      tokenCacheBytes: 0,
+    });
+    await expect(
+      resolveConfig({ env: { ...REQUIRED_ENV, CHARTER_MAX_ARGUMENTS_DEPTH: "0" } }),
+    ).rejects.toThrow(/maxArgumentsDepth must be a positive integer/);
+    await expect(
+      resolveConfig({ env: { ...REQUIRED_ENV, CHARTER_MAX_TOKEN_BYTES: "999999" } }),
+    ).rejects.toThrow(/maxTokenBytes must be at most 262144/);
   });
 });

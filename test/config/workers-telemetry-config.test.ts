@@ -17,7 +17,12 @@ async function problems(env: Record<string, string>): Promise<string> {
 
 describe("workers, metrics and tracing settings", () => {
   it("default to one worker per core, no metrics endpoint and no trace export", () => {
-    expect(DEFAULTS).toMatchObject({ workers: availableParallelism(), metricsListen: "", metricsAllowRemote: false, tracingOtlpEndpoint: "" });
+    expect(DEFAULTS).toMatchObject({
+      workers: availableParallelism(),
+      metricsListen: "",
+      metricsAllowRemote: false,
+      tracingOtlpEndpoint: "",
+    });
   });
 
   it("are read from the environment, the switch as a boolean", async () => {
@@ -30,13 +35,26 @@ describe("workers, metrics and tracing settings", () => {
         CHARTER_TRACING_OTLP_ENDPOINT: "http://127.0.0.1:4318/v1/traces",
       },
     });
-    expect(config).toMatchObject({ workers: 3, metricsListen: "127.0.0.1:9464", metricsAllowRemote: true, tracingOtlpEndpoint: "http://127.0.0.1:4318/v1/traces" });
+    expect(config).toMatchObject({
+      workers: 3,
+      metricsListen: "127.0.0.1:9464",
+      metricsAllowRemote: true,
+      tracingOtlpEndpoint: "http://127.0.0.1:4318/v1/traces",
+    });
   });
 
   it("refuse 0 workers, a metrics address that is not host:port, a switch that is not a boolean and an endpoint that is not http(s)", async () => {
-    expect(await problems({ CHARTER_WORKERS: "0" })).toContain("workers must be a positive integer");
-    expect(await problems({ CHARTER_METRICS_LISTEN: "9464" })).toContain('metricsListen must be host:port, got "9464"');
-    expect(await problems({ CHARTER_METRICS_ALLOW_REMOTE: "yes" })).toContain("metricsAllowRemote must be true or false");
-    expect(await problems({ CHARTER_TRACING_OTLP_ENDPOINT: "grpc://collector:4317" })).toContain("tracingOtlpEndpoint must be an http:// or https:// URL");
+    expect(await problems({ CHARTER_WORKERS: "0" })).toContain(
+      "workers must be a positive integer",
+    );
+    expect(await problems({ CHARTER_METRICS_LISTEN: "9464" })).toContain(
+      'metricsListen must be host:port, got "9464"',
+    );
+    expect(await problems({ CHARTER_METRICS_ALLOW_REMOTE: "yes" })).toContain(
+      "metricsAllowRemote must be true or false",
+    );
+    expect(await problems({ CHARTER_TRACING_OTLP_ENDPOINT: "grpc://collector:4317" })).toContain(
+      "tracingOtlpEndpoint must be an http:// or https:// URL",
+    );
   });
 });

@@ -38,15 +38,33 @@ async function breaking(dir: string): Promise<{ code: number; output: string }> 
 describe("buf breaking (FILE rules) against the committed contract", () => {
   it("accepts the contract unchanged and an added field", async () => {
     const dir = mutated("authority.proto", (t) =>
-      t.replace(/message AuthorizeResponse \{/, "message AuthorizeResponse {\n  // Added for the test.\n  string note = 99;"),
+      t.replace(
+        /message AuthorizeResponse \{/,
+        "message AuthorizeResponse {\n  // Added for the test.\n  string note = 99;",
+      ),
     );
     expect(await breaking(dir)).toMatchObject({ code: 0 });
   });
 
   it.each([
-    ["a removed field", "common.proto", (t: string) => t.replace(/\n\s*string call_digest = 8;/, ""), /call_digest|deleted/i],
-    ["a renumbered tag", "common.proto", (t: string) => t.replace("string call_digest = 8;", "string call_digest = 80;"), /call_digest|changed|deleted/i],
-    ["a renamed RPC", "authority.proto", (t: string) => t.replace("rpc BatchAuthorize(", "rpc AuthorizeMany("), /BatchAuthorize/],
+    [
+      "a removed field",
+      "common.proto",
+      (t: string) => t.replace(/\n\s*string call_digest = 8;/, ""),
+      /call_digest|deleted/i,
+    ],
+    [
+      "a renumbered tag",
+      "common.proto",
+      (t: string) => t.replace("string call_digest = 8;", "string call_digest = 80;"),
+      /call_digest|changed|deleted/i,
+    ],
+    [
+      "a renamed RPC",
+      "authority.proto",
+      (t: string) => t.replace("rpc BatchAuthorize(", "rpc AuthorizeMany("),
+      /BatchAuthorize/,
+    ],
   ])("fails on %s", async (_name, file, edit, mentions) => {
     const result = await breaking(mutated(file, edit));
     expect(result.code).not.toBe(0);

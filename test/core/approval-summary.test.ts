@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { buildCatalog, buildPolicy, approversFor, summarizeArguments, SUMMARY_STRING_LIMIT, type CatalogAction, type JsonObject } from "../../src/core/index.js";
+import {
+  buildCatalog,
+  buildPolicy,
+  approversFor,
+  summarizeArguments,
+  SUMMARY_STRING_LIMIT,
+  type CatalogAction,
+  type JsonObject,
+} from "../../src/core/index.js";
 import { loadErrorOf } from "../support/load-error.js";
 
 const schema: JsonObject = {
@@ -7,14 +15,23 @@ const schema: JsonObject = {
   properties: {
     to: { type: "string" },
     body: { type: "string" },
-    card: { type: "object", properties: { holder: { type: "string" }, pan: { type: "string", writeOnly: true } } },
+    card: {
+      type: "object",
+      properties: { holder: { type: "string" }, pan: { type: "string", writeOnly: true } },
+    },
     token: { type: "string", writeOnly: true },
     meta: { type: "object", properties: { tag: { type: "string" }, other: { type: "string" } } },
   },
 };
 
 function action(summary: unknown, input: JsonObject = schema): CatalogAction {
-  const catalog = buildCatalog({ version: "v", actions: [{ id: "a.b", summary, tool: { name: "ab", description: "d", inputSchema: input } }] }, "c.yaml");
+  const catalog = buildCatalog(
+    {
+      version: "v",
+      actions: [{ id: "a.b", summary, tool: { name: "ab", description: "d", inputSchema: input } }],
+    },
+    "c.yaml",
+  );
   const found = catalog.actions.get("a.b");
   if (!found) throw new Error("no action");
   return found;
@@ -30,27 +47,49 @@ describe("summarizeArguments()", () => {
       meta: { tag: "t", other: "o" },
     });
     expect(s).toEqual([
-      { path: "/body", shown: "digest", digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) as unknown },
+      {
+        path: "/body",
+        shown: "digest",
+        digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) as unknown,
+      },
       { path: "/card", shown: "hidden" },
-      { path: "/meta/other", shown: "digest", digest: expect.stringMatching(/^sha256:/) as unknown },
+      {
+        path: "/meta/other",
+        shown: "digest",
+        digest: expect.stringMatching(/^sha256:/) as unknown,
+      },
       { path: "/meta/tag", shown: "value", valueJson: '"t"', truncated: false },
       { path: "/to", shown: "value", valueJson: '"x@example.com"', truncated: false },
       { path: "/token", shown: "hidden" },
     ]);
     const text = JSON.stringify(s);
-    for (const secret of ["4111111111111111", "tok-secret", "private words", "Zoë"]) expect(text).not.toContain(secret);
+    for (const secret of ["4111111111111111", "tok-secret", "private words", "Zoë"])
+      expect(text).not.toContain(secret);
   });
 
   it("cuts long strings by code points and marks them truncated", () => {
     const long = "é".repeat(SUMMARY_STRING_LIMIT + 5);
     expect(summarizeArguments(action(["/to"]), { to: long })).toEqual([
-      { path: "/to", shown: "value", valueJson: JSON.stringify("é".repeat(SUMMARY_STRING_LIMIT)), truncated: true },
+      {
+        path: "/to",
+        shown: "value",
+        valueJson: JSON.stringify("é".repeat(SUMMARY_STRING_LIMIT)),
+        truncated: true,
+      },
     ]);
   });
 
   it("shows only digests when the action lists no summary", () => {
-    const plain = buildCatalog({ version: "v", actions: [{ id: "a.b", tool: { name: "ab", description: "d", inputSchema: schema } }] }, "c.yaml").actions.get("a.b");
-    expect(summarizeArguments(plain as CatalogAction, { to: "x" })).toEqual([{ path: "/to", shown: "digest", digest: expect.stringMatching(/^sha256:/) as unknown }]);
+    const plain = buildCatalog(
+      {
+        version: "v",
+        actions: [{ id: "a.b", tool: { name: "ab", description: "d", inputSchema: schema } }],
+      },
+      "c.yaml",
+    ).actions.get("a.b");
+    expect(summarizeArguments(plain as CatalogAction, { to: "x" })).toEqual([
+      { path: "/to", shown: "digest", digest: expect.stringMatching(/^sha256:/) as unknown },
+    ]);
   });
 });
 
@@ -70,13 +109,24 @@ describe("the catalog's summary paths", () => {
 describe("policy requirements", () => {
   const catalog = buildCatalog({ version: "v", actions: [{ id: "a.b" }] }, "c.yaml");
   it("reads distinct-approver counts; an unlisted requirement needs one", () => {
-    const policy = buildPolicy({ version: "p", requirements: { manager: { approvers: 2 } }, sources: {}, profiles: {} }, catalog, "p.yaml");
+    const policy = buildPolicy(
+      { version: "p", requirements: { manager: { approvers: 2 } }, sources: {}, profiles: {} },
+      catalog,
+      "p.yaml",
+    );
     expect(approversFor(policy, "manager")).toBe(2);
     expect(approversFor(policy, "owner")).toBe(1);
   });
-  it.each([{ manager: { approvers: 0 } }, { manager: { approvers: 17 } }, { manager: 2 }, { manager: { approvers: 2, extra: 1 } }])("refuses %j", (requirements) => {
-    expect(loadErrorOf(() => buildPolicy({ version: "p", requirements, sources: {}, profiles: {} }, catalog, "p.yaml")).message).toContain(
-      "a requirement is {approvers: n}",
-    );
+  it.each([
+    { manager: { approvers: 0 } },
+    { manager: { approvers: 17 } },
+    { manager: 2 },
+    { manager: { approvers: 2, extra: 1 } },
+  ])("refuses %j", (requirements) => {
+    expect(
+      loadErrorOf(() =>
+        buildPolicy({ version: "p", requirements, sources: {}, profiles: {} }, catalog, "p.yaml"),
+      ).message,
+    ).toContain("a requirement is {approvers: n}");
   });
 });

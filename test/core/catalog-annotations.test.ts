@@ -5,14 +5,31 @@ import { loadErrorOf } from "../support/load-error.js";
 function catalogWithAnnotations(annotations: unknown): JsonObject {
   return {
     version: "v1",
-    actions: [{ id: "web.search", tool: { name: "web_search", description: "Search.", inputSchema: { type: "object" }, annotations: annotations as JsonObject } }],
+    actions: [
+      {
+        id: "web.search",
+        tool: {
+          name: "web_search",
+          description: "Search.",
+          inputSchema: { type: "object" },
+          annotations: annotations as JsonObject,
+        },
+      },
+    ],
   };
 }
 
 describe("buildCatalog() tool annotations", () => {
   it("keeps the MCP hints and title the catalog sets", () => {
-    const catalog = buildCatalog(catalogWithAnnotations({ title: "Web search", openWorldHint: true, idempotentHint: true }), "c.yaml");
-    expect(catalog.tools.get("web_search")?.tool?.annotations).toEqual({ title: "Web search", openWorldHint: true, idempotentHint: true });
+    const catalog = buildCatalog(
+      catalogWithAnnotations({ title: "Web search", openWorldHint: true, idempotentHint: true }),
+      "c.yaml",
+    );
+    expect(catalog.tools.get("web_search")?.tool?.annotations).toEqual({
+      title: "Web search",
+      openWorldHint: true,
+      idempotentHint: true,
+    });
   });
 
   it.each([

@@ -35,7 +35,8 @@ function request(profile: string, extra: Partial<ComposeRequest> = {}): ComposeR
 
 function grantFor(profile: string): TaskGrant {
   const result = compose(request(profile), policy, catalog, NOW, `g-${profile}`);
-  if (result.kind !== "granted") throw new Error(`profile ${profile} did not compose: ${JSON.stringify(result)}`);
+  if (result.kind !== "granted")
+    throw new Error(`profile ${profile} did not compose: ${JSON.stringify(result)}`);
   return result.grant;
 }
 
@@ -50,7 +51,9 @@ function decideOn(profile: string, toolName: string, args: unknown): Verdict {
 
 /** Profiles that name a source whose status is suspended, computed from the policy. */
 function profilesWithSuspendedSource(): string[] {
-  return [...policy.profiles.values()].filter((p) => p.sources.some((s) => policy.sources.get(s)?.status === "suspended")).map((p) => p.id);
+  return [...policy.profiles.values()]
+    .filter((p) => p.sources.some((s) => policy.sources.get(s)?.status === "suspended"))
+    .map((p) => p.id);
 }
 
 function toolNameOf(actionId: string): string {
@@ -98,7 +101,9 @@ describe("demo catalog (fixtures/catalog.yaml)", () => {
   });
 
   it("has at least one internal action without a tool", () => {
-    const internal = [...catalog.actions.values()].filter((a) => a.tool === undefined).map((a) => a.id);
+    const internal = [...catalog.actions.values()]
+      .filter((a) => a.tool === undefined)
+      .map((a) => a.id);
     expect(internal).toContain("audit.note");
   });
 
@@ -124,7 +129,9 @@ describe("demo catalog (fixtures/catalog.yaml)", () => {
   });
 
   it("makes no destructive action delegable", () => {
-    const destructiveDelegable = [...catalog.actions.values()].filter((a) => a.effect === "destructive" && a.delegable).map((a) => a.id);
+    const destructiveDelegable = [...catalog.actions.values()]
+      .filter((a) => a.effect === "destructive" && a.delegable)
+      .map((a) => a.id);
     expect(destructiveDelegable).toEqual([]);
   });
 });
@@ -132,7 +139,12 @@ describe("demo catalog (fixtures/catalog.yaml)", () => {
 describe("demo policy (fixtures/policy.yaml)", () => {
   it("loads with at least three profiles, including a shadow one", () => {
     expect(policy.profiles.size).toBeGreaterThanOrEqual(3);
-    for (const id of ["owner-assistant", "receptionist", "email-drafter", "owner-assistant-dryrun"]) {
+    for (const id of [
+      "owner-assistant",
+      "receptionist",
+      "email-drafter",
+      "owner-assistant-dryrun",
+    ]) {
       expect([...policy.profiles.keys()]).toContain(id);
     }
     expect(policy.profiles.get("owner-assistant-dryrun")?.mode).toBe("shadow");
@@ -169,7 +181,9 @@ describe("demo policy (fixtures/policy.yaml)", () => {
 
   it("never lets the owner assistant take a destructive action without approval", () => {
     const grant = grantFor("owner-assistant");
-    const destructive = [...catalog.actions.values()].filter((a) => a.effect === "destructive").map((a) => a.id);
+    const destructive = [...catalog.actions.values()]
+      .filter((a) => a.effect === "destructive")
+      .map((a) => a.id);
     expect(destructive.length).toBeGreaterThan(0);
     for (const id of destructive) expect(grant.allowed, id).not.toContain(id);
   });
@@ -180,7 +194,11 @@ describe("demo policy (fixtures/policy.yaml)", () => {
     expect(owner.expiresAt - owner.issuedAt).toBe(7200);
 
     const receptionist = grantFor("receptionist");
-    expect(receptionist.limits).toEqual({ maxCalls: 40, maxCallsPerAction: 10, maxDelegationDepth: 0 });
+    expect(receptionist.limits).toEqual({
+      maxCalls: 40,
+      maxCallsPerAction: 10,
+      maxDelegationDepth: 0,
+    });
     expect(receptionist.expiresAt - receptionist.issuedAt).toBe(900);
 
     const drafter = grantFor("email-drafter");
@@ -190,12 +208,20 @@ describe("demo policy (fixtures/policy.yaml)", () => {
 });
 
 describe("receptionist catalog view", () => {
-  const RECEPTIONIST_ACTIONS = ["calendar.freebusy", "contact.lookup", "telegram.reply:inbound_chat", "telegram.reply:owner_channel", "calendar.create"];
+  const RECEPTIONIST_ACTIONS = [
+    "calendar.freebusy",
+    "contact.lookup",
+    "telegram.reply:inbound_chat",
+    "telegram.reply:owner_channel",
+    "calendar.create",
+  ];
 
   it("holds only the stranger-safe tools, with meetings needing approval", () => {
     const view = projectCatalog(grantFor("receptionist"), catalog);
     expect(view.tools.map((t) => t.actionId).sort()).toEqual([...RECEPTIONIST_ACTIONS].sort());
-    expect(view.tools.filter((t) => t.status === "requires_approval").map((t) => t.actionId)).toEqual(["calendar.create"]);
+    expect(
+      view.tools.filter((t) => t.status === "requires_approval").map((t) => t.actionId),
+    ).toEqual(["calendar.create"]);
     const ceiling = policy.sources.get("stranger-safe");
     expect(ceiling?.kind).toBe("narrow");
     for (const entry of view.tools) expect(ceiling?.allow).toContain(entry.actionId);
@@ -210,7 +236,11 @@ describe("receptionist catalog view", () => {
       if (shown.has(action.id)) continue;
       forbidden.push(action.id);
       if (!action.tool) continue;
-      forbidden.push(action.tool.name, action.tool.description, JSON.stringify(action.tool.inputSchema));
+      forbidden.push(
+        action.tool.name,
+        action.tool.description,
+        JSON.stringify(action.tool.inputSchema),
+      );
       if (action.tool.outputSchema) forbidden.push(JSON.stringify(action.tool.outputSchema));
     }
     expect(forbidden.length).toBeGreaterThan(3 * (catalog.actions.size - shown.size));
@@ -221,13 +251,25 @@ describe("receptionist catalog view", () => {
     const view = projectCatalog(grantFor("receptionist"), catalog);
     const lookup = view.tools.find((t) => t.actionId === "contact.lookup");
     expect(lookup?.inputSchema["required"]).toContain("fields");
-    const verdict = decideOn("receptionist", toolNameOf("contact.lookup"), { query: "Rui Alves", fields: ["name", "phone"] });
+    const verdict = decideOn("receptionist", toolNameOf("contact.lookup"), {
+      query: "Rui Alves",
+      fields: ["name", "phone"],
+    });
     expect(verdict).toMatchObject({ decision: "deny", reason: { code: "CONSTRAINT_VIOLATION" } });
-    expect(decideOn("receptionist", toolNameOf("contact.lookup"), { query: "Rui Alves", fields: ["name", "company"] }).decision).toBe("allow");
+    expect(
+      decideOn("receptionist", toolNameOf("contact.lookup"), {
+        query: "Rui Alves",
+        fields: ["name", "company"],
+      }).decision,
+    ).toBe("allow");
   });
 
   it("refuses tools outside the stranger-safe set as not granted", () => {
-    const verdict = decideOn("receptionist", toolNameOf("email.send"), { to: "ana@example.com", subject: "Hi", body: "Hello" });
+    const verdict = decideOn("receptionist", toolNameOf("email.send"), {
+      to: "ana@example.com",
+      subject: "Hi",
+      body: "Hello",
+    });
     expect(verdict).toMatchObject({ decision: "deny", reason: { code: "NOT_GRANTED" } });
   });
 });
@@ -242,19 +284,29 @@ describe("owner-assistant verdicts", () => {
   });
 
   it("asks a manager to approve a refund above 100", () => {
-    const verdict = decideOn("owner-assistant", toolNameOf("refund.issue"), { ...SMALL_REFUND, amount: 250 });
+    const verdict = decideOn("owner-assistant", toolNameOf("refund.issue"), {
+      ...SMALL_REFUND,
+      amount: 250,
+    });
     expect(verdict).toMatchObject({ decision: "require_approval", requirement: "manager" });
   });
 
   it("refuses refunds of 5000 or more with the rule's reason", () => {
-    const verdict = decideOn("owner-assistant", toolNameOf("refund.issue"), { ...SMALL_REFUND, amount: 5000 });
+    const verdict = decideOn("owner-assistant", toolNameOf("refund.issue"), {
+      ...SMALL_REFUND,
+      amount: 5000,
+    });
     expect(verdict).toMatchObject({ decision: "deny", reason: { code: "RULE_DENY" } });
     expect(verdict.reason?.message).toMatch(/finance/);
   });
 
   it("denies shell.exec explicitly", () => {
     const verdict = decideOn("owner-assistant", toolNameOf("shell.exec"), { command: "ls /" });
-    expect(verdict).toMatchObject({ decision: "deny", actionId: "shell.exec", reason: { code: "EXPLICIT_DENY" } });
+    expect(verdict).toMatchObject({
+      decision: "deny",
+      actionId: "shell.exec",
+      reason: { code: "EXPLICIT_DENY" },
+    });
   });
 
   it("reads files under /workspace/ but not outside it or by climbing out with ..", () => {
@@ -264,14 +316,19 @@ describe("owner-assistant verdicts", () => {
       resource: "file//workspace/notes/todo.md",
     });
     for (const path of ["/etc/passwd", "/workspace/../etc/passwd"]) {
-      expect(decideOn("owner-assistant", read, { path }), path).toMatchObject({ decision: "deny", reason: { code: "CONSTRAINT_VIOLATION" } });
+      expect(decideOn("owner-assistant", read, { path }), path).toMatchObject({
+        decision: "deny",
+        reason: { code: "CONSTRAINT_VIOLATION" },
+      });
     }
   });
 
   it("sends internal email outright and asks the owner before emailing outside example.com", () => {
     const send = toolNameOf("email.send");
     const message = { subject: "Agenda", body: "Draft agenda attached." };
-    expect(decideOn("owner-assistant", send, { to: "rui@example.com", ...message }).decision).toBe("allow");
+    expect(decideOn("owner-assistant", send, { to: "rui@example.com", ...message }).decision).toBe(
+      "allow",
+    );
     expect(decideOn("owner-assistant", send, { to: "rui@partner.org", ...message })).toMatchObject({
       decision: "require_approval",
       requirement: "owner",
@@ -284,8 +341,12 @@ describe("owner-assistant verdicts", () => {
     const bound = grant.caveats["telegram.reply:owner_channel"]?.binds["chat_id"];
     expect(typeof bound).toBe("number");
     const tool = toolNameOf("telegram.reply:owner_channel");
-    expect(decideOn("owner-assistant", tool, { chat_id: bound, text: "Done." }).decision).toBe("allow");
-    expect(decideOn("owner-assistant", tool, { chat_id: Number(bound) + 1, text: "Done." })).toMatchObject({
+    expect(decideOn("owner-assistant", tool, { chat_id: bound, text: "Done." }).decision).toBe(
+      "allow",
+    );
+    expect(
+      decideOn("owner-assistant", tool, { chat_id: Number(bound) + 1, text: "Done." }),
+    ).toMatchObject({
       decision: "deny",
       reason: { code: "CONSTRAINT_VIOLATION" },
     });
@@ -295,13 +356,26 @@ describe("owner-assistant verdicts", () => {
     const parent = grantFor("owner-assistant");
     const drafting = delegate(
       parent,
-      { subject: "agent:drafter", allowed: ["email.draft", "email.read", "email.search"], approvalRequired: ["email.send"] },
+      {
+        subject: "agent:drafter",
+        allowed: ["email.draft", "email.read", "email.search"],
+        approvalRequired: ["email.send"],
+      },
       catalog,
       NOW + 60,
       "g-child",
     );
-    expect(drafting).toMatchObject({ kind: "granted", grant: { parentId: parent.id, approvalRequired: ["email.send"] } });
-    const refunds = delegate(parent, { subject: "agent:refunder", allowed: ["refund.issue"] }, catalog, NOW + 60, "g-child-2");
+    expect(drafting).toMatchObject({
+      kind: "granted",
+      grant: { parentId: parent.id, approvalRequired: ["email.send"] },
+    });
+    const refunds = delegate(
+      parent,
+      { subject: "agent:refunder", allowed: ["refund.issue"] },
+      catalog,
+      NOW + 60,
+      "g-child-2",
+    );
     expect(refunds).toMatchObject({ kind: "refused", code: "ACTION_NOT_DELEGABLE" });
   });
 });
@@ -309,11 +383,16 @@ describe("owner-assistant verdicts", () => {
 describe("owner-assistant-dryrun verdicts", () => {
   it("suppresses the effect of a call the live profile would allow", () => {
     const verdict = decideOn("owner-assistant-dryrun", toolNameOf("refund.issue"), SMALL_REFUND);
-    expect(verdict).toMatchObject({ decision: "effect_suppressed", reason: { code: "SHADOW_MODE" } });
+    expect(verdict).toMatchObject({
+      decision: "effect_suppressed",
+      reason: { code: "SHADOW_MODE" },
+    });
   });
 
   it("still denies what the live profile denies", () => {
-    const verdict = decideOn("owner-assistant-dryrun", toolNameOf("shell.exec"), { command: "ls /" });
+    const verdict = decideOn("owner-assistant-dryrun", toolNameOf("shell.exec"), {
+      command: "ls /",
+    });
     expect(verdict).toMatchObject({ decision: "deny", reason: { code: "EXPLICIT_DENY" } });
   });
 });
@@ -330,8 +409,13 @@ describe("email-drafter view", () => {
 
   it("drafts to anyone but sends only to the bound recipient", () => {
     const message = { subject: "Re: offer", body: "Thanks, we accept." };
-    expect(decideOn("email-drafter", toolNameOf("email.draft"), { to: "rui@partner.org", ...message }).decision).toBe("allow");
-    expect(decideOn("email-drafter", toolNameOf("email.send"), { to: "rui@partner.org", ...message })).toMatchObject({
+    expect(
+      decideOn("email-drafter", toolNameOf("email.draft"), { to: "rui@partner.org", ...message })
+        .decision,
+    ).toBe("allow");
+    expect(
+      decideOn("email-drafter", toolNameOf("email.send"), { to: "rui@partner.org", ...message }),
+    ).toMatchObject({
       decision: "deny",
       reason: { code: "CONSTRAINT_VIOLATION" },
     });

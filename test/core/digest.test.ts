@@ -2,7 +2,14 @@ import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { nativeSha256Hex } from "../../src/authority/sha256.js";
-import { argumentsDigest, callDigest, callDigests, canonicalJson, sha256Hex, type JsonValue } from "../../src/core/index.js";
+import {
+  argumentsDigest,
+  callDigest,
+  callDigests,
+  canonicalJson,
+  sha256Hex,
+  type JsonValue,
+} from "../../src/core/index.js";
 import { hostileArgumentsArb, jsonArb } from "../support/arbitraries.js";
 
 /** The IEEE-754 double with these 64 bits (big-endian hex), as RFC 8785 appendix B lists them. */
@@ -19,7 +26,9 @@ describe("canonicalJson() (RFC 8785)", () => {
       "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
       "literals": [null, true, false]
     }`) as JsonValue;
-    expect(canonicalJson(input)).toBe(String.raw`{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}`);
+    expect(canonicalJson(input)).toBe(
+      String.raw`{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}`,
+    );
   });
 
   it("sorts keys by UTF-16 code units, as in RFC 8785 §3.2.3 (not by code points)", () => {
@@ -92,7 +101,9 @@ describe("canonicalJson() (RFC 8785)", () => {
   });
 
   it("leaves U+2028, U+2029, DEL, '/', non-ASCII and unnormalized text as they are", () => {
-    expect(canonicalJson("\u2028\u2029\u007f/é\u0041\u030a\ud83d\ude00")).toBe('"\u2028\u2029\u007f/é\u0041\u030a\ud83d\ude00"');
+    expect(canonicalJson("\u2028\u2029\u007f/é\u0041\u030a\ud83d\ude00")).toBe(
+      '"\u2028\u2029\u007f/é\u0041\u030a\ud83d\ude00"',
+    );
     expect(canonicalJson('"\\')).toBe('"\\"\\\\"');
   });
 
@@ -105,8 +116,12 @@ describe("canonicalJson() (RFC 8785)", () => {
       "111": [{"e": "yes", "E": "no"}],
       "A": {}
     }`) as JsonValue;
-    expect(canonicalJson(input)).toBe('{"":"empty","1":{"\\n":56,"f":{"F":5,"f":"hi"}},"10":{},"111":[{"E":"no","e":"yes"}],"A":{},"a":{}}');
-    expect(canonicalJson([56, { d: true, 10: null, 1: [] }])).toBe('[56,{"1":[],"10":null,"d":true}]');
+    expect(canonicalJson(input)).toBe(
+      '{"":"empty","1":{"\\n":56,"f":{"F":5,"f":"hi"}},"10":{},"111":[{"E":"no","e":"yes"}],"A":{},"a":{}}',
+    );
+    expect(canonicalJson([56, { d: true, 10: null, 1: [] }])).toBe(
+      '[56,{"1":[],"10":null,"d":true}]',
+    );
     expect(canonicalJson([[3, [2, 1]], [], {}])).toBe("[[3,[2,1]],[],{}]");
   });
 
@@ -131,8 +146,12 @@ describe("canonicalJson() (RFC 8785)", () => {
 
   it("refuses values JSON cannot represent", () => {
     expect(() => canonicalJson(Number.NaN)).toThrow("NaN is not allowed");
-    expect(() => canonicalJson({ a: [Number.POSITIVE_INFINITY] })).toThrow("Infinity is not allowed");
-    expect(() => canonicalJson(undefined)).toThrow(new TypeError("value has no JSON representation"));
+    expect(() => canonicalJson({ a: [Number.POSITIVE_INFINITY] })).toThrow(
+      "Infinity is not allowed",
+    );
+    expect(() => canonicalJson(undefined)).toThrow(
+      new TypeError("value has no JSON representation"),
+    );
   });
 });
 
@@ -152,13 +171,17 @@ function reversedKeys(value: JsonValue): JsonValue {
 
 describe("sha256Hex()", () => {
   it("matches the FIPS 180-2 test vectors", () => {
-    expect(sha256Hex("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    expect(sha256Hex("abc")).toBe(
+      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    );
     expect(sha256Hex("")).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   });
 
   it("hashes the UTF-8 bytes of the text", () => {
     const text = "Grüße € \ud83d\ude00";
-    expect(sha256Hex(text)).toBe(createHash("sha256").update(Buffer.from(text, "utf8")).digest("hex"));
+    expect(sha256Hex(text)).toBe(
+      createHash("sha256").update(Buffer.from(text, "utf8")).digest("hex"),
+    );
   });
 });
 
@@ -166,14 +189,21 @@ describe("callDigest()", () => {
   const args = { to: "bob@example.com", subject: "Hi", body: "Grüße €", n: 1.0, tags: ["b", "a"] };
 
   it("is sha256 over the canonical {actionId, arguments, grantId} text", () => {
-    const canonical = '{"actionId":"email.send","arguments":{"body":"Grüße €","n":1,"subject":"Hi","tags":["b","a"],"to":"bob@example.com"},"grantId":"g-1"}';
+    const canonical =
+      '{"actionId":"email.send","arguments":{"body":"Grüße €","n":1,"subject":"Hi","tags":["b","a"],"to":"bob@example.com"},"grantId":"g-1"}';
     const expected = createHash("sha256").update(canonical, "utf8").digest("hex");
     expect(callDigest("g-1", "email.send", args)).toBe(expected);
     expect(expected).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it("does not depend on the order of argument keys", () => {
-    const reordered = { tags: ["b", "a"], n: 1, body: "Grüße €", subject: "Hi", to: "bob@example.com" };
+    const reordered = {
+      tags: ["b", "a"],
+      n: 1,
+      body: "Grüße €",
+      subject: "Hi",
+      to: "bob@example.com",
+    };
     expect(callDigest("g-1", "email.send", reordered)).toBe(callDigest("g-1", "email.send", args));
     fc.assert(
       fc.property(fc.dictionary(fc.string(), jsonArb({ maxDepth: 3 })), (a) => {
@@ -198,13 +228,18 @@ describe("callDigest()", () => {
 
   it("changes when any one argument changes value", () => {
     fc.assert(
-      fc.property(fc.dictionary(fc.string({ maxLength: 4 }), jsonArb({ maxDepth: 2 }), { minKeys: 1 }), fc.nat(), jsonArb({ maxDepth: 2 }), (a, pick, replacement) => {
-        const keys = Object.keys(a);
-        const key = keys[pick % keys.length] as string;
-        fc.pre(canonicalJson(replacement) !== canonicalJson(a[key]));
-        const changed = { ...a, [key]: replacement };
-        expect(callDigest("g", "x.y", changed)).not.toBe(callDigest("g", "x.y", a));
-      }),
+      fc.property(
+        fc.dictionary(fc.string({ maxLength: 4 }), jsonArb({ maxDepth: 2 }), { minKeys: 1 }),
+        fc.nat(),
+        jsonArb({ maxDepth: 2 }),
+        (a, pick, replacement) => {
+          const keys = Object.keys(a);
+          const key = keys[pick % keys.length] as string;
+          fc.pre(canonicalJson(replacement) !== canonicalJson(a[key]));
+          const changed = { ...a, [key]: replacement };
+          expect(callDigest("g", "x.y", changed)).not.toBe(callDigest("g", "x.y", a));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -217,7 +252,8 @@ describe("callDigest()", () => {
 
 describe("callDigests()", () => {
   // What the call digest was before the arguments' canonical text was shared: one serialization of the whole object.
-  const wholeText = (grantId: string, actionId: string, args: unknown) => sha256Hex(canonicalJson({ grantId, actionId, arguments: args }));
+  const wholeText = (grantId: string, actionId: string, args: unknown) =>
+    sha256Hex(canonicalJson({ grantId, actionId, arguments: args }));
   const anyArgs = fc.oneof(jsonArb({ maxDepth: 3 }), hostileArgumentsArb, fc.constant(undefined));
 
   it("gives exactly the digests of the whole canonical object, for any arguments (undefined and non-JSON values included)", () => {

@@ -15,7 +15,14 @@ import {
   type Policy,
   type TaskGrant,
 } from "../../src/core/index.js";
-import { approvalRecordArb, basicCallArb, BASIC_IDS, CAVEAT_POLICY, caveatPolicyOf, composeRequestArb } from "../support/arbitraries.js";
+import {
+  approvalRecordArb,
+  basicCallArb,
+  BASIC_IDS,
+  CAVEAT_POLICY,
+  caveatPolicyOf,
+  composeRequestArb,
+} from "../support/arbitraries.js";
 import { catalogOf } from "../support/vectors.js";
 
 const NOW = 1_800_000_000;
@@ -33,14 +40,24 @@ const tightened: Policy = buildPolicy(
       "org-deny": { global: true, deny: ["shell.exec", "email.send"] },
       "late-deny": { global: true, deny: ["files.read", "email.send"] },
       "off-deny": { global: true, status: "suspended", deny: ["email.read"] },
-      careful: { approval: ["email.send"], deny: ["refund.issue"], limits: { maxDelegationDepth: 1 } },
+      careful: {
+        approval: ["email.send"],
+        deny: ["refund.issue"],
+        limits: { maxDelegationDepth: 1 },
+      },
     },
   },
   catalog,
   "tightened.yaml",
 );
 
-const GRANT = compose({ profile: "team", subject: "agent:a", owner: "user:o", purpose: "p" }, policy, catalog, NOW, "g-plain");
+const GRANT = compose(
+  { profile: "team", subject: "agent:a", owner: "user:o", purpose: "p" },
+  policy,
+  catalog,
+  NOW,
+  "g-plain",
+);
 if (GRANT.kind !== "granted") throw new Error("team must compose");
 
 function composed(request: ComposeRequest): TaskGrant | undefined {
@@ -67,7 +84,8 @@ describe("grantIndex()", () => {
     const frozen = deepFrozen(grant);
     expect(grantIndex(frozen)).toBe(grantIndex(frozen));
     expect(grantIndex(grant)).not.toBe(grantIndex(grant));
-    for (const id of BASIC_IDS) expect(grantIndex(frozen).allowed.has(id)).toBe(grant.allowed.includes(id));
+    for (const id of BASIC_IDS)
+      expect(grantIndex(frozen).allowed.has(id)).toBe(grant.allowed.includes(id));
   });
 
   it("answers membership exactly, for sorted lists (binary search) and for lists in any other order", () => {
@@ -79,7 +97,8 @@ describe("grantIndex()", () => {
         (list, sort, probe) => {
           const ids = sort ? [...new Set(list)].sort() : list;
           const grant = deepFrozen({ ...GRANT.grant, allowed: ids });
-          for (const id of [...ids, probe]) expect(grantIndex(grant).allowed.has(id)).toBe(ids.includes(id));
+          for (const id of [...ids, probe])
+            expect(grantIndex(grant).allowed.has(id)).toBe(ids.includes(id));
         },
       ),
       { numRuns: 300 },
@@ -88,19 +107,26 @@ describe("grantIndex()", () => {
 
   it("gives decide the same verdicts as the grant's lists, frozen (indexed once) or not", () => {
     fc.assert(
-      fc.property(composeRequestArb(PROFILES), basicCallArb, fc.option(approvalRecordArb, { nil: undefined }), (request, call, approval) => {
-        const grant = composed(request);
-        fc.pre(grant !== undefined);
-        const g = grant;
-        const ctx = { now: NOW + 1, ...(approval ? { approval } : {}) };
-        const plain = decide(g, catalog, call, ctx);
-        expect(decide(deepFrozen(g), catalog, call, ctx)).toEqual(plain);
-        expect(withCallDigest(assess(deepFrozen(g), catalog, call, ctx))).toEqual(plain);
-        for (const p of [policy, tightened]) {
-          const inForce = decideInForce(g, catalog, p, call, ctx);
-          expect(withCallDigest(assessInForce(deepFrozen(g), catalog, p, call, ctx))).toEqual(inForce);
-        }
-      }),
+      fc.property(
+        composeRequestArb(PROFILES),
+        basicCallArb,
+        fc.option(approvalRecordArb, { nil: undefined }),
+        (request, call, approval) => {
+          const grant = composed(request);
+          fc.pre(grant !== undefined);
+          const g = grant;
+          const ctx = { now: NOW + 1, ...(approval ? { approval } : {}) };
+          const plain = decide(g, catalog, call, ctx);
+          expect(decide(deepFrozen(g), catalog, call, ctx)).toEqual(plain);
+          expect(withCallDigest(assess(deepFrozen(g), catalog, call, ctx))).toEqual(plain);
+          for (const p of [policy, tightened]) {
+            const inForce = decideInForce(g, catalog, p, call, ctx);
+            expect(withCallDigest(assessInForce(deepFrozen(g), catalog, p, call, ctx))).toEqual(
+              inForce,
+            );
+          }
+        },
+      ),
       { numRuns: 400 },
     );
   });
@@ -114,7 +140,8 @@ describe("withdrawnBy()", () => {
         fc.pre(grant !== undefined);
         for (const p of [policy, tightened]) {
           const whole = withdrawal(grant, p);
-          for (const id of [...BASIC_IDS, "ghost.id"]) expect(withdrawnBy(grant, p, id)).toBe(whole.actions.get(id));
+          for (const id of [...BASIC_IDS, "ghost.id"])
+            expect(withdrawnBy(grant, p, id)).toBe(whole.actions.get(id));
         }
       }),
       { numRuns: 200 },

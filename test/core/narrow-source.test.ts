@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { buildCatalog, buildPolicy, compose, isLoadError } from "../../src/core/index.js";
 
-const tool = (name: string) => ({ name, description: "d.", inputSchema: { type: "object", additionalProperties: false } });
+const tool = (name: string) => ({
+  name,
+  description: "d.",
+  inputSchema: { type: "object", additionalProperties: false },
+});
 const catalog = buildCatalog(
   {
     version: "v",
@@ -17,7 +21,11 @@ describe("narrow sources", () => {
   it("may not add approval-required actions: the policy is refused at load time", () => {
     const load = () =>
       buildPolicy(
-        { version: "p", sources: { g: { allow: ["a"] }, n: { kind: "narrow", approval: ["pay"] } }, profiles: { p: { sources: ["g", "n"] } } },
+        {
+          version: "p",
+          sources: { g: { allow: ["a"] }, n: { kind: "narrow", approval: ["pay"] } },
+          profiles: { p: { sources: ["g", "n"] } },
+        },
         catalog,
         "policy.yaml",
       );
@@ -26,7 +34,12 @@ describe("narrow sources", () => {
       load();
     } catch (err) {
       expect(isLoadError(err) && err.problems).toEqual([
-        { file: "policy.yaml", subject: "source n", message: "a narrow source only restricts: list approval-required actions in a grant source" },
+        {
+          file: "policy.yaml",
+          subject: "source n",
+          message:
+            "a narrow source only restricts: list approval-required actions in a grant source",
+        },
       ]);
     }
   });
@@ -41,7 +54,16 @@ describe("narrow sources", () => {
       catalog,
       "policy.yaml",
     );
-    const result = compose({ profile: "p", subject: "s", owner: "o", purpose: "x" }, policy, catalog, 0, "g1");
-    expect(result).toMatchObject({ kind: "granted", grant: { allowed: ["a"], approvalRequired: [] } });
+    const result = compose(
+      { profile: "p", subject: "s", owner: "o", purpose: "x" },
+      policy,
+      catalog,
+      0,
+      "g1",
+    );
+    expect(result).toMatchObject({
+      kind: "granted",
+      grant: { allowed: ["a"], approvalRequired: [] },
+    });
   });
 });

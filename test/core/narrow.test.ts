@@ -1,6 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createSchemaCompiler, narrowSchema, NO_CAVEATS, type ActionCaveats, type JsonObject, type JsonSchema, type JsonValue } from "../../src/core/index.js";
+import {
+  createSchemaCompiler,
+  narrowSchema,
+  NO_CAVEATS,
+  type ActionCaveats,
+  type JsonObject,
+  type JsonSchema,
+  type JsonValue,
+} from "../../src/core/index.js";
 
 function caveats(parts: Partial<ActionCaveats>): ActionCaveats {
   return { constraints: [], binds: {}, rules: [], ...parts };
@@ -13,7 +21,10 @@ function toolSchema(properties: JsonObject, extra: JsonObject = {}): JsonObject 
 
 /** The narrowed schema of the single property `p`. */
 function narrowedProperty(base: JsonSchema, constraint: JsonSchema): JsonSchema | undefined {
-  const out = narrowSchema(toolSchema({ p: base }), caveats({ constraints: [{ properties: { p: constraint } }] }));
+  const out = narrowSchema(
+    toolSchema({ p: base }),
+    caveats({ constraints: [{ properties: { p: constraint } }] }),
+  );
   return (out["properties"] as JsonObject)["p"] as JsonSchema | undefined;
 }
 
@@ -43,22 +54,37 @@ describe("narrowSchema()", () => {
   });
 
   it("intersects enums, keeping the tool's order", () => {
-    expect(narrowedProperty({ type: "string", enum: ["inbox", "sent", "archive"] }, { enum: ["archive", "spam", "sent"] })).toEqual({
+    expect(
+      narrowedProperty(
+        { type: "string", enum: ["inbox", "sent", "archive"] },
+        { enum: ["archive", "spam", "sent"] },
+      ),
+    ).toEqual({
       type: "string",
       enum: ["sent", "archive"],
     });
   });
 
   it("intersects enums of structured values by JSON equality", () => {
-    expect(narrowedProperty({ enum: [{ a: 1, b: 2 }, [1, 2], null] }, { enum: [{ b: 2, a: 1 }, [2, 1], null] })).toEqual({ enum: [{ a: 1, b: 2 }, null] });
+    expect(
+      narrowedProperty(
+        { enum: [{ a: 1, b: 2 }, [1, 2], null] },
+        { enum: [{ b: 2, a: 1 }, [2, 1], null] },
+      ),
+    ).toEqual({ enum: [{ a: 1, b: 2 }, null] });
   });
 
   it("adds a constraint's enum to a property that has none", () => {
-    expect(narrowedProperty({ type: "string" }, { enum: ["a", "b"] })).toEqual({ type: "string", enum: ["a", "b"] });
+    expect(narrowedProperty({ type: "string" }, { enum: ["a", "b"] })).toEqual({
+      type: "string",
+      enum: ["a", "b"],
+    });
   });
 
   it("replaces an enum by a constraint's const", () => {
-    expect(narrowedProperty({ type: "string", enum: ["inbox", "sent"] }, { const: "inbox" })).toEqual({ type: "string", const: "inbox" });
+    expect(
+      narrowedProperty({ type: "string", enum: ["inbox", "sent"] }, { const: "inbox" }),
+    ).toEqual({ type: "string", const: "inbox" });
   });
 
   it("turns a bound argument into a required const, keeping only its description", () => {
@@ -73,12 +99,21 @@ describe("narrowSchema()", () => {
   });
 
   it("binds structured values as they are", () => {
-    const out = narrowSchema(toolSchema({ filter: { type: "object" } }), caveats({ binds: { filter: { labels: ["a", "b"], unread: true } } }));
+    const out = narrowSchema(
+      toolSchema({ filter: { type: "object" } }),
+      caveats({ binds: { filter: { labels: ["a", "b"], unread: true } } }),
+    );
     expect(out["properties"]).toEqual({ filter: { const: { labels: ["a", "b"], unread: true } } });
   });
 
   it("unites required lists of the tool, the constraints and the binds, without duplicates", () => {
-    const out = narrowSchema(base, caveats({ constraints: [{ required: ["limit", "to"] }, { required: ["folder"] }], binds: { to: "ana@example.com" } }));
+    const out = narrowSchema(
+      base,
+      caveats({
+        constraints: [{ required: ["limit", "to"] }, { required: ["folder"] }],
+        binds: { to: "ana@example.com" },
+      }),
+    );
     expect(out["required"]).toEqual(["to", "limit", "folder"]);
   });
 
@@ -95,21 +130,44 @@ describe("narrowSchema()", () => {
     ["maxLength", 200, 20, 20],
     ["maxItems", 5, 10, 5],
     ["maxProperties", 3, 1, 1],
-  ])("tightens %s: the tool's %s and the constraint's %s give %s", (keyword, mine, theirs, expected) => {
-    expect(narrowedProperty({ [keyword]: mine }, { [keyword]: theirs })).toEqual({ [keyword]: expected });
-  });
+  ])(
+    "tightens %s: the tool's %s and the constraint's %s give %s",
+    (keyword, mine, theirs, expected) => {
+      expect(narrowedProperty({ [keyword]: mine }, { [keyword]: theirs })).toEqual({
+        [keyword]: expected,
+      });
+    },
+  );
 
   it("adds a bound the tool does not set", () => {
-    expect(narrowedProperty({ type: "integer", minimum: 1 }, { maximum: 10 })).toEqual({ type: "integer", minimum: 1, maximum: 10 });
+    expect(narrowedProperty({ type: "integer", minimum: 1 }, { maximum: 10 })).toEqual({
+      type: "integer",
+      minimum: 1,
+      maximum: 10,
+    });
   });
 
   it("tightens through every constraint in turn", () => {
-    const out = narrowSchema(base, caveats({ constraints: [{ properties: { limit: { maximum: 50 } } }, { properties: { limit: { maximum: 10, minimum: 2 } } }] }));
-    expect((out["properties"] as JsonObject)["limit"]).toEqual({ type: "integer", minimum: 2, maximum: 10 });
+    const out = narrowSchema(
+      base,
+      caveats({
+        constraints: [
+          { properties: { limit: { maximum: 50 } } },
+          { properties: { limit: { maximum: 10, minimum: 2 } } },
+        ],
+      }),
+    );
+    expect((out["properties"] as JsonObject)["limit"]).toEqual({
+      type: "integer",
+      minimum: 2,
+      maximum: 10,
+    });
   });
 
   it("puts a conflicting pattern under allOf, keeping the tool's", () => {
-    expect(narrowedProperty({ type: "string", pattern: "^/" }, { pattern: "^/workspace/" })).toEqual({
+    expect(
+      narrowedProperty({ type: "string", pattern: "^/" }, { pattern: "^/workspace/" }),
+    ).toEqual({
       type: "string",
       pattern: "^/",
       allOf: [{ pattern: "^/workspace/" }],
@@ -118,7 +176,9 @@ describe("narrowSchema()", () => {
 
   it("adds nothing for an equal pattern, and appends to an existing allOf", () => {
     expect(narrowedProperty({ pattern: "^a" }, { pattern: "^a" })).toEqual({ pattern: "^a" });
-    expect(narrowedProperty({ allOf: [{ minLength: 1 }], pattern: "^a" }, { pattern: "b$" })).toEqual({ allOf: [{ minLength: 1 }, { pattern: "b$" }], pattern: "^a" });
+    expect(
+      narrowedProperty({ allOf: [{ minLength: 1 }], pattern: "^a" }, { pattern: "b$" }),
+    ).toEqual({ allOf: [{ minLength: 1 }, { pattern: "b$" }], pattern: "^a" });
   });
 
   it("puts conflicting top-level keywords under allOf and adds missing ones", () => {
@@ -145,12 +205,22 @@ describe("narrowSchema()", () => {
   });
 
   it("adds constraints on properties the tool does not declare", () => {
-    const out = narrowSchema(toolSchema({ a: { type: "string" } }), caveats({ constraints: [{ properties: { b: { type: "integer", maximum: 3 } } }] }));
-    expect(out["properties"]).toEqual({ a: { type: "string" }, b: { type: "integer", maximum: 3 } });
+    const out = narrowSchema(
+      toolSchema({ a: { type: "string" } }),
+      caveats({ constraints: [{ properties: { b: { type: "integer", maximum: 3 } } }] }),
+    );
+    expect(out["properties"]).toEqual({
+      a: { type: "string" },
+      b: { type: "integer", maximum: 3 },
+    });
   });
 
   it("adds properties to a tool schema that has none", () => {
-    expect(narrowSchema({ type: "object" }, caveats({ binds: { x: 1 } }))).toEqual({ type: "object", properties: { x: { const: 1 } }, required: ["x"] });
+    expect(narrowSchema({ type: "object" }, caveats({ binds: { x: 1 } }))).toEqual({
+      type: "object",
+      properties: { x: { const: 1 } },
+      required: ["x"],
+    });
   });
 
   it("ignores boolean constraints, which only decide() can apply", () => {
@@ -162,7 +232,16 @@ describe("narrowSchema()", () => {
     const snapshot = structuredClone(base);
     const grant = deepFreeze(
       caveats({
-        constraints: [{ properties: { folder: { enum: ["sent"] }, limit: { maximum: 5, pattern: "x" }, extra: { type: "string" } }, required: ["limit"] }],
+        constraints: [
+          {
+            properties: {
+              folder: { enum: ["sent"] },
+              limit: { maximum: 5, pattern: "x" },
+              extra: { type: "string" },
+            },
+            required: ["limit"],
+          },
+        ],
         binds: { to: "ana@example.com" },
       }),
     );
@@ -177,9 +256,28 @@ describe("narrowSchema()", () => {
 
 describe("narrowSchema() semantics", () => {
   const schemas = createSchemaCompiler();
-  const accepts = (schema: JsonSchema, value: JsonValue) => schemas.compile(schema).check(value).length === 0;
+  const accepts = (schema: JsonSchema, value: JsonValue) =>
+    schemas.compile(schema).check(value).length === 0;
 
-  const VALUES: JsonValue[] = [-5, 0, 1, 2, 3, 7, 10, 15, 1.5, "", "a", "ab", "abc", "b1", "zz", null, true];
+  const VALUES: JsonValue[] = [
+    -5,
+    0,
+    1,
+    2,
+    3,
+    7,
+    10,
+    15,
+    1.5,
+    "",
+    "a",
+    "ab",
+    "abc",
+    "b1",
+    "zz",
+    null,
+    true,
+  ];
   const bound = fc.option(fc.integer({ min: -2, max: 12 }), { nil: undefined });
   /** A property schema from keywords narrowSchema merges: type, enum, bounds, pattern. */
   const propertyArb: fc.Arbitrary<JsonObject> = fc
@@ -193,25 +291,35 @@ describe("narrowSchema() semantics", () => {
       maxLength: fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }),
       pattern: fc.option(fc.constantFrom("^a", "b", "^[a-z]+$"), { nil: undefined }),
     })
-    .map((r) => Object.fromEntries(Object.entries(r).filter(([, v]) => v !== undefined)) as JsonObject);
+    .map(
+      (r) => Object.fromEntries(Object.entries(r).filter(([, v]) => v !== undefined)) as JsonObject,
+    );
 
   it("accepts exactly the values the tool's schema and every constraint accept", () => {
     let skipped = 0;
     fc.assert(
-      fc.property(propertyArb, fc.array(propertyArb, { minLength: 1, maxLength: 2 }), fc.boolean(), (mine, theirs, required) => {
-        const tool = toolSchema({ p: mine });
-        const constraints: JsonSchema[] = theirs.map((t) => ({ properties: { p: t }, ...(required ? { required: ["p"] } : {}) }));
-        const narrowed = narrowSchema(tool, caveats({ constraints }));
-        // Disjoint enums intersect to `enum: []`, which ajv refuses to compile (reported separately).
-        if (JSON.stringify(narrowed).includes('"enum":[]')) {
-          skipped++;
-          return;
-        }
-        for (const args of [{}, ...VALUES.map((v) => ({ p: v }))]) {
-          const allowed = accepts(tool, args) && constraints.every((c) => accepts(c, args));
-          expect(accepts(narrowed, args)).toBe(allowed);
-        }
-      }),
+      fc.property(
+        propertyArb,
+        fc.array(propertyArb, { minLength: 1, maxLength: 2 }),
+        fc.boolean(),
+        (mine, theirs, required) => {
+          const tool = toolSchema({ p: mine });
+          const constraints: JsonSchema[] = theirs.map((t) => ({
+            properties: { p: t },
+            ...(required ? { required: ["p"] } : {}),
+          }));
+          const narrowed = narrowSchema(tool, caveats({ constraints }));
+          // Disjoint enums intersect to `enum: []`, which ajv refuses to compile (reported separately).
+          if (JSON.stringify(narrowed).includes('"enum":[]')) {
+            skipped++;
+            return;
+          }
+          for (const args of [{}, ...VALUES.map((v) => ({ p: v }))]) {
+            const allowed = accepts(tool, args) && constraints.every((c) => accepts(c, args));
+            expect(accepts(narrowed, args)).toBe(allowed);
+          }
+        },
+      ),
       { numRuns: 200 },
     );
     expect(skipped).toBeLessThan(50);
@@ -223,10 +331,15 @@ describe("narrowSchema() semantics", () => {
         const tool = toolSchema({ p: mine });
         const constraint: JsonSchema = { properties: { p: theirs } };
         // Policies may only bind values the tool accepts (checked at load time); pick one of those.
-        const usable = VALUES.filter((v) => accepts(tool, { p: v }) && accepts(constraint, { p: v }));
+        const usable = VALUES.filter(
+          (v) => accepts(tool, { p: v }) && accepts(constraint, { p: v }),
+        );
         if (usable.length === 0) return;
         const value = usable[pick % usable.length] as JsonValue;
-        const narrowed = narrowSchema(tool, caveats({ constraints: [constraint], binds: { p: value } }));
+        const narrowed = narrowSchema(
+          tool,
+          caveats({ constraints: [constraint], binds: { p: value } }),
+        );
         expect(accepts(narrowed, {})).toBe(false);
         for (const v of VALUES) expect(accepts(narrowed, { p: v })).toBe(v === value);
       }),

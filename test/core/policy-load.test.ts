@@ -2,7 +2,12 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildPolicy, DEFAULT_RUNTIME_SECONDS, type JsonObject, type LoadProblem } from "../../src/core/index.js";
+import {
+  buildPolicy,
+  DEFAULT_RUNTIME_SECONDS,
+  type JsonObject,
+  type LoadProblem,
+} from "../../src/core/index.js";
 import { loadPolicyFile } from "../../src/load/documents.js";
 import { catalogOf, policyOf, VECTOR_ROOT } from "../support/vectors.js";
 import { loadErrorOf } from "../support/load-error.js";
@@ -12,14 +17,22 @@ const catalog = catalogOf("basic");
 
 /** A policy document with these sources, and one profile using all of them. */
 function policyWith(sources: JsonObject, profiles?: JsonObject): JsonObject {
-  return { version: "p1", sources, profiles: profiles ?? { all: { sources: Object.keys(sources) } } };
+  return {
+    version: "p1",
+    sources,
+    profiles: profiles ?? { all: { sources: Object.keys(sources) } },
+  };
 }
 
 function problemsOf(doc: unknown): readonly LoadProblem[] {
   return loadErrorOf(() => buildPolicy(doc, catalog, FILE)).problems;
 }
 
-const problem = (subject: string, message: string): LoadProblem => ({ file: FILE, subject, message });
+const problem = (subject: string, message: string): LoadProblem => ({
+  file: FILE,
+  subject,
+  message,
+});
 
 describe("buildPolicy() on a valid policy", () => {
   it("loads the basic fixture's sources, profiles, limits and caveats", () => {
@@ -28,20 +41,45 @@ describe("buildPolicy() on a valid policy", () => {
     expect(policy.catalogVersion).toBe("basic-1");
     expect(policy.defaultRuntimeSeconds).toBe(3600);
     expect([...policy.sources.keys()]).toEqual(["assistant", "org-deny"]);
-    expect(policy.sources.get("org-deny")).toMatchObject({ kind: "grant", status: "active", global: true, deny: ["shell.exec"], allow: [], approval: [] });
+    expect(policy.sources.get("org-deny")).toMatchObject({
+      kind: "grant",
+      status: "active",
+      global: true,
+      deny: ["shell.exec"],
+      allow: [],
+      approval: [],
+    });
     const assistant = policy.sources.get("assistant");
-    expect(assistant?.limits).toEqual({ maxCalls: 100, maxCallsPerAction: 20, maxDelegationDepth: 2, maxRuntimeSeconds: 1800 });
-    expect(assistant?.caveats.get("files.read")).toEqual({ constraints: [{ properties: { path: { type: "string", pattern: "^/workspace/" } } }], binds: {}, rules: [] });
+    expect(assistant?.limits).toEqual({
+      maxCalls: 100,
+      maxCallsPerAction: 20,
+      maxDelegationDepth: 2,
+      maxRuntimeSeconds: 1800,
+    });
+    expect(assistant?.caveats.get("files.read")).toEqual({
+      constraints: [{ properties: { path: { type: "string", pattern: "^/workspace/" } } }],
+      binds: {},
+      rules: [],
+    });
     expect(assistant?.caveats.get("refund.issue")?.rules.map((r) => [r.then, r.source])).toEqual([
       ["require_approval", "assistant"],
       ["deny", "assistant"],
     ]);
-    expect(policy.profiles.get("shadow-assistant")).toEqual({ id: "shadow-assistant", description: "", sources: ["assistant"], mode: "shadow" });
+    expect(policy.profiles.get("shadow-assistant")).toEqual({
+      id: "shadow-assistant",
+      description: "",
+      sources: ["assistant"],
+      mode: "shadow",
+    });
     expect(policy.profiles.get("assistant")?.mode).toBe("live");
   });
 
   it("uses the default runtime when the document sets none, and accepts a depth limit of 0", () => {
-    const policy = buildPolicy(policyWith({ s: { allow: ["email.read"], limits: { maxDelegationDepth: 0 } } }), catalog, FILE);
+    const policy = buildPolicy(
+      policyWith({ s: { allow: ["email.read"], limits: { maxDelegationDepth: 0 } } }),
+      catalog,
+      FILE,
+    );
     expect(policy.defaultRuntimeSeconds).toBe(DEFAULT_RUNTIME_SECONDS);
     expect(policy.sources.get("s")?.limits).toEqual({ maxDelegationDepth: 0 });
   });
@@ -50,8 +88,15 @@ describe("buildPolicy() on a valid policy", () => {
     const doc = policyWith({
       s: {
         allow: ["email.send"],
-        constraints: { "email.send": { schema: { properties: { subject: { maxLength: 50 } } }, bind: { to: "ana@example.com" } } },
-        rules: { "email.send": [{ when: { required: ["subject"] }, then: "deny", reason: "No subjects." }] },
+        constraints: {
+          "email.send": {
+            schema: { properties: { subject: { maxLength: 50 } } },
+            bind: { to: "ana@example.com" },
+          },
+        },
+        rules: {
+          "email.send": [{ when: { required: ["subject"] }, then: "deny", reason: "No subjects." }],
+        },
       },
     });
     const policy = buildPolicy(doc, catalog, FILE);
@@ -63,7 +108,9 @@ describe("buildPolicy() on a valid policy", () => {
     expect(policy.sources.get("s")?.caveats.get("email.send")).toEqual({
       constraints: [{ properties: { subject: { maxLength: 50 } } }],
       binds: { to: "ana@example.com" },
-      rules: [{ when: { required: ["subject"] }, then: "deny", reason: "No subjects.", source: "s" }],
+      rules: [
+        { when: { required: ["subject"] }, then: "deny", reason: "No subjects.", source: "s" },
+      ],
     });
   });
 
@@ -74,10 +121,17 @@ describe("buildPolicy() on a valid policy", () => {
 });
 
 describe("buildPolicy() errors", () => {
-  const cases: { name: string; sources: JsonObject; profiles?: JsonObject; problems: LoadProblem[] }[] = [
+  const cases: {
+    name: string;
+    sources: JsonObject;
+    profiles?: JsonObject;
+    problems: LoadProblem[];
+  }[] = [
     {
       name: "actions missing from the catalog in allow, approval and deny",
-      sources: { s: { allow: ["email.read", "ghost.a"], approval: ["ghost.b"], deny: ["ghost.c"] } },
+      sources: {
+        s: { allow: ["email.read", "ghost.a"], approval: ["ghost.b"], deny: ["ghost.c"] },
+      },
       problems: [
         problem("source s allow", 'names action "ghost.a", which the catalog lacks'),
         problem("source s approval", 'names action "ghost.b", which the catalog lacks'),
@@ -86,7 +140,12 @@ describe("buildPolicy() errors", () => {
     },
     {
       name: "actions missing from the catalog in constraints and rules",
-      sources: { s: { constraints: { "ghost.d": { schema: {} } }, rules: { "ghost.e": [{ when: {}, then: "deny", reason: "r" }] } } },
+      sources: {
+        s: {
+          constraints: { "ghost.d": { schema: {} } },
+          rules: { "ghost.e": [{ when: {}, then: "deny", reason: "r" }] },
+        },
+      },
       problems: [
         problem("source s", 'constraints name action "ghost.d", which the catalog lacks'),
         problem("source s", 'rules name action "ghost.e", which the catalog lacks'),
@@ -100,21 +159,47 @@ describe("buildPolicy() errors", () => {
     },
     ...[
       { what: "an unknown verb", rule: { when: {}, then: "block" } },
-      { what: "require_approval without a requirement", rule: { when: {}, then: "require_approval" } },
-      { what: "a requirement that is not a name", rule: { when: {}, then: "require_approval", requirement: "the boss" } },
+      {
+        what: "require_approval without a requirement",
+        rule: { when: {}, then: "require_approval" },
+      },
+      {
+        what: "a requirement that is not a name",
+        rule: { when: {}, then: "require_approval", requirement: "the boss" },
+      },
       { what: "deny without a reason", rule: { when: {}, then: "deny" } },
       { what: "deny with a blank reason", rule: { when: {}, then: "deny", reason: " " } },
-      { what: "deny with a requirement", rule: { when: {}, then: "deny", reason: "r", requirement: "owner" } },
-      { what: "require_approval with a reason", rule: { when: {}, then: "require_approval", requirement: "owner", reason: "r" } },
+      {
+        what: "deny with a requirement",
+        rule: { when: {}, then: "deny", reason: "r", requirement: "owner" },
+      },
+      {
+        what: "require_approval with a reason",
+        rule: { when: {}, then: "require_approval", requirement: "owner", reason: "r" },
+      },
     ].map(({ what, rule }) => ({
       name: `a rule with a bad then (${what})`,
       sources: { s: { rules: { "email.send": [rule] } } },
-      problems: [problem("source s rules email.send[0]", "then must be require_approval (with a requirement name) or deny (with a reason)")],
+      problems: [
+        problem(
+          "source s rules email.send[0]",
+          "then must be require_approval (with a requirement name) or deny (with a reason)",
+        ),
+      ],
     })),
     {
       name: "a rule that is not a rule",
       sources: {
-        s: { rules: { "email.send": ["deny", { when: 5, then: "deny", reason: "r" }, { when: {}, then: "deny", reason: "r", unless: {} }], "email.read": {} } },
+        s: {
+          rules: {
+            "email.send": [
+              "deny",
+              { when: 5, then: "deny", reason: "r" },
+              { when: {}, then: "deny", reason: "r", unless: {} },
+            ],
+            "email.read": {},
+          },
+        },
       },
       problems: [
         problem("source s rules email.send[0]", "a rule is an object with `when` and `then`"),
@@ -128,18 +213,39 @@ describe("buildPolicy() errors", () => {
       sources: {
         s: {
           constraints: { "email.send": { schema: { properties: { cc: { type: "string" } } } } },
-          rules: { "email.send": [{ when: { required: ["subject", "bcc"] }, then: "deny", reason: "No blind copies." }] },
+          rules: {
+            "email.send": [
+              { when: { required: ["subject", "bcc"] }, then: "deny", reason: "No blind copies." },
+            ],
+          },
         },
       },
       problems: [
-        problem("source s constraints email.send", 'names property "cc", which the tool\'s input schema forbids'),
-        problem("source s rules email.send[0]", 'names property "bcc", which the tool\'s input schema forbids'),
+        problem(
+          "source s constraints email.send",
+          'names property "cc", which the tool\'s input schema forbids',
+        ),
+        problem(
+          "source s rules email.send[0]",
+          'names property "bcc", which the tool\'s input schema forbids',
+        ),
       ],
     },
     {
       name: "a bind of a property the tool schema forbids",
-      sources: { s: { constraints: { "email.send": { bind: { to: "ana@example.com", cc: "boss@example.com" } } } } },
-      problems: [problem("source s constraints email.send", 'bind: names property "cc", which the tool\'s input schema forbids')],
+      sources: {
+        s: {
+          constraints: {
+            "email.send": { bind: { to: "ana@example.com", cc: "boss@example.com" } },
+          },
+        },
+      },
+      problems: [
+        problem(
+          "source s constraints email.send",
+          'bind: names property "cc", which the tool\'s input schema forbids',
+        ),
+      ],
     },
     {
       name: "bind values the tool's property schema rejects",
@@ -153,29 +259,57 @@ describe("buildPolicy() errors", () => {
         },
       },
       problems: [
-        problem("source s constraints email.read", 'bind: property "folder" is fixed to a value the tool\'s schema for it rejects'),
-        problem("source s constraints refund.issue", 'bind: property "currency" is fixed to a value the tool\'s schema for it rejects'),
-        problem("source s constraints email.send", 'bind: property "to" is fixed to a value the tool\'s schema for it rejects'),
+        problem(
+          "source s constraints email.read",
+          'bind: property "folder" is fixed to a value the tool\'s schema for it rejects',
+        ),
+        problem(
+          "source s constraints refund.issue",
+          'bind: property "currency" is fixed to a value the tool\'s schema for it rejects',
+        ),
+        problem(
+          "source s constraints email.send",
+          'bind: property "to" is fixed to a value the tool\'s schema for it rejects',
+        ),
       ],
     },
     {
       name: "constraints and rules whose fixed values the tool rejects",
       sources: {
         s: {
-          constraints: { "email.read": { schema: { properties: { folder: { enum: ["spam", "junk"] } } } } },
-          rules: { "email.read": [{ when: { properties: { folder: { const: "drafts" } }, required: ["folder"] }, then: "deny", reason: "r" }] },
+          constraints: {
+            "email.read": { schema: { properties: { folder: { enum: ["spam", "junk"] } } } },
+          },
+          rules: {
+            "email.read": [
+              {
+                when: { properties: { folder: { const: "drafts" } }, required: ["folder"] },
+                then: "deny",
+                reason: "r",
+              },
+            ],
+          },
         },
       },
       problems: [
-        problem("source s constraints email.read", 'property "folder" is fixed to values the tool\'s schema for it rejects'),
-        problem("source s rules email.read[0]", 'property "folder" is fixed to a value the tool\'s schema for it rejects'),
+        problem(
+          "source s constraints email.read",
+          'property "folder" is fixed to values the tool\'s schema for it rejects',
+        ),
+        problem(
+          "source s rules email.read[0]",
+          'property "folder" is fixed to a value the tool\'s schema for it rejects',
+        ),
       ],
     },
     {
       name: "schemas that do not compile or can never match",
       sources: {
         s: {
-          constraints: { "email.read": { schema: { properties: { limit: { type: "int" } } } }, "files.read": { schema: 5 } },
+          constraints: {
+            "email.read": { schema: { properties: { limit: { type: "int" } } } },
+            "files.read": { schema: 5 },
+          },
           rules: {
             "email.read": [
               { when: { properties: { limit: { minimun: 1 } } }, then: "deny", reason: "r" },
@@ -190,16 +324,30 @@ describe("buildPolicy() errors", () => {
           "invalid schema: schema is invalid: data/properties/limit/type must be equal to one of the allowed values, data/properties/limit/type must be array, data/properties/limit/type must match a schema in anyOf",
         ),
         problem("source s constraints files.read", "schema must be a JSON Schema object"),
-        problem("source s rules email.read[0]", 'invalid when: strict mode: unknown keyword: "minimun"'),
+        problem(
+          "source s rules email.read[0]",
+          'invalid when: strict mode: unknown keyword: "minimun"',
+        ),
         problem("source s rules email.read[1]", "the schema `false` can never match"),
       ],
     },
     {
       name: "malformed constraints",
-      sources: { s: { constraints: { "email.read": { schema: {}, where: {} }, "email.send": { bind: ["to"] } } }, t: { constraints: [], rules: [] } },
+      sources: {
+        s: {
+          constraints: { "email.read": { schema: {}, where: {} }, "email.send": { bind: ["to"] } },
+        },
+        t: { constraints: [], rules: [] },
+      },
       problems: [
-        problem("source s constraints email.read", "a constraint is an object with `schema` and/or `bind`"),
-        problem("source s constraints email.send", "bind must be a map from argument name to exact value"),
+        problem(
+          "source s constraints email.read",
+          "a constraint is an object with `schema` and/or `bind`",
+        ),
+        problem(
+          "source s constraints email.send",
+          "bind must be a map from argument name to exact value",
+        ),
         problem("source t", "constraints must be a map from action id to {schema, bind}"),
         problem("source t", "rules must be a map from action id to a list of rules"),
       ],
@@ -207,7 +355,15 @@ describe("buildPolicy() errors", () => {
     {
       name: "bad limits",
       sources: {
-        s: { limits: { maxCalls: 0, maxCallsPerAction: 1.5, maxDelegationDepth: -1, maxRuntimeSeconds: "600", maxCost: 5 } },
+        s: {
+          limits: {
+            maxCalls: 0,
+            maxCallsPerAction: 1.5,
+            maxDelegationDepth: -1,
+            maxRuntimeSeconds: "600",
+            maxCost: 5,
+          },
+        },
         t: { limits: [10] },
       },
       problems: [
@@ -221,7 +377,17 @@ describe("buildPolicy() errors", () => {
     },
     {
       name: "unknown keys and bad fields in sources and profiles",
-      sources: { s: { alow: ["email.read"], kind: "widen", status: "paused", global: "yes", allow: "email.read", deny: [1] }, t: 5 },
+      sources: {
+        s: {
+          alow: ["email.read"],
+          kind: "widen",
+          status: "paused",
+          global: "yes",
+          allow: "email.read",
+          deny: [1],
+        },
+        t: 5,
+      },
       profiles: { p: { sources: "s", mode: "dry-run", colour: "red", description: 5 }, q: 4 },
       problems: [
         problem("source s", 'unknown key "alow"'),
@@ -253,7 +419,9 @@ describe("buildPolicy() errors", () => {
   it.each(cases)("reports $name with file and subject", ({ sources, profiles, problems }) => {
     const err = loadErrorOf(() => buildPolicy(policyWith(sources, profiles), catalog, FILE));
     expect(err.problems).toEqual(problems);
-    expect(err.message.split("\n")).toEqual(problems.map((p) => `${FILE}: ${String(p.subject)}: ${p.message}`));
+    expect(err.message.split("\n")).toEqual(
+      problems.map((p) => `${FILE}: ${String(p.subject)}: ${p.message}`),
+    );
   });
 
   it("reports every problem of a document at once", () => {
@@ -263,7 +431,10 @@ describe("buildPolicy() errors", () => {
       defaults: { maxRuntimeSeconds: 0 },
       sources: {
         a: { allow: ["ghost.a"], limits: { maxCalls: -1 } },
-        b: { rules: { "email.send": [{ when: {}, then: "block" }] }, constraints: { "email.read": { bind: { folder: "spam" } } } },
+        b: {
+          rules: { "email.send": [{ when: {}, then: "block" }] },
+          constraints: { "email.read": { bind: { folder: "spam" } } },
+        },
       },
       profiles: { p: { sources: ["a", "b", "c"] } },
     });
@@ -273,14 +444,29 @@ describe("buildPolicy() errors", () => {
       problem("defaults", "defaults may only set maxRuntimeSeconds, a positive integer"),
       problem("source a allow", 'names action "ghost.a", which the catalog lacks'),
       problem("source a", "limit maxCalls must be a positive integer"),
-      problem("source b constraints email.read", 'bind: property "folder" is fixed to a value the tool\'s schema for it rejects'),
-      problem("source b rules email.send[0]", "then must be require_approval (with a requirement name) or deny (with a reason)"),
+      problem(
+        "source b constraints email.read",
+        'bind: property "folder" is fixed to a value the tool\'s schema for it rejects',
+      ),
+      problem(
+        "source b rules email.send[0]",
+        "then must be require_approval (with a requirement name) or deny (with a reason)",
+      ),
       problem("profile p", 'names source "c", which the policy lacks'),
     ]);
   });
 
   it.each([
-    { name: "null", doc: null, problems: [{ file: FILE, message: "a policy must be an object with `version`, `sources` and `profiles`" }] },
+    {
+      name: "null",
+      doc: null,
+      problems: [
+        {
+          file: FILE,
+          message: "a policy must be an object with `version`, `sources` and `profiles`",
+        },
+      ],
+    },
     {
       name: "lists where maps belong",
       doc: { version: 1, sources: [], profiles: 5 },
@@ -292,8 +478,15 @@ describe("buildPolicy() errors", () => {
     },
     {
       name: "defaults with another key",
-      doc: { version: "v", sources: {}, profiles: {}, defaults: { maxRuntimeSeconds: 60, maxCalls: 1 } },
-      problems: [problem("defaults", "defaults may only set maxRuntimeSeconds, a positive integer")],
+      doc: {
+        version: "v",
+        sources: {},
+        profiles: {},
+        defaults: { maxRuntimeSeconds: 60, maxCalls: 1 },
+      },
+      problems: [
+        problem("defaults", "defaults may only set maxRuntimeSeconds, a positive integer"),
+      ],
     },
   ])("refuses a document that is $name", ({ doc, problems }) => {
     expect(problemsOf(doc)).toEqual(problems);
@@ -306,14 +499,23 @@ describe("loadPolicyFile()", () => {
 
   it("refuses a missing file, naming it", async () => {
     const file = join(dir, "missing.yaml");
-    await expect(loadPolicyFile(file, catalog)).rejects.toMatchObject({ name: "LoadError", problems: [{ file, message: "cannot read: file not found" }] });
+    await expect(loadPolicyFile(file, catalog)).rejects.toMatchObject({
+      name: "LoadError",
+      problems: [{ file, message: "cannot read: file not found" }],
+    });
   });
 
   it("names the file in policy problems", async () => {
     const file = join(dir, "policy.yaml");
     writeFileSync(file, 'version: p1\nsources:\n  s:\n    allow: ["ghost.a"]\nprofiles: {}\n');
     await expect(loadPolicyFile(file, catalog)).rejects.toMatchObject({
-      problems: [{ file, subject: "source s allow", message: 'names action "ghost.a", which the catalog lacks' }],
+      problems: [
+        {
+          file,
+          subject: "source s allow",
+          message: 'names action "ghost.a", which the catalog lacks',
+        },
+      ],
     });
   });
 });

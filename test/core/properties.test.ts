@@ -65,20 +65,31 @@ describe("projectCatalog() over random grants", () => {
   type Placement = "allowed" | "approval" | "denied" | "unnamed";
   const grantArb = fc
     .record({
-      placements: fc.array(fc.constantFrom<Placement>("allowed", "approval", "denied", "unnamed"), { minLength: SYNTH_SIZE, maxLength: SYNTH_SIZE }),
+      placements: fc.array(fc.constantFrom<Placement>("allowed", "approval", "denied", "unnamed"), {
+        minLength: SYNTH_SIZE,
+        maxLength: SYNTH_SIZE,
+      }),
       alsoDenied: fc.subarray([...Array(SYNTH_SIZE).keys()], { maxLength: 2 }),
       withCaveats: fc.subarray([...Array(SYNTH_SIZE).keys()]),
       ghosts: fc.subarray(["ghost.one", "ghost.two"]),
       seed: fc.integer(),
     })
     .map(({ placements, alsoDenied, withCaveats, ghosts, seed }) => {
-      const ids = (p: Placement) => placements.flatMap((q, i) => (q === p ? [synthTokens(i).id] : []));
+      const ids = (p: Placement) =>
+        placements.flatMap((q, i) => (q === p ? [synthTokens(i).id] : []));
       // Grant order is whatever the grant says; rotate so it is not always catalog order.
-      const rotate = (list: string[]) => (list.length === 0 ? list : [...list.slice(seed % list.length), ...list.slice(0, seed % list.length)]);
+      const rotate = (list: string[]) =>
+        list.length === 0
+          ? list
+          : [...list.slice(seed % list.length), ...list.slice(0, seed % list.length)];
       const caveats: Record<string, ActionCaveats> = {};
       for (const i of withCaveats) {
         const t = synthTokens(i);
-        caveats[t.id] = { constraints: [{ properties: { [t.property]: { maxLength: 40 } } }], binds: { [t.property]: t.bound }, rules: [] };
+        caveats[t.id] = {
+          constraints: [{ properties: { [t.property]: { maxLength: 40 } } }],
+          binds: { [t.property]: t.bound },
+          rules: [],
+        };
       }
       const grant: TaskGrant = {
         id: "g-view",
@@ -108,7 +119,8 @@ describe("projectCatalog() over random grants", () => {
       fc.property(grantArb, (grant) => {
         const view = projectCatalog(grant, synth);
         const denied = new Set(grant.denied);
-        const visible = (id: string) => !denied.has(id) && synth.actions.get(id)?.tool !== undefined;
+        const visible = (id: string) =>
+          !denied.has(id) && synth.actions.get(id)?.tool !== undefined;
         const expected = [
           ...grant.allowed.filter(visible).map((id) => [id, "callable"]),
           ...grant.approvalRequired.filter(visible).map((id) => [id, "requires_approval"]),
@@ -120,7 +132,8 @@ describe("projectCatalog() over random grants", () => {
         for (let i = 0; i < SYNTH_SIZE; i++) {
           const t = synthTokens(i);
           if (shown.has(t.id)) continue;
-          for (const token of [t.id, t.name, t.description, t.property, t.output, t.bound]) expect(text).not.toContain(token);
+          for (const token of [t.id, t.name, t.description, t.property, t.output, t.bound])
+            expect(text).not.toContain(token);
         }
         expect(text).not.toContain("ghost.");
       }),
@@ -134,7 +147,9 @@ describe("projectCatalog() over random grants", () => {
         for (const entry of projectCatalog(grant, synth).tools) {
           const tool = synth.actions.get(entry.actionId)?.tool;
           expect(entry.name).toBe(tool?.name);
-          expect(entry.inputSchema).toEqual(narrowSchema(tool?.inputSchema ?? {}, caveatsOf(grant, entry.actionId)));
+          expect(entry.inputSchema).toEqual(
+            narrowSchema(tool?.inputSchema ?? {}, caveatsOf(grant, entry.actionId)),
+          );
         }
       }),
       RUNS,
@@ -144,7 +159,10 @@ describe("projectCatalog() over random grants", () => {
 
 describe("delegate() over random specs and parents", () => {
   /** Seconds after the parent's issuance that a delegation is asked; sometimes before it (a skewed clock) or after expiry. */
-  const delayArb = fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 300 }) }, fc.integer({ min: -600, max: 4000 }));
+  const delayArb = fc.oneof(
+    { weight: 4, arbitrary: fc.integer({ min: 0, max: 300 }) },
+    fc.integer({ min: -600, max: 4000 }),
+  );
 
   /** A parent composed from the caveat policy and then delegated up to twice. */
   const scenarioArb = fc.record({
@@ -156,10 +174,19 @@ describe("delegate() over random specs and parents", () => {
     aimed: callPerActionArb,
   });
 
-  function parentOf(request: ComposeRequest, ancestors: readonly (readonly [SpecPlan, number])[]): TaskGrant {
+  function parentOf(
+    request: ComposeRequest,
+    ancestors: readonly (readonly [SpecPlan, number])[],
+  ): TaskGrant {
     let parent = composed(request, caveatPolicy);
     for (const [i, [plan, delay]] of ancestors.entries()) {
-      const result = delegate(parent, specFromPlan(plan, parent, catalog), catalog, parent.issuedAt + delay, `g-anc-${i}`);
+      const result = delegate(
+        parent,
+        specFromPlan(plan, parent, catalog),
+        catalog,
+        parent.issuedAt + delay,
+        `g-anc-${i}`,
+      );
       if (result.kind === "granted") parent = result.grant;
     }
     return parent;
@@ -188,7 +215,13 @@ describe("delegate() over random specs and parents", () => {
     fc.assert(
       fc.property(scenarioArb, ({ request, ancestors, plan, delay }) => {
         const parent = parentOf(request, ancestors);
-        const result = delegate(parent, specFromPlan(plan, parent, catalog), catalog, parent.issuedAt + delay, "g-child");
+        const result = delegate(
+          parent,
+          specFromPlan(plan, parent, catalog),
+          catalog,
+          parent.issuedAt + delay,
+          "g-child",
+        );
         if (result.kind === "refused") {
           refused++;
           expect(REFUSAL_CODES).toContain(result.code);
@@ -200,7 +233,8 @@ describe("delegate() over random specs and parents", () => {
         const parentHolds = new Set([...parent.allowed, ...parent.approvalRequired]);
         for (const id of child.allowed) expect(parent.allowed).toContain(id);
         for (const id of child.approvalRequired) expect(parentHolds.has(id)).toBe(true);
-        for (const id of [...child.allowed, ...child.approvalRequired]) expect(catalog.actions.get(id)?.delegable).toBe(true);
+        for (const id of [...child.allowed, ...child.approvalRequired])
+          expect(catalog.actions.get(id)?.delegable).toBe(true);
         for (const id of parent.denied) expect(child.denied).toContain(id);
 
         expect(child.issuedAt).toBeGreaterThanOrEqual(parent.issuedAt);
@@ -218,8 +252,10 @@ describe("delegate() over random specs and parents", () => {
         for (const id of [...child.allowed, ...child.approvalRequired]) {
           const mine = caveatsOf(child, id);
           const theirs = caveatsOf(parent, id);
-          for (const [name, value] of Object.entries(theirs.binds)) expect(jsonEqual(mine.binds[name], value)).toBe(true);
-          for (const c of theirs.constraints) expect(mine.constraints.some((x) => jsonEqual(x, c))).toBe(true);
+          for (const [name, value] of Object.entries(theirs.binds))
+            expect(jsonEqual(mine.binds[name], value)).toBe(true);
+          for (const c of theirs.constraints)
+            expect(mine.constraints.some((x) => jsonEqual(x, c))).toBe(true);
           for (const r of theirs.rules) expect(mine.rules.some((x) => jsonEqual(x, r))).toBe(true);
         }
       }),
@@ -240,17 +276,32 @@ describe("delegate() over random specs and parents", () => {
     fc.assert(
       fc.property(scenarioArb, ({ request, ancestors, plan, delay, calls, aimed }) => {
         const parent = parentOf(request, ancestors);
-        const result = delegate(parent, specFromPlan(plan, parent, catalog), catalog, parent.issuedAt + delay, "g-child");
+        const result = delegate(
+          parent,
+          specFromPlan(plan, parent, catalog),
+          catalog,
+          parent.issuedAt + delay,
+          "g-child",
+        );
         if (result.kind === "refused") return;
         const child = result.grant;
         const held = [...child.allowed, ...child.approvalRequired].flatMap((id) => aimed[id] ?? []);
         for (const call of [...calls, ...held]) {
           for (const t of probeTimes(parent, child)) {
-            stronger(decide(parent, catalog, call, { now: t }), decide(child, catalog, call, { now: t }));
+            stronger(
+              decide(parent, catalog, call, { now: t }),
+              decide(child, catalog, call, { now: t }),
+            );
             // Each grant presenting an approval given for its own digest of this call.
             stronger(
-              decide(parent, catalog, call, { now: t, approval: approvedRecord(parent, catalog, call) }),
-              decide(child, catalog, call, { now: t, approval: approvedRecord(child, catalog, call) }),
+              decide(parent, catalog, call, {
+                now: t,
+                approval: approvedRecord(parent, catalog, call),
+              }),
+              decide(child, catalog, call, {
+                now: t,
+                approval: approvedRecord(child, catalog, call),
+              }),
             );
           }
         }
@@ -259,21 +310,43 @@ describe("delegate() over random specs and parents", () => {
     );
     // The children must also allow, hold and suppress calls, not only deny them. (Some kinds are
     // rare — a handful in 300 runs — so the bound is "seen at all": a stricter one was flaky.)
-    for (const d of ["allow", "deny", "require_approval", "effect_suppressed"] as const) expect(seen.get(d) ?? 0).toBeGreaterThan(0);
+    for (const d of ["allow", "deny", "require_approval", "effect_suppressed"] as const)
+      expect(seen.get(d) ?? 0).toBeGreaterThan(0);
   });
 });
 
 describe("decide() on hostile input", () => {
   const live = composed({ profile: "team", subject: "a", owner: "o", purpose: "p" }, caveatPolicy);
-  const shadow = composed({ profile: "team-shadow", subject: "a", owner: "o", purpose: "p" }, caveatPolicy);
-  const basic = composed({ profile: "assistant", subject: "a", owner: "o", purpose: "p" }, basicPolicy);
+  const shadow = composed(
+    { profile: "team-shadow", subject: "a", owner: "o", purpose: "p" },
+    caveatPolicy,
+  );
+  const basic = composed(
+    { profile: "assistant", subject: "a", owner: "o", purpose: "p" },
+    basicPolicy,
+  );
   // Caveats that cannot be evaluated (a delegated grant is not checked at load time) must fail closed, not throw.
   const broken: TaskGrant = {
     ...live,
     caveats: {
       ...live.caveats,
-      "email.read": { constraints: [{ type: "strin" }], binds: {}, rules: [{ when: { minimun: 1 }, then: "deny", reason: "broken", source: "s" }] },
-      "audit.note": { constraints: [], binds: {}, rules: [{ when: { $ref: "#/nowhere" }, then: "require_approval", requirement: "owner", source: "s" }] },
+      "email.read": {
+        constraints: [{ type: "strin" }],
+        binds: {},
+        rules: [{ when: { minimun: 1 }, then: "deny", reason: "broken", source: "s" }],
+      },
+      "audit.note": {
+        constraints: [],
+        binds: {},
+        rules: [
+          {
+            when: { $ref: "#/nowhere" },
+            then: "require_approval",
+            requirement: "owner",
+            source: "s",
+          },
+        ],
+      },
     },
   };
   const grants = [live, shadow, basic, broken];
@@ -295,7 +368,8 @@ describe("decide() on hostile input", () => {
     }
     if (verdict.decision === "deny") expect(verdict.reason?.message).toBeTruthy();
     if (verdict.decision === "effect_suppressed") expect(verdict.reason?.code).toBe("SHADOW_MODE");
-    if (verdict.decision === "allow" || verdict.decision === "require_approval") expect(verdict.reason).toBeUndefined();
+    if (verdict.decision === "allow" || verdict.decision === "require_approval")
+      expect(verdict.reason).toBeUndefined();
   }
 
   it("never throws and always answers a documented decision, for any names and arguments", () => {
@@ -312,7 +386,10 @@ describe("decide() on hostile input", () => {
             ...(c.toolName === undefined ? {} : { toolName: c.toolName }),
             ...(c.actionId === undefined ? {} : { actionId: c.actionId }),
           };
-          check(decide(grant, catalog, call, approval === undefined ? { now } : { now, approval }), "call-h");
+          check(
+            decide(grant, catalog, call, approval === undefined ? { now } : { now, approval }),
+            "call-h",
+          );
         },
       ),
       RUNS,
@@ -321,17 +398,40 @@ describe("decide() on hostile input", () => {
 
   it("never throws for arbitrary arguments to every known tool", () => {
     fc.assert(
-      fc.property(fc.constantFrom(...grants), fc.constantFrom(...catalog.tools.keys()), hostileArgumentsArb, (grant, toolName, args) => {
-        check(decide(grant, catalog, { callId: "call-t", toolName, arguments: args }, { now: NOW + 1 }), "call-t");
-      }),
+      fc.property(
+        fc.constantFrom(...grants),
+        fc.constantFrom(...catalog.tools.keys()),
+        hostileArgumentsArb,
+        (grant, toolName, args) => {
+          check(
+            decide(
+              grant,
+              catalog,
+              { callId: "call-t", toolName, arguments: args },
+              { now: NOW + 1 },
+            ),
+            "call-t",
+          );
+        },
+      ),
       RUNS,
     );
   });
 
   it("fails closed on caveats that cannot be evaluated", () => {
-    const verdict = decide(broken, catalog, { callId: "c", toolName: "read_email", arguments: { folder: "inbox" } }, { now: NOW + 1 });
+    const verdict = decide(
+      broken,
+      catalog,
+      { callId: "c", toolName: "read_email", arguments: { folder: "inbox" } },
+      { now: NOW + 1 },
+    );
     expect(verdict).toMatchObject({ decision: "deny", reason: { code: "CONSTRAINT_VIOLATION" } });
-    const note = decide(broken, catalog, { callId: "c", actionId: "audit.note", arguments: {} }, { now: NOW + 1 });
+    const note = decide(
+      broken,
+      catalog,
+      { callId: "c", actionId: "audit.note", arguments: {} },
+      { now: NOW + 1 },
+    );
     expect(note).toMatchObject({ decision: "require_approval", requirement: "owner" });
   });
 
@@ -345,14 +445,39 @@ describe("decide() on hostile input", () => {
             ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, marked(x)]))
             : v;
     const argsArb = fc.oneof(
-      fc.dictionary(fc.constantFrom("folder", "limit", "to", "subject", "body", "path", "order_id", "amount", "currency", "command", "x"), jsonArb({ maxDepth: 2 })),
+      fc.dictionary(
+        fc.constantFrom(
+          "folder",
+          "limit",
+          "to",
+          "subject",
+          "body",
+          "path",
+          "order_id",
+          "amount",
+          "currency",
+          "command",
+          "x",
+        ),
+        jsonArb({ maxDepth: 2 }),
+      ),
       jsonArb({ maxDepth: 3 }),
     );
     fc.assert(
-      fc.property(fc.constantFrom(...grants), fc.constantFrom(...catalog.tools.keys()), argsArb, (grant, toolName, args) => {
-        const verdict = decide(grant, catalog, { callId: "c", toolName, arguments: marked(args) }, { now: NOW + 1 });
-        expect(verdict.reason?.message ?? "").not.toContain("SECRET-");
-      }),
+      fc.property(
+        fc.constantFrom(...grants),
+        fc.constantFrom(...catalog.tools.keys()),
+        argsArb,
+        (grant, toolName, args) => {
+          const verdict = decide(
+            grant,
+            catalog,
+            { callId: "c", toolName, arguments: marked(args) },
+            { now: NOW + 1 },
+          );
+          expect(verdict.reason?.message ?? "").not.toContain("SECRET-");
+        },
+      ),
       RUNS,
     );
   });
@@ -362,37 +487,66 @@ describe("compose() determinism", () => {
   // The same documents built again: equal inputs that share no object with the first build.
   const catalogFile = `${VECTOR_ROOT}catalogs/basic.yaml`;
   const rebuild = (): { catalog: Catalog; basic: Policy; caveats: Policy } => {
-    const c = buildCatalog(parseDocumentText(readFileSync(catalogFile, "utf8"), catalogFile), catalogFile);
-    return { catalog: c, basic: policyOf("basic", c), caveats: buildPolicy(structuredClone(CAVEAT_POLICY), c, "caveat-policy.yaml") };
+    const c = buildCatalog(
+      parseDocumentText(readFileSync(catalogFile, "utf8"), catalogFile),
+      catalogFile,
+    );
+    return {
+      catalog: c,
+      basic: policyOf("basic", c),
+      caveats: buildPolicy(structuredClone(CAVEAT_POLICY), c, "caveat-policy.yaml"),
+    };
   };
   const again = rebuild();
 
   const cases = [
     { name: "basic policy", policy: basicPolicy, rebuilt: again.basic, profiles: BASIC_PROFILES },
-    { name: "caveat policy", policy: caveatPolicy, rebuilt: again.caveats, profiles: CAVEAT_PROFILES },
+    {
+      name: "caveat policy",
+      policy: caveatPolicy,
+      rebuilt: again.caveats,
+      profiles: CAVEAT_PROFILES,
+    },
   ];
 
-  it.each(cases)("gives byte-identical results for the same inputs ($name)", ({ policy, rebuilt, profiles }) => {
-    fc.assert(
-      fc.property(composeRequestArb(profiles), fc.integer({ min: 0, max: 2_000_000_000 }), (request, now) => {
-        const first = JSON.stringify(compose(request, policy, catalog, now, "g-1"));
-        expect(JSON.stringify(compose(request, policy, catalog, now, "g-1"))).toBe(first);
-        expect(JSON.stringify(compose(structuredClone(request), rebuilt, again.catalog, now, "g-1"))).toBe(first);
-      }),
-      RUNS,
-    );
-  });
+  it.each(cases)(
+    "gives byte-identical results for the same inputs ($name)",
+    ({ policy, rebuilt, profiles }) => {
+      fc.assert(
+        fc.property(
+          composeRequestArb(profiles),
+          fc.integer({ min: 0, max: 2_000_000_000 }),
+          (request, now) => {
+            const first = JSON.stringify(compose(request, policy, catalog, now, "g-1"));
+            expect(JSON.stringify(compose(request, policy, catalog, now, "g-1"))).toBe(first);
+            expect(
+              JSON.stringify(compose(structuredClone(request), rebuilt, again.catalog, now, "g-1")),
+            ).toBe(first);
+          },
+        ),
+        RUNS,
+      );
+    },
+  );
 
-  it.each(cases)("does not depend on the order of requested actions ($name)", ({ policy, profiles }) => {
-    fc.assert(
-      fc.property(validComposeRequestArb(profiles), fc.integer(), (request, seed) => {
-        const list = [...(request.requestedActions ?? [])];
-        const k = list.length === 0 ? 0 : Math.abs(seed) % list.length;
-        const reordered = { ...request, requestedActions: [...list.slice(k), ...list.slice(0, k)].reverse() };
-        if (list.length === 0) return;
-        expect(JSON.stringify(compose(reordered, policy, catalog, NOW, "g-1"))).toBe(JSON.stringify(compose(request, policy, catalog, NOW, "g-1")));
-      }),
-      RUNS,
-    );
-  });
+  it.each(cases)(
+    "does not depend on the order of requested actions ($name)",
+    ({ policy, profiles }) => {
+      fc.assert(
+        fc.property(validComposeRequestArb(profiles), fc.integer(), (request, seed) => {
+          const list = [...(request.requestedActions ?? [])];
+          const k = list.length === 0 ? 0 : Math.abs(seed) % list.length;
+          const reordered = {
+            ...request,
+            requestedActions: [...list.slice(k), ...list.slice(0, k)].reverse(),
+          };
+          if (list.length === 0) return;
+          expect(JSON.stringify(compose(reordered, policy, catalog, NOW, "g-1"))).toBe(
+            JSON.stringify(compose(request, policy, catalog, NOW, "g-1")),
+          );
+        }),
+        RUNS,
+      );
+    },
+  );
 });

@@ -6,10 +6,19 @@ const DIST = new URL("../../dist/core/schema.js", import.meta.url);
 import { SCHEMA_HEAP_SCRIPT } from "../support/schema-heap.js";
 
 function heapGrowth(count: number, perGeneration: number): { growthBytes: number; wrong: number } {
-  const out = execFileSync(process.execPath, ["--expose-gc", "--input-type=module", "-e", SCHEMA_HEAP_SCRIPT], {
-    encoding: "utf8",
-    env: { ...process.env, HEAP_MODULE: DIST.href, HEAP_COUNT: String(count), HEAP_PER_GENERATION: String(perGeneration) },
-  });
+  const out = execFileSync(
+    process.execPath,
+    ["--expose-gc", "--input-type=module", "-e", SCHEMA_HEAP_SCRIPT],
+    {
+      encoding: "utf8",
+      env: {
+        ...process.env,
+        HEAP_MODULE: DIST.href,
+        HEAP_COUNT: String(count),
+        HEAP_PER_GENERATION: String(perGeneration),
+      },
+    },
+  );
   return JSON.parse(out) as { growthBytes: number; wrong: number };
 }
 
@@ -17,7 +26,8 @@ describe("createSchemaCompiler() generations", () => {
   it("answers the same for a schema compiled again after its generation was dropped", () => {
     const compiler = createSchemaCompiler({ schemasPerGeneration: 2 });
     const first = compiler.compile({ type: "object", required: ["a"] });
-    for (let i = 0; i < 10; i++) compiler.compile({ type: "object", properties: { [`p${i}`]: { maximum: i } } });
+    for (let i = 0; i < 10; i++)
+      compiler.compile({ type: "object", properties: { [`p${i}`]: { maximum: i } } });
     const again = compiler.compile({ type: "object", required: ["a"] });
     expect(again).not.toBe(first);
     expect(again.check({})).toEqual(first.check({}));

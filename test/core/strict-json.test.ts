@@ -58,12 +58,16 @@ describe("parseStrictJson()", () => {
 
   it("equals JSON.parse on texts without duplicates, BOM, lone surrogates or overflow", () => {
     fc.assert(
-      fc.property(fc.jsonValue({ maxDepth: 6 }), fc.constantFrom(0, 2, undefined), (value, indent) => {
-        const text = JSON.stringify(value, null, indent);
-        const r = parseStrictJson(text, LIMITS);
-        expect(r.ok).toBe(true);
-        if (r.ok) expect(r.value).toStrictEqual(JSON.parse(text));
-      }),
+      fc.property(
+        fc.jsonValue({ maxDepth: 6 }),
+        fc.constantFrom(0, 2, undefined),
+        (value, indent) => {
+          const text = JSON.stringify(value, null, indent);
+          const r = parseStrictJson(text, LIMITS);
+          expect(r.ok).toBe(true);
+          if (r.ok) expect(r.value).toStrictEqual(JSON.parse(text));
+        },
+      ),
       { numRuns: 10_000 },
     );
   });
@@ -102,6 +106,9 @@ describe("parseCallArguments()", () => {
   it("names the problem in a message for the model", () => {
     const r = parseCallArguments('{"to":"a","to":"b"}');
     expect(r).toMatchObject({ ok: false, problem: "duplicate_key" });
-    if (!r.ok) expect(r.message).toMatch(/^The arguments are refused: a property name is repeated in one object/);
+    if (!r.ok)
+      expect(r.message).toMatch(
+        /^The arguments are refused: a property name is repeated in one object/,
+      );
   });
 });

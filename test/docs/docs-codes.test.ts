@@ -37,9 +37,18 @@ import {
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const PROTO_DIR = join(ROOT, "proto", "charter", "v1");
-const api: MarkdownDoc = parseMarkdown("docs/api.md", readFileSync(join(ROOT, "docs", "api.md"), "utf8"));
+const api: MarkdownDoc = parseMarkdown(
+  "docs/api.md",
+  readFileSync(join(ROOT, "docs", "api.md"), "utf8"),
+);
 
-const SERVICES: readonly DescService[] = [CatalogService, AuthorityService, GrantService, ApprovalService, KeyService];
+const SERVICES: readonly DescService[] = [
+  CatalogService,
+  AuthorityService,
+  GrantService,
+  ApprovalService,
+  KeyService,
+];
 
 /** The codes of the code table under a level-2 heading of docs/api.md. */
 function documentedCodes(heading: string, column = "code"): string[] {
@@ -58,7 +67,8 @@ function protoRpcs(): string[] {
     let service: string | undefined;
     for (const m of text.matchAll(/\bservice\s+(\w+)\s*\{|\brpc\s+(\w+)\s*\(/g)) {
       if (m[1] !== undefined) service = m[1];
-      else if (service === undefined) throw new Error(`${file}: rpc ${String(m[2])} outside a service`);
+      else if (service === undefined)
+        throw new Error(`${file}: rpc ${String(m[2])} outside a service`);
       else out.push(`${service}.${String(m[2])}`);
     }
   }
@@ -71,20 +81,36 @@ function rpcSections(): Section[] {
 
 describe("docs/api.md code tables", () => {
   it("lists every reason code of REASON_CODES, and no other", () => {
-    expect(setDiff(documentedCodes("Reason codes"), REASON_CODES)).toEqual({ missingFromDocs: [], unknownToCode: [], repeated: [] });
+    expect(setDiff(documentedCodes("Reason codes"), REASON_CODES)).toEqual({
+      missingFromDocs: [],
+      unknownToCode: [],
+      repeated: [],
+    });
   });
 
   it("lists every delegation refusal code of REFUSAL_CODES, and no other", () => {
-    expect(setDiff(documentedCodes("Delegation refusal codes"), REFUSAL_CODES)).toEqual({ missingFromDocs: [], unknownToCode: [], repeated: [] });
+    expect(setDiff(documentedCodes("Delegation refusal codes"), REFUSAL_CODES)).toEqual({
+      missingFromDocs: [],
+      unknownToCode: [],
+      repeated: [],
+    });
   });
 
   it("lists every compose denial code of COMPOSE_DENIAL_CODES, and no other", () => {
-    expect(setDiff(documentedCodes("Compose denial codes"), COMPOSE_DENIAL_CODES)).toEqual({ missingFromDocs: [], unknownToCode: [], repeated: [] });
+    expect(setDiff(documentedCodes("Compose denial codes"), COMPOSE_DENIAL_CODES)).toEqual({
+      missingFromDocs: [],
+      unknownToCode: [],
+      repeated: [],
+    });
   });
 
   it("lists every value of the proto's Decision enum, and no other", () => {
     const values = DecisionSchema.values.map((v) => v.name);
-    expect(setDiff(documentedCodes("Decisions", "value"), values)).toEqual({ missingFromDocs: [], unknownToCode: [], repeated: [] });
+    expect(setDiff(documentedCodes("Decisions", "value"), values)).toEqual({
+      missingFromDocs: [],
+      unknownToCode: [],
+      repeated: [],
+    });
   });
 
   it("names only real reason codes in each RPC's **Reason codes:** paragraph", () => {
@@ -99,7 +125,11 @@ describe("docs/api.md code tables", () => {
   });
 
   it("shows a call digest example that the code reproduces", () => {
-    const example = { grantId: "grt_example", actionId: "web.search", arguments: { query: "charter", max_results: 5 } };
+    const example = {
+      grantId: "grt_example",
+      actionId: "web.search",
+      arguments: { query: "charter", max_results: 5 },
+    };
     const text = api.lines.join("\n");
     expect(text).toContain(canonicalJson(example));
     expect(text).toContain(callDigest(example.grantId, example.actionId, example.arguments));
@@ -116,16 +146,24 @@ describe("docs/api.md RPC sections", () => {
     const headings = rpcSections().map((s) => s.heading.text);
     const malformed = headings.filter((h) => !/^\w+\.\w+$/.test(h));
     expect(malformed, 'every "###" heading under "## RPC reference" is "Service.Rpc"').toEqual([]);
-    expect(setDiff(headings, protoRpcs())).toEqual({ missingFromDocs: [], unknownToCode: [], repeated: [] });
+    expect(setDiff(headings, protoRpcs())).toEqual({
+      missingFromDocs: [],
+      unknownToCode: [],
+      repeated: [],
+    });
   });
 
   it("gives each RPC section one **Status:** line and one **Reason codes:** paragraph", () => {
     const problems = rpcSections().flatMap((s) => {
-      const statuses = s.body.filter((l) => /^\*\*Status:\*\* (implemented|UNIMPLEMENTED)\b/.test(l));
+      const statuses = s.body.filter((l) =>
+        /^\*\*Status:\*\* (implemented|UNIMPLEMENTED)\b/.test(l),
+      );
       const reasons = paragraphsStartingWith(s, "**Reason codes:**");
       return [
         ...(statuses.length === 1 ? [] : [`${s.heading.text}: ${statuses.length} status lines`]),
-        ...(reasons.length === 1 ? [] : [`${s.heading.text}: ${reasons.length} reason-code paragraphs`]),
+        ...(reasons.length === 1
+          ? []
+          : [`${s.heading.text}: ${reasons.length} reason-code paragraphs`]),
       ];
     });
     expect(problems).toEqual([]);
@@ -143,12 +181,19 @@ describe("docs/api.md RPC sections", () => {
     it("says UNIMPLEMENTED exactly for the RPCs that answer UNIMPLEMENTED", async () => {
       const address = `127.0.0.1:${charter.server.port}`;
       const documented: Record<string, boolean> = {};
-      for (const s of rpcSections()) documented[s.heading.text] = s.body.some((l) => l.startsWith("**Status:** UNIMPLEMENTED"));
+      for (const s of rpcSections())
+        documented[s.heading.text] = s.body.some((l) => l.startsWith("**Status:** UNIMPLEMENTED"));
       const served: Record<string, boolean> = {};
       for (const service of SERVICES) {
         for (const method of service.methods) {
-          const err = await callEmpty(address, `/${service.typeName}/${method.name}`, method.methodKind === "server_streaming");
-          served[`${service.name}.${method.name}`] = err?.code === status.UNIMPLEMENTED && err.details === `${method.name} is not implemented yet`;
+          const err = await callEmpty(
+            address,
+            `/${service.typeName}/${method.name}`,
+            method.methodKind === "server_streaming",
+          );
+          served[`${service.name}.${method.name}`] =
+            err?.code === status.UNIMPLEMENTED &&
+            err.details === `${method.name} is not implemented yet`;
         }
       }
       expect(documented).toEqual(served);
@@ -157,19 +202,41 @@ describe("docs/api.md RPC sections", () => {
 });
 
 /** Calls a method with an empty request; answers the error status, or undefined on success or a deadline. */
-function callEmpty(address: string, path: string, streaming: boolean): Promise<ServiceError | undefined> {
+function callEmpty(
+  address: string,
+  path: string,
+  streaming: boolean,
+): Promise<ServiceError | undefined> {
   const client = new Client(address, credentials.createInsecure());
   const identity = (b: Buffer) => b;
   const options = { deadline: Date.now() + 2_000 };
   return new Promise<ServiceError | undefined>((resolve) => {
-    const done = (err: ServiceError | null | undefined) => resolve(err && err.code !== status.DEADLINE_EXCEEDED ? err : undefined);
+    const done = (err: ServiceError | null | undefined) =>
+      resolve(err && err.code !== status.DEADLINE_EXCEEDED ? err : undefined);
     if (!streaming) {
-      client.makeUnaryRequest(path, identity, identity, Buffer.alloc(0), new Metadata(), options, (err) => done(err));
+      client.makeUnaryRequest(
+        path,
+        identity,
+        identity,
+        Buffer.alloc(0),
+        new Metadata(),
+        options,
+        (err) => done(err),
+      );
       return;
     }
-    const stream = client.makeServerStreamRequest(path, identity, identity, Buffer.alloc(0), new Metadata(), options);
+    const stream = client.makeServerStreamRequest(
+      path,
+      identity,
+      identity,
+      Buffer.alloc(0),
+      new Metadata(),
+      options,
+    );
     stream.on("data", () => stream.cancel());
-    stream.on("error", (err: ServiceError) => done(err.code === status.CANCELLED ? undefined : err));
+    stream.on("error", (err: ServiceError) =>
+      done(err.code === status.CANCELLED ? undefined : err),
+    );
     stream.on("end", () => done(undefined));
   }).finally(() => client.close());
 }

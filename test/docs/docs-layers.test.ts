@@ -11,24 +11,38 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SRC = join(ROOT, "src");
 
 function documentedLayers(): Map<string, Set<string>> {
-  const doc = parseMarkdown("docs/architecture.md", readFileSync(join(ROOT, "docs", "architecture.md"), "utf8"));
+  const doc = parseMarkdown(
+    "docs/architecture.md",
+    readFileSync(join(ROOT, "docs", "architecture.md"), "utf8"),
+  );
   const table = firstTable(section(doc, 2, "Layers"));
   const importsColumn = table.header.findIndex((h) => h.toLowerCase() === "imports from");
-  if (importsColumn < 0) throw new Error('docs/architecture.md "## Layers": no "imports from" column');
+  if (importsColumn < 0)
+    throw new Error('docs/architecture.md "## Layers": no "imports from" column');
   const layers = new Map<string, Set<string>>();
   for (const row of table.rows) {
     const layer = /^`src\/([\w-]+)`$/.exec(row[0] ?? "")?.[1];
-    if (layer === undefined) throw new Error(`docs/architecture.md "## Layers": first cell "${row[0] ?? ""}" is not \`src/<layer>\``);
+    if (layer === undefined)
+      throw new Error(
+        `docs/architecture.md "## Layers": first cell "${row[0] ?? ""}" is not \`src/<layer>\``,
+      );
     const cell = row[importsColumn] ?? "";
     const allowed = [...cell.matchAll(/`src\/([\w-]+)`/g)].map((m) => m[1] as string);
-    if (allowed.length === 0 && cell !== "—") throw new Error(`docs/architecture.md "## Layers": ${layer} imports "${cell}"`);
+    if (allowed.length === 0 && cell !== "—")
+      throw new Error(`docs/architecture.md "## Layers": ${layer} imports "${cell}"`);
     layers.set(layer, new Set(allowed));
   }
   return layers;
 }
 
 function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory()
+      ? sourceFiles(join(dir, e.name))
+      : e.name.endsWith(".ts")
+        ? [join(dir, e.name)]
+        : [],
+  );
 }
 
 /** The relative module specifiers a file imports or re-exports, static or dynamic. */
@@ -51,7 +65,11 @@ describe("docs/architecture.md layers", () => {
     const dirs = readdirSync(SRC, { withFileTypes: true })
       .filter((e) => e.isDirectory())
       .map((e) => e.name);
-    expect(setDiff([...layers.keys()], dirs)).toEqual({ missingFromDocs: [], unknownToCode: [], repeated: [] });
+    expect(setDiff([...layers.keys()], dirs)).toEqual({
+      missingFromDocs: [],
+      unknownToCode: [],
+      repeated: [],
+    });
   });
 
   it("allows every import between layers that the code makes", () => {
@@ -60,7 +78,8 @@ describe("docs/architecture.md layers", () => {
       const from = layerOf(file);
       for (const spec of relativeImports(file)) {
         const to = layerOf(resolve(dirname(file), spec));
-        if (to !== from && !layers.get(from)?.has(to)) violations.push(`${relative(ROOT, file)} imports ${spec} (${from} -> ${to})`);
+        if (to !== from && !layers.get(from)?.has(to))
+          violations.push(`${relative(ROOT, file)} imports ${spec} (${from} -> ${to})`);
       }
     }
     expect(violations).toEqual([]);

@@ -50,7 +50,10 @@ export function parseMarkdown(name: string, text: string): MarkdownDoc {
 /** The one section whose heading has this level and text; throws when there is none or several. */
 export function section(doc: MarkdownDoc, level: number, text: string): Section {
   const found = doc.headings.filter((h) => h.level === level && h.text === text);
-  if (found.length !== 1) throw new Error(`${doc.name}: expected one "${"#".repeat(level)} ${text}" heading, found ${found.length}`);
+  if (found.length !== 1)
+    throw new Error(
+      `${doc.name}: expected one "${"#".repeat(level)} ${text}" heading, found ${found.length}`,
+    );
   return sectionAt(doc, found[0] as Heading);
 }
 
@@ -58,7 +61,9 @@ export function section(doc: MarkdownDoc, level: number, text: string): Section 
 export function subsections(doc: MarkdownDoc, parent: Section, level: number): Section[] {
   const start = parent.heading.line;
   const end = start + 1 + parent.body.length;
-  return doc.headings.filter((h) => h.level === level && h.line > start && h.line < end).map((h) => sectionAt(doc, h));
+  return doc.headings
+    .filter((h) => h.level === level && h.line > start && h.line < end)
+    .map((h) => sectionAt(doc, h));
 }
 
 function sectionAt(doc: MarkdownDoc, heading: Heading): Section {
@@ -100,11 +105,16 @@ const CODE_CELL = /^`([A-Z][A-Z0-9_]*)`$/;
  */
 export function codeColumn(table: Table, headerName: string, where: string): string[] {
   if (table.header[0]?.toLowerCase() !== headerName.toLowerCase()) {
-    throw new Error(`${where}: the table's first column must be headed "${headerName}", found "${table.header[0] ?? ""}"`);
+    throw new Error(
+      `${where}: the table's first column must be headed "${headerName}", found "${table.header[0] ?? ""}"`,
+    );
   }
   return table.rows.map((row) => {
     const m = CODE_CELL.exec(row[0] ?? "");
-    if (!m) throw new Error(`${where}: first cell "${row[0] ?? ""}" is not a single \`CODE\` in backticks`);
+    if (!m)
+      throw new Error(
+        `${where}: first cell "${row[0] ?? ""}" is not a single \`CODE\` in backticks`,
+      );
     return m[1] as string;
   });
 }

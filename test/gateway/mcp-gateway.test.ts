@@ -9,7 +9,12 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAppContext } from "../../src/app/context.js";
-import { decideApproval, issueGrant, readAuditRecords, type AuditEntry } from "../../src/authority/index.js";
+import {
+  decideApproval,
+  issueGrant,
+  readAuditRecords,
+  type AuditEntry,
+} from "../../src/authority/index.js";
 import { DEFAULTS } from "../../src/config/config.js";
 import { FIXTURES } from "../support/charter-server.js";
 import { startRecordingServer, type RecordingServer } from "../support/recording-mcp-server.js";
@@ -27,9 +32,16 @@ const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "charter-gateway-"));
-  const ctx = await createAppContext({ ...DEFAULTS, dataDir, catalog: join(FIXTURES, "catalog.yaml"), policy: join(FIXTURES, "policy.yaml") });
+  const ctx = await createAppContext({
+    ...DEFAULTS,
+    dataDir,
+    catalog: join(FIXTURES, "catalog.yaml"),
+    policy: join(FIXTURES, "policy.yaml"),
+  });
   for (const profile of ["owner-assistant", "owner-assistant-dryrun"])
-    tokens[profile] = (await issueGrant(ctx, { profile, subject: "agent-1", owner: "ana", purpose: "gateway test" })).token;
+    tokens[profile] = (
+      await issueGrant(ctx, { profile, subject: "agent-1", owner: "ana", purpose: "gateway test" })
+    ).token;
   await ctx.close();
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -52,8 +64,15 @@ function gatewayArgs(profile: string, upstream: RecordingServer): string[] {
 }
 
 /** The SDK client connected through a spawned gateway; stderr collected. */
-async function connect(profile: string, upstream: RecordingServer): Promise<{ client: Client; stderr: () => string }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: gatewayArgs(profile, upstream), stderr: "pipe" });
+async function connect(
+  profile: string,
+  upstream: RecordingServer,
+): Promise<{ client: Client; stderr: () => string }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: gatewayArgs(profile, upstream),
+    stderr: "pipe",
+  });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const client = new Client({ name: "test-agent", version: "1.0.0" });
@@ -61,7 +80,8 @@ async function connect(profile: string, upstream: RecordingServer): Promise<{ cl
   return { client, stderr: () => stderr };
 }
 
-const text = (r: CallToolResult) => r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+const text = (r: CallToolResult) =>
+  r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 
 describe("charter mcp-gateway (real client, real gateway process, real upstream)", () => {
   let upstream: RecordingServer;
@@ -77,14 +97,26 @@ describe("charter mcp-gateway (real client, real gateway process, real upstream)
 
   it("lists only the upstream's tools the grant holds, approval-requiring ones marked", async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["delete_email", "read_file", "send_email", "write_file"]);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      "delete_email",
+      "read_file",
+      "send_email",
+      "write_file",
+    ]);
     expect(JSON.stringify(tools)).not.toContain("internal_admin"); // not in the catalog
     expect(JSON.stringify(tools)).not.toContain("delete_file"); // denied by the policy
-    expect(tools.find((t) => t.name === "delete_email")?.description).toContain("Requires the owner's approval");
+    expect(tools.find((t) => t.name === "delete_email")?.description).toContain(
+      "Requires the owner's approval",
+    );
     // The grant's narrowed schema is what the agent sees.
     // The workspace constraint reaches the model in the schema it is shown: a path outside it does not validate.
-    const shown = new Ajv2020({ strict: false }).compile(tools.find((t) => t.name === "read_file")?.inputSchema ?? false);
-    expect([shown({ path: "/workspace/notes.md" }), shown({ path: "/etc/passwd" })]).toEqual([true, false]);
+    const shown = new Ajv2020({ strict: false }).compile(
+      tools.find((t) => t.name === "read_file")?.inputSchema ?? false,
+    );
+    expect([shown({ path: "/workspace/notes.md" }), shown({ path: "/etc/passwd" })]).toEqual([
+      true,
+      false,
+    ]);
   });
 
   it("forwards an allowed call to the upstream and passes its result back", async () => {
@@ -97,7 +129,10 @@ describe("charter mcp-gateway (real client, real gateway process, real upstream)
 
   it("answers a denied call with an isError result; the upstream never sees it", async () => {
     const before = upstream.calls.length;
-    const result = (await client.callTool({ name: "write_file", arguments: { path: "/etc/passwd", content: "x" } })) as CallToolResult;
+    const result = (await client.callTool({
+      name: "write_file",
+      arguments: { path: "/etc/passwd", content: "x" },
+    })) as CallToolResult;
     expect(result.isError).toBe(true);
     expect(text(result)).toContain("Denied (CONSTRAINT_VIOLATION)");
     expect(upstream.calls.length).toBe(before);
@@ -114,23 +149,41 @@ describe("charter mcp-gateway (real client, real gateway process, real upstream)
 
   it("holds a call that needs approval: an isError result naming the requirement, never forwarded", async () => {
     const before = upstream.calls.length;
-    const result = (await client.callTool({ name: "send_email", arguments: { to: "bob@partner.org", subject: "Offer", body: "Hi" } })) as CallToolResult;
+    const result = (await client.callTool({
+      name: "send_email",
+      arguments: { to: "bob@partner.org", subject: "Offer", body: "Hi" },
+    })) as CallToolResult;
     expect(result.isError).toBe(true);
     expect(text(result)).toContain('needs the owner\'s approval (requirement "owner")');
     expect(upstream.calls.length).toBe(before);
   });
 
   it("approval flow: held naming the approval id, the owner approves, the same call again reaches the upstream once", async () => {
-    const call = { name: "send_email", arguments: { to: "bob@partner.org", subject: "Contract", body: "Signed copy attached" } };
+    const call = {
+      name: "send_email",
+      arguments: { to: "bob@partner.org", subject: "Contract", body: "Signed copy attached" },
+    };
     const before = upstream.calls.length;
     const held = (await client.callTool(call)) as CallToolResult;
     expect(held.isError).toBe(true);
     const approvalId = /Approval id: (apr_[0-9a-f-]+)\./.exec(text(held))?.[1];
     expect(approvalId).toBeDefined();
     // The owner decides on the data dir the gateway decides on (what `charter approvals approve` does offline).
-    const owner = await createAppContext({ ...DEFAULTS, dataDir, catalog: join(FIXTURES, "catalog.yaml"), policy: join(FIXTURES, "policy.yaml") });
+    const owner = await createAppContext({
+      ...DEFAULTS,
+      dataDir,
+      catalog: join(FIXTURES, "catalog.yaml"),
+      policy: join(FIXTURES, "policy.yaml"),
+    });
     try {
-      expect(await decideApproval(owner, { approvalId: approvalId ?? "", outcome: "approve", decidedBy: "ana", note: "ok" })).toMatchObject({ status: "approved" });
+      expect(
+        await decideApproval(owner, {
+          approvalId: approvalId ?? "",
+          outcome: "approve",
+          decidedBy: "ana",
+          note: "ok",
+        }),
+      ).toMatchObject({ status: "approved" });
     } finally {
       await owner.close();
     }
@@ -152,7 +205,10 @@ describe("charter mcp-gateway in a dry run", () => {
     const upstream = await startRecordingServer({ tools: SERVED });
     const { client } = await connect("owner-assistant-dryrun", upstream);
     try {
-      const result = (await client.callTool({ name: "read_file", arguments: WS })) as CallToolResult;
+      const result = (await client.callTool({
+        name: "read_file",
+        arguments: WS,
+      })) as CallToolResult;
       expect(result.isError).toBe(true);
       expect(text(result)).toContain("Not run (SHADOW_MODE)");
       expect(upstream.calls).toEqual([]);
@@ -171,7 +227,10 @@ describe("charter mcp-gateway tool pinning", () => {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).not.toContain("write_file");
       expect(tools.map((t) => t.name)).toContain("read_file");
-      const result = (await client.callTool({ name: "write_file", arguments: { path: "/workspace/a.txt", content: "x" } })) as CallToolResult;
+      const result = (await client.callTool({
+        name: "write_file",
+        arguments: { path: "/workspace/a.txt", content: "x" },
+      })) as CallToolResult;
       expect(result.isError).toBe(true);
       expect(text(result)).toContain('the upstream tool "write_file" differs from the catalog');
       expect(upstream.calls).toEqual([]);
@@ -181,12 +240,21 @@ describe("charter mcp-gateway tool pinning", () => {
       await upstream.stop();
     }
     // Local mode: the refusal is on the data dir's audit log too.
-    const ctx = await createAppContext({ ...DEFAULTS, dataDir, catalog: join(FIXTURES, "catalog.yaml"), policy: join(FIXTURES, "policy.yaml") });
+    const ctx = await createAppContext({
+      ...DEFAULTS,
+      dataDir,
+      catalog: join(FIXTURES, "catalog.yaml"),
+      policy: join(FIXTURES, "policy.yaml"),
+    });
     try {
       const pins: AuditEntry[] = [];
-      for await (const r of readAuditRecords(ctx)) if (r.entry.kind === "gateway.pin_refused") pins.push(r.entry);
+      for await (const r of readAuditRecords(ctx))
+        if (r.entry.kind === "gateway.pin_refused") pins.push(r.entry);
       expect(pins.length).toBeGreaterThan(0);
-      expect(pins[0]).toMatchObject({ toolName: "write_file", detail: expect.stringContaining('the upstream tool "write_file" differs') as unknown });
+      expect(pins[0]).toMatchObject({
+        toolName: "write_file",
+        detail: expect.stringContaining('the upstream tool "write_file" differs') as unknown,
+      });
     } finally {
       await ctx.close();
     }
@@ -203,7 +271,8 @@ describe("charter mcp-gateway on the raw wire", () => {
     while (replies.length === 0) await new Promise<void>((resolve) => waiters.push(resolve));
     return replies.shift();
   }
-  const send = (value: unknown) => child.stdin.write(`${typeof value === "string" ? value : JSON.stringify(value)}\n`);
+  const send = (value: unknown) =>
+    child.stdin.write(`${typeof value === "string" ? value : JSON.stringify(value)}\n`);
 
   beforeAll(async () => {
     upstream = await startRecordingServer({ tools: SERVED });
@@ -214,8 +283,20 @@ describe("charter mcp-gateway on the raw wire", () => {
       waiters = [];
       w.forEach((resolve) => resolve());
     });
-    send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
-    expect(await next()).toMatchObject({ id: 0, result: { serverInfo: { name: "charter-mcp-gateway" } } });
+    send({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "raw", version: "1" },
+      },
+    });
+    expect(await next()).toMatchObject({
+      id: 0,
+      result: { serverInfo: { name: "charter-mcp-gateway" } },
+    });
     send({ jsonrpc: "2.0", method: "notifications/initialized" });
   });
   afterAll(async () => {
@@ -225,9 +306,22 @@ describe("charter mcp-gateway on the raw wire", () => {
   });
 
   it("keeps each JSON-RPC id's type: a string id stays a string, a number a number", async () => {
-    send({ jsonrpc: "2.0", id: "42", method: "tools/call", params: { name: "read_file", arguments: WS } });
-    expect(await next()).toMatchObject({ id: "42", result: { content: [{ text: "ran read_file" }] } });
-    send({ jsonrpc: "2.0", id: 42, method: "tools/call", params: { name: "write_file", arguments: { path: "/tmp/x", content: "" } } });
+    send({
+      jsonrpc: "2.0",
+      id: "42",
+      method: "tools/call",
+      params: { name: "read_file", arguments: WS },
+    });
+    expect(await next()).toMatchObject({
+      id: "42",
+      result: { content: [{ text: "ran read_file" }] },
+    });
+    send({
+      jsonrpc: "2.0",
+      id: 42,
+      method: "tools/call",
+      params: { name: "write_file", arguments: { path: "/tmp/x", content: "" } },
+    });
     expect(await next()).toMatchObject({ id: 42, result: { isError: true } });
   });
 
@@ -235,8 +329,17 @@ describe("charter mcp-gateway on the raw wire", () => {
     const before = upstream.calls.length;
     send([
       { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "read_file", arguments: WS } },
-      { jsonrpc: "2.0", id: "two", method: "tools/call", params: { name: "delete_file", arguments: WS } },
-      { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: 1, progress: 1 } },
+      {
+        jsonrpc: "2.0",
+        id: "two",
+        method: "tools/call",
+        params: { name: "delete_file", arguments: WS },
+      },
+      {
+        jsonrpc: "2.0",
+        method: "notifications/progress",
+        params: { progressToken: 1, progress: 1 },
+      },
     ]);
     const reply = (await next()) as { id: unknown; error: { code: number } }[];
     expect(reply.map((r) => [r.id, r.error.code])).toEqual([

@@ -15,7 +15,14 @@ let charter: TestCharter;
 const policy = unbudgetedPolicy();
 beforeAll(async () => {
   // 50 batches of 256 calls under one grant: without a budget, so the call after them is still allowed.
-  charter = await startTestCharter({ config: { maxConnections: 6, maxConcurrentStreams: 4, connectionIdleMs: 500, policy: policy.policy } });
+  charter = await startTestCharter({
+    config: {
+      maxConnections: 6,
+      maxConcurrentStreams: 4,
+      connectionIdleMs: 500,
+      policy: policy.policy,
+    },
+  });
 });
 afterAll(async () => {
   await charter.stop();
@@ -42,7 +49,9 @@ describe("connections", () => {
   });
 
   it("keeps serving new clients while silent sockets flood the connection cap", async () => {
-    const sockets: Socket[] = Array.from({ length: 40 }, () => netConnect(charter.server.port, "127.0.0.1").on("error", () => undefined));
+    const sockets: Socket[] = Array.from({ length: 40 }, () =>
+      netConnect(charter.server.port, "127.0.0.1").on("error", () => undefined),
+    );
     await sleep(200);
     expect(charter.server.connections()).toBeLessThanOrEqual(6);
     const clients = createCharterClients({ address: address() });
@@ -65,19 +74,36 @@ describe("connections", () => {
   });
 
   it("bounds unread BatchAuthorize responses per connection, serves others meanwhile, and releases them when the client leaves", async () => {
-    const { grantToken } = await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:unread", owner: "ana@example.com", purpose: "unread" });
-    const items = Array.from({ length: 256 }, (_, i) => ({ call: { callId: `u${i}`, toolName: "web_search", argumentsJson: '{"query":"unread"}' } }));
-    const body = toBinary(BatchAuthorizeRequestSchema, create(BatchAuthorizeRequestSchema, { grantToken, items }));
+    const { grantToken } = await charter.clients.grants.issueGrant({
+      profile: "owner-assistant",
+      subject: "agent:unread",
+      owner: "ana@example.com",
+      purpose: "unread",
+    });
+    const items = Array.from({ length: 256 }, (_, i) => ({
+      call: { callId: `u${i}`, toolName: "web_search", argumentsJson: '{"query":"unread"}' },
+    }));
+    const body = toBinary(
+      BatchAuthorizeRequestSchema,
+      create(BatchAuthorizeRequestSchema, { grantToken, items }),
+    );
     const frame = Buffer.alloc(5 + body.length);
     frame.writeUInt32BE(body.length, 1);
     frame.set(body, 5);
     let decided = 0;
-    const store = charter.server.context.store as { commitDecision: (...a: never[]) => Promise<unknown> };
+    const store = charter.server.context.store as {
+      commitDecision: (...a: never[]) => Promise<unknown>;
+    };
     const commit = store.commitDecision.bind(store);
     store.commitDecision = (...a) => ((decided += 1), commit(...a));
     const session = http2Connect(`http://${address()}`).on("error", () => undefined);
     for (let i = 0; i < 50; i++) {
-      const stream = session.request({ ":method": "POST", ":path": "/charter.v1.AuthorityService/BatchAuthorize", "content-type": "application/grpc", te: "trailers" });
+      const stream = session.request({
+        ":method": "POST",
+        ":path": "/charter.v1.AuthorityService/BatchAuthorize",
+        "content-type": "application/grpc",
+        te: "trailers",
+      });
       stream.on("error", () => undefined);
       stream.end(frame);
       stream.pause();
@@ -88,7 +114,10 @@ describe("connections", () => {
     const clients = createCharterClients({ address: address() });
     try {
       const { verdict } = await clients.authority.authorize(
-        { grantToken, call: { callId: "n", toolName: "web_search", argumentsJson: '{"query":"q"}' } },
+        {
+          grantToken,
+          call: { callId: "n", toolName: "web_search", argumentsJson: '{"query":"q"}' },
+        },
         { timeoutMs: 3000 },
       );
       expect(verdict?.receipt).not.toBe("");

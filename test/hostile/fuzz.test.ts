@@ -2,7 +2,10 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AuthorizeResponseSchema, BatchAuthorizeResponseSchema } from "../../src/gen/charter/v1/authority_pb.js";
+import {
+  AuthorizeResponseSchema,
+  BatchAuthorizeResponseSchema,
+} from "../../src/gen/charter/v1/authority_pb.js";
 import { Decision } from "../../src/gen/charter/v1/common_pb.js";
 import { contractMethods, inParallel, rawClient, type RawOutcome } from "../support/raw-grpc.js";
 import { startTestCharter, type TestCharter } from "../support/charter-server.js";
@@ -22,7 +25,12 @@ beforeAll(async () => {
   // Thousands of calls under one grant: without a budget, so "allowed exactly when valid" holds for every one.
   charter = await startTestCharter({ config: { policy: policy.policy } });
   raw = rawClient(`127.0.0.1:${charter.server.port}`);
-  ({ grantToken } = await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:fuzz", owner: "ana@example.com", purpose: "fuzz" }));
+  ({ grantToken } = await charter.clients.grants.issueGrant({
+    profile: "owner-assistant",
+    subject: "agent:fuzz",
+    owner: "ana@example.com",
+    purpose: "fuzz",
+  }));
 });
 afterAll(async () => {
   raw.close();
@@ -51,31 +59,50 @@ const webSearchValid = new Ajv2020({ strict: false }).compile({
   additionalProperties: false,
 });
 
-async function batch(items: readonly { callId: string; toolName?: string; actionId?: string; argumentsJson: string }[]) {
-  const { verdicts } = await charter.clients.authority.batchAuthorize({ grantToken, items: items.map((call) => ({ call })) });
+async function batch(
+  items: readonly { callId: string; toolName?: string; actionId?: string; argumentsJson: string }[],
+) {
+  const { verdicts } = await charter.clients.authority.batchAuthorize({
+    grantToken,
+    items: items.map((call) => ({ call })),
+  });
   return verdicts;
 }
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
-  return Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+  return Array.from({ length: Math.ceil(items.length / size) }, (_, i) =>
+    items.slice(i * size, (i + 1) * size),
+  );
 }
 
 describe(`fuzzing the server (seed ${SEED}, ${RUNS} cases per target)`, () => {
   it("answers random bytes on every RPC with a status, never an allow", async () => {
     const methods = contractMethods().filter((m) => m.kind === "unary");
     expect(methods.length).toBeGreaterThanOrEqual(10);
-    const cases = fc.sample(fc.tuple(fc.nat({ max: methods.length - 1 }), fc.uint8Array({ maxLength: 512 })), { numRuns: RUNS, seed: SEED });
+    const cases = fc.sample(
+      fc.tuple(fc.nat({ max: methods.length - 1 }), fc.uint8Array({ maxLength: 512 })),
+      { numRuns: RUNS, seed: SEED },
+    );
     const outcomes = await inParallel(cases, 64, ([m, body]) =>
-      raw.call((methods[m] as { path: string }).path, body).then((o): [string, RawOutcome] => [(methods[m] as { path: string }).path, o]),
+      raw
+        .call((methods[m] as { path: string }).path, body)
+        .then((o): [string, RawOutcome] => [(methods[m] as { path: string }).path, o]),
     );
     for (const [path, outcome] of outcomes) {
       if (!outcome.ok) {
         expect([3, 5, 8, 9, 12, 16]).toContain(outcome.code); // INVALID_ARGUMENT, NOT_FOUND, RESOURCE_EXHAUSTED, FAILED_PRECONDITION, UNIMPLEMENTED, UNAUTHENTICATED
         continue;
       }
-      if (path.endsWith("/Authorize")) expect(fromBinary(AuthorizeResponseSchema, outcome.bytes).verdict?.decision).not.toBe(Decision.ALLOW);
+      if (path.endsWith("/Authorize"))
+        expect(fromBinary(AuthorizeResponseSchema, outcome.bytes).verdict?.decision).not.toBe(
+          Decision.ALLOW,
+        );
       if (path.endsWith("/BatchAuthorize"))
-        expect(fromBinary(BatchAuthorizeResponseSchema, outcome.bytes).verdicts.some((v) => v.decision === Decision.ALLOW)).toBe(false);
+        expect(
+          fromBinary(BatchAuthorizeResponseSchema, outcome.bytes).verdicts.some(
+            (v) => v.decision === Decision.ALLOW,
+          ),
+        ).toBe(false);
     }
     await stillServing();
   }, 120_000);
@@ -85,13 +112,25 @@ describe(`fuzzing the server (seed ${SEED}, ${RUNS} cases per target)`, () => {
       fc.json({ maxDepth: 4 }),
       fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify({ query: "q", extra: v })),
       fc
-        .record({ query: fc.string({ maxLength: 20 }), max_results: fc.oneof(fc.integer({ min: -5, max: 30 }), fc.double()) }, { requiredKeys: [] })
+        .record(
+          {
+            query: fc.string({ maxLength: 20 }),
+            max_results: fc.oneof(fc.integer({ min: -5, max: 30 }), fc.double()),
+          },
+          { requiredKeys: [] },
+        )
         .map((v) => JSON.stringify(v)),
       fc.string({ unit: "binary", maxLength: 60 }),
     );
     const cases = fc.sample(text, { numRuns: RUNS, seed: SEED });
     for (const group of chunks(cases, BATCH)) {
-      const verdicts = await batch(group.map((argumentsJson, i) => ({ callId: `j${i}`, toolName: "web_search", argumentsJson })));
+      const verdicts = await batch(
+        group.map((argumentsJson, i) => ({
+          callId: `j${i}`,
+          toolName: "web_search",
+          argumentsJson,
+        })),
+      );
       verdicts.forEach((v, i) => {
         if (v.decision !== Decision.ALLOW) return;
         const sent = group[i] as string;
@@ -109,13 +148,20 @@ describe(`fuzzing the server (seed ${SEED}, ${RUNS} cases per target)`, () => {
         fc.nat({ max: alphabet.length - 1 }).map((i) => alphabet.charAt(i)),
       )
       .map(([at, c]) => grantToken.slice(0, at) + c + grantToken.slice(at + 1));
-    const tokens = fc.sample(fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: "binary" }), mutated), { numRuns: RUNS, seed: SEED });
+    const tokens = fc.sample(
+      fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: "binary" }), mutated),
+      { numRuns: RUNS, seed: SEED },
+    );
     const verdicts = await inParallel(tokens, 64, (token) =>
       charter.clients.authority
-        .authorize({ grantToken: token, call: { callId: "t", toolName: "web_search", argumentsJson: '{"query":"q"}' } })
+        .authorize({
+          grantToken: token,
+          call: { callId: "t", toolName: "web_search", argumentsJson: '{"query":"q"}' },
+        })
         .then((r) => ({ token, decision: r.verdict?.decision })),
     );
-    for (const { token, decision } of verdicts) if (token !== grantToken) expect(decision, token).not.toBe(Decision.ALLOW);
+    for (const { token, decision } of verdicts)
+      if (token !== grantToken) expect(decision, token).not.toBe(Decision.ALLOW);
     await stillServing();
   }, 120_000);
 
@@ -123,14 +169,26 @@ describe(`fuzzing the server (seed ${SEED}, ${RUNS} cases per target)`, () => {
     const names = fc.oneof(
       fc.string({ maxLength: 70 }),
       fc.string({ unit: "binary", maxLength: 70 }),
-      fc.constantFrom("web_search", "\ufeffweb_search", "web_search\u0000", "WEB_SEARCH", "web_search "),
+      fc.constantFrom(
+        "web_search",
+        "\ufeffweb_search",
+        "web_search\u0000",
+        "WEB_SEARCH",
+        "web_search ",
+      ),
     );
     const cases = fc.sample(
-      fc.record({ callId: fc.string({ unit: "binary", minLength: 1, maxLength: 80 }), toolName: names, actionId: fc.oneof(fc.constant(""), names) }),
+      fc.record({
+        callId: fc.string({ unit: "binary", minLength: 1, maxLength: 80 }),
+        toolName: names,
+        actionId: fc.oneof(fc.constant(""), names),
+      }),
       { numRuns: RUNS, seed: SEED },
     );
     for (const group of chunks(cases, BATCH)) {
-      const verdicts = await batch(group.map((c) => ({ ...c, argumentsJson: '{"query":"q"}' }))).catch((err: unknown) => {
+      const verdicts = await batch(
+        group.map((c) => ({ ...c, argumentsJson: '{"query":"q"}' })),
+      ).catch((err: unknown) => {
         // A binary string may not survive UTF-8 (lone surrogates become U+FFFD) or may miss a name: never a crash.
         expect([3, 8]).toContain((err as { code: number }).code);
         return [];
@@ -138,9 +196,11 @@ describe(`fuzzing the server (seed ${SEED}, ${RUNS} cases per target)`, () => {
       verdicts.forEach((v, i) => {
         if (v.decision !== Decision.ALLOW) return;
         const c = group[i] as { toolName: string; actionId: string };
-        expect(c.toolName === "web_search" || (c.toolName === "" && c.actionId === "web.search") || (c.toolName === "web_search" && c.actionId === "web.search")).toBe(
-          true,
-        );
+        expect(
+          c.toolName === "web_search" ||
+            (c.toolName === "" && c.actionId === "web.search") ||
+            (c.toolName === "web_search" && c.actionId === "web.search"),
+        ).toBe(true);
       });
     }
     await stillServing();

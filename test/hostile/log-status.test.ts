@@ -17,8 +17,15 @@ afterAll(async () => {
 
 describe("the per-RPC log line", () => {
   it("says DEADLINE_EXCEEDED when the work blocked the event loop past the client's deadline", async () => {
-    const { grantToken } = await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:slow", owner: "ana@example.com", purpose: "slow" });
-    const store = charter.server.context.store as { commitDecision: (...a: never[]) => Promise<unknown> };
+    const { grantToken } = await charter.clients.grants.issueGrant({
+      profile: "owner-assistant",
+      subject: "agent:slow",
+      owner: "ana@example.com",
+      purpose: "slow",
+    });
+    const store = charter.server.context.store as {
+      commitDecision: (...a: never[]) => Promise<unknown>;
+    };
     const commit = store.commitDecision.bind(store);
     store.commitDecision = (...a) => {
       const until = Date.now() + 400;
@@ -26,13 +33,25 @@ describe("the per-RPC log line", () => {
       return commit(...a);
     };
     memory.clear();
-    const err = await charter.clients.authority.authorize({ grantToken, call: { callId: "slow", toolName: "run_shell", argumentsJson: "{}" } }, { timeoutMs: 150 }).then(
-      () => undefined,
-      (e: unknown) => e as { code: number },
-    );
+    const err = await charter.clients.authority
+      .authorize(
+        { grantToken, call: { callId: "slow", toolName: "run_shell", argumentsJson: "{}" } },
+        { timeoutMs: 150 },
+      )
+      .then(
+        () => undefined,
+        (e: unknown) => e as { code: number },
+      );
     store.commitDecision = commit;
     expect(err?.code).toBe(4);
-    await expect.poll(() => memory.lines().find((l) => l["method"] === "/charter.v1.AuthorityService/Authorize")?.["status"]).toBe("DEADLINE_EXCEEDED");
+    await expect
+      .poll(
+        () =>
+          memory.lines().find((l) => l["method"] === "/charter.v1.AuthorityService/Authorize")?.[
+            "status"
+          ],
+      )
+      .toBe("DEADLINE_EXCEEDED");
   });
 
   it("cuts caller text quoted by an error to a bounded length", async () => {
@@ -46,6 +65,8 @@ describe("the per-RPC log line", () => {
     const line = memory.lines().find((l) => l["method"] === "/charter.v1.GrantService/GetGrant");
     expect(line).toMatchObject({ status: "INTERNAL", msg: "rpc failed" });
     expect(JSON.stringify(line).length).toBeLessThan(5_000);
-    expect((line?.["err"] as { message: string }).message).toMatch(/^lookup failed for x+…\[\d+ more\]$/);
+    expect((line?.["err"] as { message: string }).message).toMatch(
+      /^lookup failed for x+…\[\d+ more\]$/,
+    );
   });
 });

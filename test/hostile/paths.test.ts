@@ -7,14 +7,21 @@ let charter: TestCharter;
 let grantToken: string;
 beforeAll(async () => {
   charter = await startTestCharter();
-  ({ grantToken } = await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:paths", owner: "ana@example.com", purpose: "paths" }));
+  ({ grantToken } = await charter.clients.grants.issueGrant({
+    profile: "owner-assistant",
+    subject: "agent:paths",
+    owner: "ana@example.com",
+    purpose: "paths",
+  }));
 });
 afterAll(async () => {
   await charter.stop();
 });
 
 async function readFile(path: string) {
-  const items = [{ call: { callId: "c", toolName: "read_file", argumentsJson: JSON.stringify({ path }) } }];
+  const items = [
+    { call: { callId: "c", toolName: "read_file", argumentsJson: JSON.stringify({ path }) } },
+  ];
   const { verdicts } = await charter.clients.authority.batchAuthorize({ grantToken, items });
   return verdicts[0];
 }
@@ -33,19 +40,37 @@ describe("pathWithin on the demo workspace rule", () => {
     ["/etc/passwd", "is outside"],
   ])("refuses %j (%s) with CONSTRAINT_VIOLATION", async (path, why) => {
     const verdict = await readFile(path);
-    expect(verdict).toMatchObject({ decision: Decision.DENY, reason: { code: "CONSTRAINT_VIOLATION" }, receipt: "" });
+    expect(verdict).toMatchObject({
+      decision: Decision.DENY,
+      reason: { code: "CONSTRAINT_VIOLATION" },
+      receipt: "",
+    });
     expect(verdict?.reason?.message).toContain(why);
     expect(verdict?.reason?.message).not.toContain("passwd");
   });
 
-  it.each(["/workspace", "/workspace/", "/workspace/notes/todo.txt", "/workspace/café/menu.txt", "/workspace/..hidden/x"])("allows %j", async (path) => {
+  it.each([
+    "/workspace",
+    "/workspace/",
+    "/workspace/notes/todo.txt",
+    "/workspace/café/menu.txt",
+    "/workspace/..hidden/x",
+  ])("allows %j", async (path) => {
     expect(await readFile(path)).toMatchObject({ decision: Decision.ALLOW });
   });
 
   it("shows the model a pattern for the root, not the Charter keyword", async () => {
-    const { view } = await charter.clients.catalog.getCatalog({ grantToken, dialect: Dialect.OPENAI_CHAT });
-    const schema = JSON.parse(view?.tools.find((t) => t.name === "read_file")?.inputSchemaJson ?? "{}") as { properties: { path: Record<string, unknown> } };
-    expect(schema.properties.path).toMatchObject({ pattern: "^/", allOf: [{ pattern: "^\\/workspace(/|$)" }] });
+    const { view } = await charter.clients.catalog.getCatalog({
+      grantToken,
+      dialect: Dialect.OPENAI_CHAT,
+    });
+    const schema = JSON.parse(
+      view?.tools.find((t) => t.name === "read_file")?.inputSchemaJson ?? "{}",
+    ) as { properties: { path: Record<string, unknown> } };
+    expect(schema.properties.path).toMatchObject({
+      pattern: "^/",
+      allOf: [{ pattern: "^\\/workspace(/|$)" }],
+    });
     expect(JSON.stringify(schema)).not.toContain("pathWithin");
   });
 });

@@ -5,7 +5,10 @@ import { startTestCharter, type TestCharter } from "../support/charter-server.js
 let charter: TestCharter;
 let now = 1_800_000_000;
 beforeAll(async () => {
-  charter = await startTestCharter({ now: () => now, config: { pruneIntervalSeconds: 1, grantRetentionSeconds: 60 } });
+  charter = await startTestCharter({
+    now: () => now,
+    config: { pruneIntervalSeconds: 1, grantRetentionSeconds: 60 },
+  });
 });
 afterAll(async () => {
   await charter.stop();
@@ -13,7 +16,12 @@ afterAll(async () => {
 
 describe("grant retention", () => {
   it("prunes a grant once it has been expired for the retention period, not before", async () => {
-    const { grant } = await charter.clients.grants.issueGrant({ profile: "email-drafter", subject: "agent:r", owner: "ana@example.com", purpose: "retention" });
+    const { grant } = await charter.clients.grants.issueGrant({
+      profile: "email-drafter",
+      subject: "agent:r",
+      owner: "ana@example.com",
+      purpose: "retention",
+    });
     const id = grant?.id ?? "";
     const expiresAt = Number(grant?.expiresAt);
     now = expiresAt + 30; // expired, but within the retention period

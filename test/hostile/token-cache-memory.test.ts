@@ -14,10 +14,20 @@ interface HeapRun {
 }
 
 function heapRun(count: number, budget: number, unique: boolean): HeapRun {
-  const out = execFileSync(process.execPath, ["--expose-gc", "--input-type=module", "-e", TOKEN_CACHE_HEAP_SCRIPT], {
-    encoding: "utf8",
-    env: { ...process.env, TOKEN_MODULE: DIST.href, HEAP_COUNT: String(count), HEAP_BUDGET: String(budget), HEAP_UNIQUE: unique ? "1" : "0" },
-  });
+  const out = execFileSync(
+    process.execPath,
+    ["--expose-gc", "--input-type=module", "-e", TOKEN_CACHE_HEAP_SCRIPT],
+    {
+      encoding: "utf8",
+      env: {
+        ...process.env,
+        TOKEN_MODULE: DIST.href,
+        HEAP_COUNT: String(count),
+        HEAP_BUDGET: String(budget),
+        HEAP_UNIQUE: unique ? "1" : "0",
+      },
+    },
+  );
   return JSON.parse(out) as HeapRun;
 }
 

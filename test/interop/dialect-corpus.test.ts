@@ -4,7 +4,12 @@ import { join } from "node:path";
 import { CallToolResultSchema, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAppContext, type AppContext } from "../../src/app/context.js";
-import { authorizeTurn, isAuthorityError, issueGrant, type TurnAnswer } from "../../src/authority/index.js";
+import {
+  authorizeTurn,
+  isAuthorityError,
+  issueGrant,
+  type TurnAnswer,
+} from "../../src/authority/index.js";
 import { DEFAULTS } from "../../src/config/config.js";
 import { isJsonObject } from "../../src/core/json.js";
 import { DIALECTS, DIALECT_NAMES } from "../../src/interop/dialects/index.js";
@@ -25,7 +30,15 @@ const tokens = new Map<string, string>();
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "charter-corpus-"));
-  ctx = await createAppContext({ ...DEFAULTS, dataDir, catalog: join(FIXTURES, "catalog.yaml"), policy: join(FIXTURES, "policy.yaml") }, { now: () => NOW });
+  ctx = await createAppContext(
+    {
+      ...DEFAULTS,
+      dataDir,
+      catalog: join(FIXTURES, "catalog.yaml"),
+      policy: join(FIXTURES, "policy.yaml"),
+    },
+    { now: () => NOW },
+  );
 });
 
 afterAll(async () => {
@@ -36,12 +49,21 @@ afterAll(async () => {
 async function tokenFor(profile: string): Promise<string> {
   const known = tokens.get(profile);
   if (known) return known;
-  const { token } = await issueGrant(ctx, { profile, subject: "agent-1", owner: "ana", purpose: "corpus" });
+  const { token } = await issueGrant(ctx, {
+    profile,
+    subject: "agent-1",
+    owner: "ana",
+    purpose: "corpus",
+  });
   tokens.set(profile, token);
   return token;
 }
 
-function pinned(answer: TurnAnswer): { calls: unknown[]; verdicts: CorpusVerdict[]; feedback: unknown[] } {
+function pinned(answer: TurnAnswer): {
+  calls: unknown[];
+  verdicts: CorpusVerdict[];
+  feedback: unknown[];
+} {
   return {
     calls: answer.calls.map((a) => a.call),
     verdicts: answer.calls.map(({ decided: { verdict: v } }) => ({
@@ -51,7 +73,9 @@ function pinned(answer: TurnAnswer): { calls: unknown[]; verdicts: CorpusVerdict
       ...(v.requirement === undefined ? {} : { requirement: v.requirement }),
     })),
     // Approval ids are fresh per run (and per implementation): the corpus pins where one is named, as APPROVAL_ID.
-    feedback: JSON.parse(JSON.stringify(answer.messages).replace(/apr_[0-9a-f-]{36}/g, APPROVAL_ID)) as unknown[],
+    feedback: JSON.parse(
+      JSON.stringify(answer.messages).replace(/apr_[0-9a-f-]{36}/g, APPROVAL_ID),
+    ) as unknown[],
   };
 }
 
@@ -77,14 +101,24 @@ describe.each(DIALECT_NAMES)("%s corpus", (dialect) => {
       if (!parsed.ok) expect(parsed.error).toContain(`${c.dialect} turn: `);
       if (!parsed.ok) expect(parsed.error).toContain(c.expect.error);
       // Through the application layer too: a malformed turn is a refused request, never a verdict.
-      const err = await authorizeTurn(ctx, { grantToken: await tokenFor(c.profile), dialect: c.dialect, turnJson: JSON.stringify(c.payload) }).then(
+      const err = await authorizeTurn(ctx, {
+        grantToken: await tokenFor(c.profile),
+        dialect: c.dialect,
+        turnJson: JSON.stringify(c.payload),
+      }).then(
         () => undefined,
         (e: unknown) => e,
       );
-      expect(isAuthorityError(err) && err.code === "INVALID_REQUEST" && err.field === "turn_json").toBe(true);
+      expect(
+        isAuthorityError(err) && err.code === "INVALID_REQUEST" && err.field === "turn_json",
+      ).toBe(true);
       return;
     }
-    const answer = await authorizeTurn(ctx, { grantToken: await tokenFor(c.profile), dialect: c.dialect, turnJson: JSON.stringify(c.payload) });
+    const answer = await authorizeTurn(ctx, {
+      grantToken: await tokenFor(c.profile),
+      dialect: c.dialect,
+      turnJson: JSON.stringify(c.payload),
+    });
     const actual = pinned(answer);
     if (WRITE) {
       const { file, ...doc } = c;
@@ -95,7 +129,8 @@ describe.each(DIALECT_NAMES)("%s corpus", (dialect) => {
     if (c.dialect === "mcp") {
       for (const message of answer.messages) {
         expect(() => JSONRPCMessageSchema.parse(message)).not.toThrow();
-        if (isJsonObject(message) && message["result"] !== undefined) expect(CallToolResultSchema.parse(message["result"]).isError).toBe(true);
+        if (isJsonObject(message) && message["result"] !== undefined)
+          expect(CallToolResultSchema.parse(message["result"]).isError).toBe(true);
       }
     }
   });

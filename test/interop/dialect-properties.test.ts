@@ -73,20 +73,65 @@ const shaped: fc.Arbitrary<JsonValue> = fc.letrec<{ value: JsonValue }>((tie) =>
 
 const name = fc.oneof(fc.constantFrom<JsonValue>("read_file", "send_email", "x"), shaped);
 const id = fc.oneof(fc.constantFrom<JsonValue>("call_1", "call_2", 7, "7"), shaped);
-const args = fc.oneof(fc.constantFrom<JsonValue>({ path: "/workspace/a" }, '{"path":"/x"}', "{", {}), shaped);
+const args = fc.oneof(
+  fc.constantFrom<JsonValue>({ path: "/workspace/a" }, '{"path":"/x"}', "{", {}),
+  shaped,
+);
 const maybe = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
 
 /** Each framework's documented call shapes, with any field possibly replaced by noise. */
 const templates: fc.Arbitrary<JsonValue> = fc
   .oneof(
-    fc.record({ id: maybe(id), type: fc.constant("function"), function: fc.record({ name, arguments: args }) }, { requiredKeys: ["function"] }),
-    fc.record({ type: fc.constant("function_call"), call_id: maybe(id), name, arguments: args }, { requiredKeys: ["type", "name"] }),
-    fc.record({ type: fc.constant("tool_use"), id: maybe(id), name, input: args }, { requiredKeys: ["type", "name"] }),
-    fc.record({ functionCall: fc.record({ name, args: maybe(args), id: maybe(id) }, { requiredKeys: ["name"] }) }),
-    fc.record({ jsonrpc: fc.constant("2.0"), id, method: fc.constant("tools/call"), params: fc.record({ name, arguments: maybe(args) }, { requiredKeys: ["name"] }) }),
-    fc.record({ name, args: maybe(args), id: maybe(id), type: fc.constantFrom("tool_call", "invalid_tool_call") }, { requiredKeys: ["name"] }),
-    fc.record({ part_kind: fc.constant("tool-call"), tool_name: name, args: maybe(args), tool_call_id: maybe(id) }, { requiredKeys: ["part_kind", "tool_name"] }),
-    fc.record({ callId: maybe(id), toolName: name, arguments: maybe(args) }, { requiredKeys: ["toolName"] }),
+    fc.record(
+      {
+        id: maybe(id),
+        type: fc.constant("function"),
+        function: fc.record({ name, arguments: args }),
+      },
+      { requiredKeys: ["function"] },
+    ),
+    fc.record(
+      { type: fc.constant("function_call"), call_id: maybe(id), name, arguments: args },
+      { requiredKeys: ["type", "name"] },
+    ),
+    fc.record(
+      { type: fc.constant("tool_use"), id: maybe(id), name, input: args },
+      { requiredKeys: ["type", "name"] },
+    ),
+    fc.record({
+      functionCall: fc.record(
+        { name, args: maybe(args), id: maybe(id) },
+        { requiredKeys: ["name"] },
+      ),
+    }),
+    fc.record({
+      jsonrpc: fc.constant("2.0"),
+      id,
+      method: fc.constant("tools/call"),
+      params: fc.record({ name, arguments: maybe(args) }, { requiredKeys: ["name"] }),
+    }),
+    fc.record(
+      {
+        name,
+        args: maybe(args),
+        id: maybe(id),
+        type: fc.constantFrom("tool_call", "invalid_tool_call"),
+      },
+      { requiredKeys: ["name"] },
+    ),
+    fc.record(
+      {
+        part_kind: fc.constant("tool-call"),
+        tool_name: name,
+        args: maybe(args),
+        tool_call_id: maybe(id),
+      },
+      { requiredKeys: ["part_kind", "tool_name"] },
+    ),
+    fc.record(
+      { callId: maybe(id), toolName: name, arguments: maybe(args) },
+      { requiredKeys: ["toolName"] },
+    ),
   )
   .map((v) => JSON.parse(JSON.stringify(v)) as JsonValue);
 
@@ -139,8 +184,12 @@ describe.each(DIALECT_NAMES)("%s parseCalls()", (dialect) => {
         for (const call of parsed.calls) {
           expect(found.has(call.toolName)).toBe(true);
           expect(call.argumentsJson === "" || found.has(call.argumentsJson)).toBe(true);
-          if (call.wireId === undefined) expect(call.callId).toMatch(new RegExp(`^${dialect}_[0-9a-f]{12}_\\d+$`));
-          else expect(found.has(String(call.wireId)) && call.callId === String(call.wireId)).toBe(true);
+          if (call.wireId === undefined)
+            expect(call.callId).toMatch(new RegExp(`^${dialect}_[0-9a-f]{12}_\\d+$`));
+          else
+            expect(found.has(String(call.wireId)) && call.callId === String(call.wireId)).toBe(
+              true,
+            );
         }
         expect(new Set(parsed.calls.map((c) => c.callId)).size).toBe(parsed.calls.length);
       }),

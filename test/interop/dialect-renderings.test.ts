@@ -8,11 +8,18 @@ import {
   type JSONRPCResultResponse,
   type ListToolsResult,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ChatCompletionFunctionTool, ChatCompletionToolMessageParam } from "openai/resources/chat/completions";
+import type {
+  ChatCompletionFunctionTool,
+  ChatCompletionToolMessageParam,
+} from "openai/resources/chat/completions";
 import type { FunctionTool, ResponseInputItem } from "openai/resources/responses/responses";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { isJsonObject, type JsonValue } from "../../src/core/json.js";
-import type { anthropicFeedback, anthropicMessages, renderAnthropicTools } from "../../src/interop/dialects/anthropic.js";
+import type {
+  anthropicFeedback,
+  anthropicMessages,
+  renderAnthropicTools,
+} from "../../src/interop/dialects/anthropic.js";
 import type { geminiFeedback, geminiMessages } from "../../src/interop/dialects/gemini.js";
 import { renderGeminiTools } from "../../src/interop/dialects/gemini.js";
 import { DIALECT_NAMES, DIALECTS, renderTools } from "../../src/interop/dialects/index.js";
@@ -30,7 +37,9 @@ import { DEMO_PROFILES, demoView } from "../support/demo.js";
 expectTypeOf<ReturnType<typeof renderChatTools>>().toExtend<ChatCompletionFunctionTool[]>();
 expectTypeOf<ReturnType<typeof chatFeedback>>().toExtend<ChatCompletionToolMessageParam>();
 expectTypeOf<ReturnType<typeof renderResponsesTools>>().toExtend<FunctionTool[]>();
-expectTypeOf<ReturnType<typeof responsesFeedback>>().toExtend<ResponseInputItem.FunctionCallOutput>();
+expectTypeOf<
+  ReturnType<typeof responsesFeedback>
+>().toExtend<ResponseInputItem.FunctionCallOutput>();
 expectTypeOf<ReturnType<typeof renderAnthropicTools>>().toExtend<Anthropic.Tool[]>();
 expectTypeOf<ReturnType<typeof anthropicFeedback>>().toExtend<Anthropic.ToolResultBlockParam>();
 expectTypeOf<ReturnType<typeof anthropicMessages>>().toExtend<Anthropic.MessageParam[]>();
@@ -38,7 +47,9 @@ expectTypeOf<ReturnType<typeof renderGeminiTools>>().toExtend<GeminiSdkTool[]>()
 expectTypeOf<ReturnType<typeof geminiFeedback>>().toExtend<Part>();
 expectTypeOf<ReturnType<typeof geminiMessages>>().toExtend<Content[]>();
 expectTypeOf<ReturnType<typeof renderMcpTools>>().toExtend<ListToolsResult>();
-expectTypeOf<ReturnType<typeof mcpFeedback>>().toExtend<JSONRPCResultResponse | JSONRPCErrorResponse>();
+expectTypeOf<ReturnType<typeof mcpFeedback>>().toExtend<
+  JSONRPCResultResponse | JSONRPCErrorResponse
+>();
 
 /** Every subschema of a schema (through properties, items, allOf, anyOf, not). */
 function subschemas(schema: JsonValue): JsonValue[] {
@@ -65,7 +76,8 @@ describe.each(DEMO_PROFILES)("renderings of the %s view", (profile) => {
       for (const s of subschemas(d.parametersJsonSchema)) {
         expect(s, d.name).not.toBe(false);
         if (!isJsonObject(s)) continue;
-        for (const k of ["const", "not", "allOf"]) expect(Object.keys(s), `${d.name}: ${k}`).not.toContain(k);
+        for (const k of ["const", "not", "allOf"])
+          expect(Object.keys(s), `${d.name}: ${k}`).not.toContain(k);
         if (Array.isArray(s["enum"])) expect(s["type"], `${d.name}: a typed enum`).toBeDefined();
       }
     }
@@ -87,7 +99,10 @@ describe.each(DEMO_PROFILES)("renderings of the %s view", (profile) => {
       ...renderChatTools(view).map((t) => [t.function.name, t.function.description]),
       ...renderMcpTools(view).tools.map((t) => [t.name, t.description]),
     ];
-    for (const [name, description] of descriptions) expect(String(description).includes("Requires the owner's approval"), String(name)).toBe(held.includes(String(name)));
+    for (const [name, description] of descriptions)
+      expect(String(description).includes("Requires the owner's approval"), String(name)).toBe(
+        held.includes(String(name)),
+      );
   });
 });
 
@@ -99,30 +114,49 @@ describe("the dialect table", () => {
 
   it("renders an empty view as an empty tool list in every dialect", () => {
     const empty = { grantId: "g", catalogVersion: "v", mode: "live" as const, tools: [] };
-    for (const name of DIALECT_NAMES) expect(JSON.stringify(renderTools(empty, name)), name).toMatch(/^(\[\]|\{"tools":\[\]\})$/);
+    for (const name of DIALECT_NAMES)
+      expect(JSON.stringify(renderTools(empty, name)), name).toMatch(/^(\[\]|\{"tools":\[\]\})$/);
   });
 });
 
 describe("MCP annotations", () => {
-  const byName = new Map(renderMcpTools(demoView("owner-assistant")).tools.map((t) => [t.name, t.annotations]));
+  const byName = new Map(
+    renderMcpTools(demoView("owner-assistant")).tools.map((t) => [t.name, t.annotations]),
+  );
 
   it("follow MCP's definitions: web tools are open-world, a replacing write is destructive", () => {
     expect(byName.get("web_search")).toMatchObject({ readOnlyHint: true, openWorldHint: true });
     expect(byName.get("fetch_url")).toMatchObject({ readOnlyHint: true, openWorldHint: true });
-    expect(byName.get("write_file")).toEqual({ readOnlyHint: false, destructiveHint: true, openWorldHint: false });
+    expect(byName.get("write_file")).toEqual({
+      readOnlyHint: false,
+      destructiveHint: true,
+      openWorldHint: false,
+    });
     expect(byName.get("read_email")).toEqual({ readOnlyHint: true, openWorldHint: false });
   });
 
   it("take what the catalog sets over what the effect suggests", () => {
-    expect(byName.get("draft_email")).toEqual({ readOnlyHint: false, destructiveHint: false, openWorldHint: false });
-    expect(byName.get("send_email")).toEqual({ readOnlyHint: false, destructiveHint: false, openWorldHint: true });
+    expect(byName.get("draft_email")).toEqual({
+      readOnlyHint: false,
+      destructiveHint: false,
+      openWorldHint: false,
+    });
+    expect(byName.get("send_email")).toEqual({
+      readOnlyHint: false,
+      destructiveHint: false,
+      openWorldHint: true,
+    });
     expect(byName.get("update_deal")).toMatchObject({ idempotentHint: true });
   });
 
   it("leave outputSchema out, so the MCP client accepts results without structuredContent", () => {
-    const tools = ListToolsResultSchema.parse(renderTools(demoView("owner-assistant"), "mcp")).tools;
+    const tools = ListToolsResultSchema.parse(
+      renderTools(demoView("owner-assistant"), "mcp"),
+    ).tools;
     expect(tools.some((t) => t.outputSchema !== undefined)).toBe(false);
-    const result: CallToolResult = CallToolResultSchema.parse({ content: [{ type: "text", text: "ok" }] });
+    const result: CallToolResult = CallToolResultSchema.parse({
+      content: [{ type: "text", text: "ok" }],
+    });
     expect(result.isError).toBeUndefined();
   });
 });

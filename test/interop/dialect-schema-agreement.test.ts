@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { acceptsValue, decide, isJsonObject, type JsonObject, type JsonValue, type ReasonCode } from "../../src/core/index.js";
+import {
+  acceptsValue,
+  decide,
+  isJsonObject,
+  type JsonObject,
+  type JsonValue,
+  type ReasonCode,
+} from "../../src/core/index.js";
 import { DIALECT_NAMES, renderTools, type DialectName } from "../../src/interop/dialects/index.js";
 import { demoGrant, demoPair, demoView } from "../support/demo.js";
 
@@ -11,19 +18,35 @@ import { demoGrant, demoPair, demoView } from "../support/demo.js";
 /** The input schema of `tool` in a dialect's rendering of the profile's view. */
 function renderedSchema(dialect: DialectName, profile: string, tool: string): JsonObject {
   const rendered = renderTools(demoView(profile), dialect);
-  const list: JsonValue[] = Array.isArray(rendered) ? rendered : isJsonObject(rendered) && Array.isArray(rendered["tools"]) ? rendered["tools"] : [];
-  const entries = list.flatMap((e) => (isJsonObject(e) && Array.isArray(e["functionDeclarations"]) ? e["functionDeclarations"] : [e]));
+  const list: JsonValue[] = Array.isArray(rendered)
+    ? rendered
+    : isJsonObject(rendered) && Array.isArray(rendered["tools"])
+      ? rendered["tools"]
+      : [];
+  const entries = list.flatMap((e) =>
+    isJsonObject(e) && Array.isArray(e["functionDeclarations"]) ? e["functionDeclarations"] : [e],
+  );
   for (const e of entries) {
     if (!isJsonObject(e)) continue;
     const fn = isJsonObject(e["function"]) ? e["function"] : e;
     if (fn["name"] !== tool) continue;
-    const schema = fn["parameters"] ?? fn["input_schema"] ?? fn["inputSchema"] ?? fn["parametersJsonSchema"] ?? fn["parameters_json_schema"];
+    const schema =
+      fn["parameters"] ??
+      fn["input_schema"] ??
+      fn["inputSchema"] ??
+      fn["parametersJsonSchema"] ??
+      fn["parameters_json_schema"];
     if (isJsonObject(schema)) return schema;
   }
   throw new Error(`${dialect}: no tool ${tool} in the ${profile} view`);
 }
 
-type Golden = readonly [profile: string, tool: string, args: JsonObject, denied: ReasonCode | undefined];
+type Golden = readonly [
+  profile: string,
+  tool: string,
+  args: JsonObject,
+  denied: ReasonCode | undefined,
+];
 
 /** Golden calls over the demo profiles and what Authorize says of each (undefined: not denied). */
 const GOLDEN: readonly Golden[] = [
@@ -40,24 +63,71 @@ const GOLDEN: readonly Golden[] = [
   ["owner-assistant", "read_file", { path: "relative.txt" }, "INVALID_ARGUMENTS"], // the tool's own pattern
   ["owner-assistant", "message_owner", { chat_id: 100200300, text: "Done." }, undefined], // the bound value
   ["owner-assistant", "message_owner", { chat_id: 555, text: "Done." }, "CONSTRAINT_VIOLATION"],
-  ["owner-assistant", "issue_refund", { order_id: "ord_A1B2C3", amount: 0, currency: "EUR", reason: "other" }, "INVALID_ARGUMENTS"],
-  ["email-drafter", "send_email", { to: "ana@example.com", subject: "Draft", body: "Review." }, undefined],
-  ["email-drafter", "send_email", { to: "eve@example.org", subject: "Draft", body: "Review." }, "CONSTRAINT_VIOLATION"],
-  ["receptionist", "create_calendar_event", { calendar_id: "primary", title: "Chat", start: "2025-01-01T10:00:00Z", end: "2025-01-01T10:30:00Z" }, undefined],
-  ["receptionist", "create_calendar_event", { calendar_id: "team", title: "Chat", start: "2025-01-01T10:00:00Z", end: "2025-01-01T10:30:00Z" }, "CONSTRAINT_VIOLATION"],
+  [
+    "owner-assistant",
+    "issue_refund",
+    { order_id: "ord_A1B2C3", amount: 0, currency: "EUR", reason: "other" },
+    "INVALID_ARGUMENTS",
+  ],
+  [
+    "email-drafter",
+    "send_email",
+    { to: "ana@example.com", subject: "Draft", body: "Review." },
+    undefined,
+  ],
+  [
+    "email-drafter",
+    "send_email",
+    { to: "eve@example.org", subject: "Draft", body: "Review." },
+    "CONSTRAINT_VIOLATION",
+  ],
+  [
+    "receptionist",
+    "create_calendar_event",
+    {
+      calendar_id: "primary",
+      title: "Chat",
+      start: "2025-01-01T10:00:00Z",
+      end: "2025-01-01T10:30:00Z",
+    },
+    undefined,
+  ],
+  [
+    "receptionist",
+    "create_calendar_event",
+    {
+      calendar_id: "team",
+      title: "Chat",
+      start: "2025-01-01T10:00:00Z",
+      end: "2025-01-01T10:30:00Z",
+    },
+    "CONSTRAINT_VIOLATION",
+  ],
   ["receptionist", "lookup_contact", { query: "Rui", fields: ["name"] }, undefined],
   ["receptionist", "lookup_contact", { query: "Rui", fields: ["email"] }, "CONSTRAINT_VIOLATION"],
 ];
 
 describe.each(DIALECT_NAMES)("%s renderings agree with Authorize", (dialect) => {
   const { catalog } = demoPair();
-  it.each(GOLDEN.map((g) => [`${g[0]} ${g[1]} ${JSON.stringify(g[2])}`, g] as const))("%s", (_name, [profile, tool, args, denied]) => {
-    const verdict = decide(demoGrant(profile), catalog, { callId: "c1", toolName: tool, arguments: args }, { now: 1_700_000_100 });
-    expect(verdict.decision === "deny" ? verdict.reason?.code : undefined).toBe(denied);
-    const accepted = acceptsValue(catalog.schemas, renderedSchema(dialect, profile, tool), args);
-    if (accepted) expect(verdict.reason?.code).not.toBe("INVALID_ARGUMENTS");
-    else expect(verdict.decision === "deny" && ["INVALID_ARGUMENTS", "CONSTRAINT_VIOLATION"].includes(verdict.reason?.code ?? "")).toBe(true);
-    // A refusal for the tool's own reasons is shown in every dialect's schema.
-    if (denied === "INVALID_ARGUMENTS") expect(accepted).toBe(false);
-  });
+  it.each(GOLDEN.map((g) => [`${g[0]} ${g[1]} ${JSON.stringify(g[2])}`, g] as const))(
+    "%s",
+    (_name, [profile, tool, args, denied]) => {
+      const verdict = decide(
+        demoGrant(profile),
+        catalog,
+        { callId: "c1", toolName: tool, arguments: args },
+        { now: 1_700_000_100 },
+      );
+      expect(verdict.decision === "deny" ? verdict.reason?.code : undefined).toBe(denied);
+      const accepted = acceptsValue(catalog.schemas, renderedSchema(dialect, profile, tool), args);
+      if (accepted) expect(verdict.reason?.code).not.toBe("INVALID_ARGUMENTS");
+      else
+        expect(
+          verdict.decision === "deny" &&
+            ["INVALID_ARGUMENTS", "CONSTRAINT_VIOLATION"].includes(verdict.reason?.code ?? ""),
+        ).toBe(true);
+      // A refusal for the tool's own reasons is shown in every dialect's schema.
+      if (denied === "INVALID_ARGUMENTS") expect(accepted).toBe(false);
+    },
+  );
 });

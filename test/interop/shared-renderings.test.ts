@@ -27,9 +27,14 @@ function withBind(grant: TaskGrant): { grant: TaskGrant; actionId: string; argum
     if (Object.hasOwn(grant.caveats, actionId)) continue;
     const properties = catalog.actions.get(actionId)?.tool?.inputSchema["properties"];
     if (!isJsonObject(properties)) continue;
-    const argument = Object.keys(properties).find((name) => isJsonObject(properties[name]) && properties[name]["type"] === "string");
+    const argument = Object.keys(properties).find(
+      (name) => isJsonObject(properties[name]) && properties[name]["type"] === "string",
+    );
     if (argument === undefined) continue;
-    const caveats = { ...grant.caveats, [actionId]: { constraints: [], binds: { [argument]: "bound-value" }, rules: [] } };
+    const caveats = {
+      ...grant.caveats,
+      [actionId]: { constraints: [], binds: { [argument]: "bound-value" }, rules: [] },
+    };
     return { grant: { ...grant, caveats }, actionId, argument };
   }
   throw new Error("the demo grant must allow an action with a string argument and no caveats");
@@ -71,11 +76,15 @@ describe("shared view entries", () => {
     const own = entryOf(narrowed);
     expect(own).not.toBe(entryOf(first));
     expect(isSharedEntry(own)).toBe(false);
-    expect((own.inputSchema["properties"] as JsonObject)[argument]).toMatchObject({ const: "bound-value" });
+    expect((own.inputSchema["properties"] as JsonObject)[argument]).toMatchObject({
+      const: "bound-value",
+    });
     expect(JSON.stringify(renderTools(narrowed, "openai_chat"))).toContain('"const":"bound-value"');
     expect(JSON.stringify(renderTools(first, "openai_chat"))).not.toContain("bound-value");
     // The other entries of the narrowed view are still the shared ones.
-    const other = narrowed.tools.find((t) => t.actionId !== actionId && !Object.hasOwn(bound.caveats, t.actionId));
+    const other = narrowed.tools.find(
+      (t) => t.actionId !== actionId && !Object.hasOwn(bound.caveats, t.actionId),
+    );
     expect(other).toBe(first.tools.find((t) => t.actionId === other?.actionId));
   });
 });

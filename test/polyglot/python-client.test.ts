@@ -41,18 +41,26 @@ function run(command: string, args: readonly string[], timeoutMs = RUN_TIMEOUT_M
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.on("error", (error) => resolve({ code: null, signal: null, stdout, stderr: `${stderr}${error.message}` }));
+    child.on("error", (error) =>
+      resolve({ code: null, signal: null, stdout, stderr: `${stderr}${error.message}` }),
+    );
     child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
 }
 
-const describeRun = (r: Run) => `exit ${r.code ?? "none"}${r.signal ? ` (signal ${r.signal})` : ""}\n--- stdout\n${r.stdout}--- stderr\n${r.stderr}`;
+const describeRun = (r: Run) =>
+  `exit ${r.code ?? "none"}${r.signal ? ` (signal ${r.signal})` : ""}\n--- stdout\n${r.stdout}--- stderr\n${r.stderr}`;
 
 /** What is missing to run the Python client, each with the Debian package that provides it. */
 async function missingToolchain(): Promise<string[]> {
   const missing: string[] = [];
   if (!existsSync(PYTHON)) {
-    missing.push(`${PYTHON} (python3)`, "grpc (python3-grpcio)", "google.protobuf (python3-protobuf)", "cryptography (python3-cryptography)");
+    missing.push(
+      `${PYTHON} (python3)`,
+      "grpc (python3-grpcio)",
+      "google.protobuf (python3-protobuf)",
+      "cryptography (python3-cryptography)",
+    );
   } else {
     const probe = await run(PYTHON, [
       "-c",
@@ -98,7 +106,8 @@ function generatedStubs(): Promise<string> {
     await requireToolchain();
     const out = join(work, "stubs");
     const generated = await run("bash", [GENERATE, out]);
-    if (generated.code !== 0) throw new Error(`examples/python/generate.sh failed: ${describeRun(generated)}`);
+    if (generated.code !== 0)
+      throw new Error(`examples/python/generate.sh failed: ${describeRun(generated)}`);
     return out;
   })();
   return stubs;
@@ -108,7 +117,18 @@ async function runExample(...extra: string[]): Promise<Run> {
   const dir = await generatedStubs();
   if (!charter) throw new Error("the test Charter server did not start");
   const { issuer, audience } = charter.config;
-  return run(PYTHON, [EXAMPLE, "--address", `127.0.0.1:${charter.server.port}`, "--stubs", dir, "--issuer", issuer, "--audience", audience, ...extra]);
+  return run(PYTHON, [
+    EXAMPLE,
+    "--address",
+    `127.0.0.1:${charter.server.port}`,
+    "--stubs",
+    dir,
+    "--issuer",
+    issuer,
+    "--audience",
+    audience,
+    ...extra,
+  ]);
 }
 
 beforeAll(async () => {
@@ -121,45 +141,73 @@ afterAll(async () => {
 });
 
 describe("the Python client from generated stubs", () => {
-  it("finds /usr/bin/python3 with grpc, protobuf and cryptography, protoc and the gRPC Python plugin", { timeout: TEST_TIMEOUT_MS }, async () => {
-    await requireToolchain();
-  });
+  it(
+    "finds /usr/bin/python3 with grpc, protobuf and cryptography, protoc and the gRPC Python plugin",
+    { timeout: TEST_TIMEOUT_MS },
+    async () => {
+      await requireToolchain();
+    },
+  );
 
-  it("issues a grant, lists the catalog, gets three verdicts and verifies the receipt offline", { timeout: TEST_TIMEOUT_MS }, async () => {
-    const result = await runExample();
-    expect(result.code, describeRun(result)).toBe(0);
-    const out = result.stdout;
-    expect(out).toMatch(/^grant \S+: profile owner-assistant,/m);
-    expect(out).toMatch(/^catalog \(\d+ tools, openai_chat\): .*\bissue_refund\b/m);
-    expect(out).not.toMatch(/^catalog .*\brun_shell\b/m);
-    expect(out).toContain("verdict call-allow issue_refund: DECISION_ALLOW reason=- requirement=-\n");
-    expect(out).toContain("verdict call-deny run_shell: DECISION_DENY reason=EXPLICIT_DENY requirement=-\n");
-    expect(out).toMatch(/^verdict call-approval issue_refund: DECISION_REQUIRE_APPROVAL reason=\S+ requirement=manager$/m);
-    expect(out).toMatch(/^receipt verified offline: kid \S+, decision dec_\S+, args_digest [0-9a-f]{12}\.\.\., expires in \d+s$/m);
-    expect(out.trimEnd().split("\n").at(-1)).toBe("python example: ok");
-    expect(result.stderr).toBe("");
-  });
+  it(
+    "issues a grant, lists the catalog, gets three verdicts and verifies the receipt offline",
+    { timeout: TEST_TIMEOUT_MS },
+    async () => {
+      const result = await runExample();
+      expect(result.code, describeRun(result)).toBe(0);
+      const out = result.stdout;
+      expect(out).toMatch(/^grant \S+: profile owner-assistant,/m);
+      expect(out).toMatch(/^catalog \(\d+ tools, openai_chat\): .*\bissue_refund\b/m);
+      expect(out).not.toMatch(/^catalog .*\brun_shell\b/m);
+      expect(out).toContain(
+        "verdict call-allow issue_refund: DECISION_ALLOW reason=- requirement=-\n",
+      );
+      expect(out).toContain(
+        "verdict call-deny run_shell: DECISION_DENY reason=EXPLICIT_DENY requirement=-\n",
+      );
+      expect(out).toMatch(
+        /^verdict call-approval issue_refund: DECISION_REQUIRE_APPROVAL reason=\S+ requirement=manager$/m,
+      );
+      expect(out).toMatch(
+        /^receipt verified offline: kid \S+, decision dec_\S+, args_digest [0-9a-f]{12}\.\.\., expires in \d+s$/m,
+      );
+      expect(out.trimEnd().split("\n").at(-1)).toBe("python example: ok");
+      expect(result.stderr).toBe("");
+    },
+  );
 
   it(
     "passes a step and a target: a retried step is the same decision, changed arguments STEP_CONFLICT, kind 42 UNKNOWN_TARGET_KIND",
     { timeout: TEST_TIMEOUT_MS },
     async () => {
       const dir = await generatedStubs();
-      const result = await run(PYTHON, [STEPS, "--address", `127.0.0.1:${charter?.server.port ?? 0}`, "--stubs", dir]);
+      const result = await run(PYTHON, [
+        STEPS,
+        "--address",
+        `127.0.0.1:${charter?.server.port ?? 0}`,
+        "--stubs",
+        dir,
+      ]);
       expect(result.code, describeRun(result)).toBe(0);
       expect(result.stdout).toContain("changed arguments: STEP_CONFLICT\n");
       expect(result.stdout.trimEnd().split("\n").at(-1)).toBe("python steps: ok");
     },
   );
 
-  it("refuses a receipt whose payload was altered after signing", { timeout: TEST_TIMEOUT_MS }, async () => {
-    const result = await runExample("--tamper-receipt");
-    expect(result.code, describeRun(result)).toBe(1);
-    // Everything up to the local check went as before; only the signature check refuses it.
-    expect(result.stdout).toContain("verdict call-allow issue_refund: DECISION_ALLOW");
-    expect(result.stdout).toContain("tampered with the receipt");
-    expect(result.stdout).not.toContain("python example: ok");
-    expect(result.stdout).not.toContain("receipt verified offline");
-    expect(result.stderr).toMatch(/^python example: FAILED: receipt signature does not verify against JWKS key \S+: the receipt was altered or not signed by Charter$/m);
-  });
+  it(
+    "refuses a receipt whose payload was altered after signing",
+    { timeout: TEST_TIMEOUT_MS },
+    async () => {
+      const result = await runExample("--tamper-receipt");
+      expect(result.code, describeRun(result)).toBe(1);
+      // Everything up to the local check went as before; only the signature check refuses it.
+      expect(result.stdout).toContain("verdict call-allow issue_refund: DECISION_ALLOW");
+      expect(result.stdout).toContain("tampered with the receipt");
+      expect(result.stdout).not.toContain("python example: ok");
+      expect(result.stdout).not.toContain("receipt verified offline");
+      expect(result.stderr).toMatch(
+        /^python example: FAILED: receipt signature does not verify against JWKS key \S+: the receipt was altered or not signed by Charter$/m,
+      );
+    },
+  );
 });

@@ -11,7 +11,9 @@ import { startTestCharter, type TestCharter } from "../support/charter-server.js
 // server. The RPC list comes from the generated descriptors, so a new RPC is in the table at once
 // (and without an access rule it fails "has a rule for every RPC").
 
-const METHODS = CONTRACT_FILES.flatMap((f) => f.services).flatMap((service) => service.methods.map((method) => ({ service, method })));
+const METHODS = CONTRACT_FILES.flatMap((f) => f.services).flatMap((service) =>
+  service.methods.map((method) => ({ service, method })),
+);
 
 let charter: TestCharter;
 let address: string;
@@ -43,7 +45,15 @@ function outsider(access: Access): Role | undefined {
   return ROLES.find((r) => r !== "admin" && !access.roles.includes(r));
 }
 
-const CASES = ["no credentials", "wrong key", "revoked key", "malformed header", "valid key without the role", "valid key with the role", "admin key"] as const;
+const CASES = [
+  "no credentials",
+  "wrong key",
+  "revoked key",
+  "malformed header",
+  "valid key without the role",
+  "valid key with the role",
+  "admin key",
+] as const;
 type Case = (typeof CASES)[number];
 
 function authorization(access: Access, c: Case): string | undefined {
@@ -85,20 +95,33 @@ function expected(access: Access, c: Case): number | "served" {
 
 describe("the access table", () => {
   it("has a rule for every RPC of every Charter service, and none for an RPC that does not exist", () => {
-    const missing = METHODS.filter(({ service, method }) => accessOf(service, method) === undefined).map(({ method }) => method.name);
+    const missing = METHODS.filter(
+      ({ service, method }) => accessOf(service, method) === undefined,
+    ).map(({ method }) => method.name);
     expect(missing).toEqual([]);
-    const ruled = ACCESS_TABLE.flatMap(([service, rules]) => Object.keys(rules).map((local) => `${service.typeName}.${local}`));
-    expect(ruled.sort()).toEqual(METHODS.map(({ service, method }) => `${service.typeName}.${method.localName}`).sort());
+    const ruled = ACCESS_TABLE.flatMap(([service, rules]) =>
+      Object.keys(rules).map((local) => `${service.typeName}.${local}`),
+    );
+    expect(ruled.sort()).toEqual(
+      METHODS.map(({ service, method }) => `${service.typeName}.${method.localName}`).sort(),
+    );
   });
 });
 
-describe.each(METHODS.map(({ service, method }) => [`${service.name}.${method.name}`, service, method] as const))("%s", (_name, service, method) => {
+describe.each(
+  METHODS.map(
+    ({ service, method }) => [`${service.name}.${method.name}`, service, method] as const,
+  ),
+)("%s", (_name, service, method) => {
   const access = accessOf(service, method) as Access;
   const path = `/${service.typeName}/${method.name}`;
   const streaming = method.methodKind === "server_streaming";
 
   it.each(CASES)("with %s", async (c) => {
-    const answer: Answer = await callRaw(address, path, { streaming, ...optional("authorization", authorization(access, c)) });
+    const answer: Answer = await callRaw(address, path, {
+      streaming,
+      ...optional("authorization", authorization(access, c)),
+    });
     const want = expected(access, c);
     if (want === "served") {
       expect(answer.code, answer.details).not.toBe(status.UNAUTHENTICATED);
@@ -118,30 +141,48 @@ describe("refusals say nothing about what exists", () => {
     const real = issued.grant?.id ?? "";
     for (const rpc of ["GetGrant", "RevokeGrant"]) {
       for (const authz of [undefined, key("gateway")]) {
-        const ask = (id: string) => callRaw(address, `/charter.v1.GrantService/${rpc}`, { body: grantIdMessage(id), ...optional("authorization", authz) });
+        const ask = (id: string) =>
+          callRaw(address, `/charter.v1.GrantService/${rpc}`, {
+            body: grantIdMessage(id),
+            ...optional("authorization", authz),
+          });
         expect(await ask(real)).toEqual(await ask("grt_does-not-exist"));
       }
     }
-    const still = await charter.clients.grants.getGrant({ grantId: real }, { metadata: { authorization: key("auditor") } });
+    const still = await charter.clients.grants.getGrant(
+      { grantId: real },
+      { metadata: { authorization: key("auditor") } },
+    );
     expect(still.revoked).toBe(false);
   });
 
   it("sends one message for a missing, a wrong and a revoked key", async () => {
     const path = "/charter.v1.GrantService/IssueGrant";
     const answers = await Promise.all(
-      [undefined, bearer("chk_nope"), bearer(revoked.get("issuer") ?? "")].map((a) => callRaw(address, path, optional("authorization", a))),
+      [undefined, bearer("chk_nope"), bearer(revoked.get("issuer") ?? "")].map((a) =>
+        callRaw(address, path, optional("authorization", a)),
+      ),
     );
     expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
-    expect(answers[0]).toEqual({ code: status.UNAUTHENTICATED, details: "a valid API key is required (metadata authorization: Bearer <key>)" });
+    expect(answers[0]).toEqual({
+      code: status.UNAUTHENTICATED,
+      details: "a valid API key is required (metadata authorization: Bearer <key>)",
+    });
   });
 });
 
 describe("key revocation", () => {
   it("refuses a key at the next call after it is revoked", async () => {
     const ctx = charter.server.context;
-    const { key: stored, secret } = await createApiKey(ctx, { principal: "orchestrator-x", roles: ["issuer"] });
+    const { key: stored, secret } = await createApiKey(ctx, {
+      principal: "orchestrator-x",
+      roles: ["issuer"],
+    });
     const issue = () =>
-      charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "a", owner: "o", purpose: "p" }, { metadata: { authorization: bearer(secret) } });
+      charter.clients.grants.issueGrant(
+        { profile: "owner-assistant", subject: "a", owner: "o", purpose: "p" },
+        { metadata: { authorization: bearer(secret) } },
+      );
     await expect(issue()).resolves.toBeDefined();
     await revokeApiKey(ctx, stored.id);
     await expect(issue()).rejects.toMatchObject({ code: status.UNAUTHENTICATED });

@@ -12,13 +12,20 @@ let charter: TestCharter;
 let issuerKey: string;
 let gatewayKey: string;
 const clientsFor = (secret?: string): CharterClients =>
-  createCharterClients({ address: `127.0.0.1:${charter.server.port}`, ...(secret === undefined ? {} : { metadata: { authorization: `Bearer ${secret}` } }) });
+  createCharterClients({
+    address: `127.0.0.1:${charter.server.port}`,
+    ...(secret === undefined ? {} : { metadata: { authorization: `Bearer ${secret}` } }),
+  });
 
 beforeAll(async () => {
   charter = await startTestCharter();
   // Out of protected mode: a key exists, so every caller must present one.
-  issuerKey = (await createApiKey(charter.server.context, { principal: "orchestrator-1", roles: ["issuer"] })).secret;
-  gatewayKey = (await createApiKey(charter.server.context, { principal: "gateway-1", roles: ["gateway"] })).secret;
+  issuerKey = (
+    await createApiKey(charter.server.context, { principal: "orchestrator-1", roles: ["issuer"] })
+  ).secret;
+  gatewayKey = (
+    await createApiKey(charter.server.context, { principal: "gateway-1", roles: ["gateway"] })
+  ).secret;
 });
 afterAll(() => charter.stop());
 
@@ -35,7 +42,9 @@ describe("refused callers are audited", () => {
     const wrong = `chk_${randomBytes(32).toString("base64url")}`;
     for (const clients of [clientsFor(), clientsFor(wrong)]) {
       try {
-        await expect(clients.grants.issueGrant({ profile: "receptionist", subject: "s", owner: "o" })).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
+        await expect(
+          clients.grants.issueGrant({ profile: "receptionist", subject: "s", owner: "o" }),
+        ).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
       } finally {
         clients.close();
       }
@@ -43,7 +52,11 @@ describe("refused callers are audited", () => {
     const records = await recordsAfter(before);
     expect(records.map((r) => [r.kind, r.rpc, r.detail])).toEqual([
       ["call.unauthenticated", "/charter.v1.GrantService/IssueGrant", "no credentials"],
-      ["call.unauthenticated", "/charter.v1.GrantService/IssueGrant", "an unknown, revoked or malformed API key"],
+      [
+        "call.unauthenticated",
+        "/charter.v1.GrantService/IssueGrant",
+        "an unknown, revoked or malformed API key",
+      ],
     ]);
     expect(JSON.stringify(records)).not.toContain(wrong);
     expect(JSON.stringify(records)).not.toContain(wrong.slice(4, 20));
@@ -53,7 +66,9 @@ describe("refused callers are audited", () => {
     const before = await head();
     const clients = clientsFor(gatewayKey);
     try {
-      await expect(clients.grants.issueGrant({ profile: "receptionist", subject: "s", owner: "o" })).rejects.toMatchObject({ code: status.PERMISSION_DENIED });
+      await expect(
+        clients.grants.issueGrant({ profile: "receptionist", subject: "s", owner: "o" }),
+      ).rejects.toMatchObject({ code: status.PERMISSION_DENIED });
     } finally {
       clients.close();
     }
@@ -75,11 +90,21 @@ describe("records carry the authenticated caller", () => {
     const issuer = clientsFor(issuerKey);
     const gateway = clientsFor(gatewayKey);
     try {
-      const { grantToken, grant } = await issuer.grants.issueGrant({ profile: "owner-assistant", subject: "agent:a", owner: "ana@example.com", purpose: "audit" });
-      const { verdict } = await gateway.authority.authorize({ grantToken, call: { callId: "c1", toolName: "web_search", argumentsJson: '{"query":"x"}' } });
+      const { grantToken, grant } = await issuer.grants.issueGrant({
+        profile: "owner-assistant",
+        subject: "agent:a",
+        owner: "ana@example.com",
+        purpose: "audit",
+      });
+      const { verdict } = await gateway.authority.authorize({
+        grantToken,
+        call: { callId: "c1", toolName: "web_search", argumentsJson: '{"query":"x"}' },
+      });
       const { verdicts } = await gateway.authority.batchAuthorize({
         grantToken,
-        items: [{ call: { callId: "c2", toolName: "run_shell", argumentsJson: '{"command":"ls"}' } }],
+        items: [
+          { call: { callId: "c2", toolName: "run_shell", argumentsJson: '{"command":"ls"}' } },
+        ],
       });
       await issuer.grants.revokeGrant({ grantId: grant?.id ?? "", reason: "done" });
       const records = await recordsAfter(before);
@@ -89,7 +114,9 @@ describe("records carry the authenticated caller", () => {
         ["decision", "gateway-1", verdicts[0]?.decisionId],
         ["grant.revoked", "orchestrator-1", grant?.id],
       ]);
-      expect(await charter.server.context.store.getDecision(verdict?.decisionId ?? "")).toMatchObject({ caller: "gateway-1" });
+      expect(
+        await charter.server.context.store.getDecision(verdict?.decisionId ?? ""),
+      ).toMatchObject({ caller: "gateway-1" });
       // The caller is who asked, never a credential.
       expect(JSON.stringify(records)).not.toContain(gatewayKey);
     } finally {

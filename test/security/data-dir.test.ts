@@ -1,5 +1,16 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -33,7 +44,17 @@ function openBase(): string {
 
 /** Whether the unprivileged user `nobody` can read `file`. */
 function nobodyReads(file: string): boolean {
-  return spawnSync("runuser", ["-u", "nobody", "--", process.execPath, "-e", "require('fs').readFileSync(process.argv[1])", file]).status === 0;
+  return (
+    spawnSync("runuser", [
+      "-u",
+      "nobody",
+      "--",
+      process.execPath,
+      "-e",
+      "require('fs').readFileSync(process.argv[1])",
+      file,
+    ]).status === 0
+  );
 }
 
 const mode = (path: string) => statSync(path).mode & 0o777;
@@ -65,31 +86,49 @@ describe("the data dir", () => {
     const dataDir = join(openBase(), "data");
     const charter = await startTestCharter({ dataDir });
     running.push(charter);
-    const { grantToken } = await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "a", owner: "o", purpose: "p" });
-    const { verdict } = await charter.clients.authority.authorize({ grantToken, call: { callId: "c", toolName: "web_search", argumentsJson: '{"query":"q"}' } });
+    const { grantToken } = await charter.clients.grants.issueGrant({
+      profile: "owner-assistant",
+      subject: "a",
+      owner: "o",
+      purpose: "p",
+    });
+    const { verdict } = await charter.clients.authority.authorize({
+      grantToken,
+      call: { callId: "c", toolName: "web_search", argumentsJson: '{"query":"q"}' },
+    });
     expect(verdict?.decision).toBe(Decision.ALLOW);
     expect(mode(dataDir)).toBe(0o700);
     const files = readdirSync(dataDir);
-    expect(files).toEqual(expect.arrayContaining(["charter.db", "charter.db-wal", "charter.db-shm"]));
+    expect(files).toEqual(
+      expect.arrayContaining(["charter.db", "charter.db-wal", "charter.db-shm"]),
+    );
     for (const f of files) expect([f, mode(join(dataDir, f))]).toEqual([f, 0o600]);
   });
 
-  it.runIf(NOBODY)("cannot be read by another user: not one file of it, even with the directory opened up", async () => {
-    const dataDir = join(openBase(), "data");
-    const charter = await startTestCharter({ dataDir });
-    running.push(charter);
-    await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "a", owner: "o", purpose: "p" });
-    const files = readdirSync(dataDir).map((f) => join(dataDir, f));
-    expect(files.length).toBeGreaterThanOrEqual(3);
-    for (const f of files) expect([f, nobodyReads(f)]).toEqual([f, false]);
-    // With the directory opened, the files' own modes still keep the keys in.
-    chmodSync(dataDir, 0o755);
-    for (const f of files) expect([f, nobodyReads(f)]).toEqual([f, false]);
-    // The check can succeed: a file others may read is read.
-    const control = join(dataDir, "control.txt");
-    writeFileSync(control, "x", { mode: 0o644 });
-    expect(nobodyReads(control)).toBe(true);
-  });
+  it.runIf(NOBODY)(
+    "cannot be read by another user: not one file of it, even with the directory opened up",
+    async () => {
+      const dataDir = join(openBase(), "data");
+      const charter = await startTestCharter({ dataDir });
+      running.push(charter);
+      await charter.clients.grants.issueGrant({
+        profile: "owner-assistant",
+        subject: "a",
+        owner: "o",
+        purpose: "p",
+      });
+      const files = readdirSync(dataDir).map((f) => join(dataDir, f));
+      expect(files.length).toBeGreaterThanOrEqual(3);
+      for (const f of files) expect([f, nobodyReads(f)]).toEqual([f, false]);
+      // With the directory opened, the files' own modes still keep the keys in.
+      chmodSync(dataDir, 0o755);
+      for (const f of files) expect([f, nobodyReads(f)]).toEqual([f, false]);
+      // The check can succeed: a file others may read is read.
+      const control = join(dataDir, "control.txt");
+      writeFileSync(control, "x", { mode: 0o644 });
+      expect(nobodyReads(control)).toBe(true);
+    },
+  );
 
   it("is refused at start when other users can get in, naming it and the fix (exit 78)", async () => {
     const dataDir = join(openBase(), "data");
@@ -109,47 +148,52 @@ describe("the data dir", () => {
     chmodSync(join(dataDir, "charter.db"), 0o644);
     const r = await serveCli(dataDir);
     expect(r.code).toBe(78);
-    expect(r.err).toContain(`store file ${join(dataDir, "charter.db")} is readable by other users (mode 0644)`);
+    expect(r.err).toContain(
+      `store file ${join(dataDir, "charter.db")} is readable by other users (mode 0644)`,
+    );
     expect(r.err).toContain("chmod 600");
   });
 
-  it.runIf(NOBODY)("is refused at start when it cannot be written, with a clear message and exit 78", () => {
-    expect(existsSync(BIN), "dist/ is missing: build it first (npm run build)").toBe(true);
-    const base = openBase();
-    const dataDir = join(base, "data");
-    mkdirSync(dataDir, { mode: 0o500 });
-    chmodSync(dataDir, 0o500);
-    chownSync(dataDir, 65534, 65534);
-    const copy = (f: string) => {
-      writeFileSync(join(base, f), readFileSync(join(FIXTURES, f)));
-      return join(base, f);
-    };
-    const result = spawnSync(
-      "runuser",
-      [
-        "-u",
-        "nobody",
-        "--",
-        process.execPath,
-        BIN,
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--data-dir",
-        dataDir,
-        "--catalog",
-        copy("catalog.yaml"),
-        "--policy",
-        copy("policy.yaml"),
-      ],
-      {
-        encoding: "utf8",
-        timeout: 20_000,
-      },
-    );
-    expect(result.status).toBe(78);
-    expect(result.stderr).toContain(`data dir ${dataDir} cannot be written`);
-  });
+  it.runIf(NOBODY)(
+    "is refused at start when it cannot be written, with a clear message and exit 78",
+    () => {
+      expect(existsSync(BIN), "dist/ is missing: build it first (npm run build)").toBe(true);
+      const base = openBase();
+      const dataDir = join(base, "data");
+      mkdirSync(dataDir, { mode: 0o500 });
+      chmodSync(dataDir, 0o500);
+      chownSync(dataDir, 65534, 65534);
+      const copy = (f: string) => {
+        writeFileSync(join(base, f), readFileSync(join(FIXTURES, f)));
+        return join(base, f);
+      };
+      const result = spawnSync(
+        "runuser",
+        [
+          "-u",
+          "nobody",
+          "--",
+          process.execPath,
+          BIN,
+          "serve",
+          "--listen",
+          "127.0.0.1:0",
+          "--data-dir",
+          dataDir,
+          "--catalog",
+          copy("catalog.yaml"),
+          "--policy",
+          copy("policy.yaml"),
+        ],
+        {
+          encoding: "utf8",
+          timeout: 20_000,
+        },
+      );
+      expect(result.status).toBe(78);
+      expect(result.stderr).toContain(`data dir ${dataDir} cannot be written`);
+    },
+  );
 });
 
 describe("openssl and runuser", () => {

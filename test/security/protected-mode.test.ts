@@ -33,7 +33,10 @@ function config(overrides: Partial<CharterConfig> = {}): CharterConfig {
 }
 
 /** Creates an API key on a data dir offline, as `charter keys create` does. */
-async function keyOffline(c: CharterConfig, roles: string[]): Promise<{ id: string; secret: string }> {
+async function keyOffline(
+  c: CharterConfig,
+  roles: string[],
+): Promise<{ id: string; secret: string }> {
   const ctx = await createAppContext(c);
   try {
     const { key, secret } = await createApiKey(ctx, { principal: "ops", roles });
@@ -44,18 +47,34 @@ async function keyOffline(c: CharterConfig, roles: string[]): Promise<{ id: stri
 }
 
 async function start(c: CharterConfig, lines?: string[]): Promise<TestCharter> {
-  const log = lines ? pino({ level: "info" }, { write: (l: string) => void lines.push(l) }) : undefined;
-  const charter = await startTestCharter({ config: c, dataDir: c.dataDir, ...(log ? { log } : {}) });
+  const log = lines
+    ? pino({ level: "info" }, { write: (l: string) => void lines.push(l) })
+    : undefined;
+  const charter = await startTestCharter({
+    config: c,
+    dataDir: c.dataDir,
+    ...(log ? { log } : {}),
+  });
   running.push(charter);
   return charter;
 }
 
-const issue = { profile: "owner-assistant", subject: "agent:a", owner: "ana@example.com", purpose: "p" };
+const issue = {
+  profile: "owner-assistant",
+  subject: "agent:a",
+  owner: "ana@example.com",
+  purpose: "p",
+};
 
 describe("protected mode (no API key, no mutual TLS)", () => {
-  it.each(["0.0.0.0:0", "[::]:0", "[::ffff:0.0.0.0]:0", "192.0.2.10:50051"])("refuses to listen on %s, saying why and how to leave protected mode", async (listen) => {
-    await expect(start(config({ listen }))).rejects.toThrow(/only on loopback.*charter keys create.*tlsClientCa/s);
-  });
+  it.each(["0.0.0.0:0", "[::]:0", "[::ffff:0.0.0.0]:0", "192.0.2.10:50051"])(
+    "refuses to listen on %s, saying why and how to leave protected mode",
+    async (listen) => {
+      await expect(start(config({ listen }))).rejects.toThrow(
+        /only on loopback.*charter keys create.*tlsClientCa/s,
+      );
+    },
+  );
 
   it("serves a name that resolves to loopback only, on the resolved addresses, and says it is in protected mode", async () => {
     const lines: string[] = [];
@@ -63,7 +82,9 @@ describe("protected mode (no API key, no mutual TLS)", () => {
     const plan = await planListen("localhost:0");
     expect(plan.loopbackOnly).toBe(true);
     expect(lines.some((l) => l.includes("protected mode"))).toBe(true);
-    const serving = JSON.parse(lines.find((l) => l.includes('"charter serving"')) ?? "{}") as { addresses?: string[] };
+    const serving = JSON.parse(lines.find((l) => l.includes('"charter serving"')) ?? "{}") as {
+      addresses?: string[];
+    };
     expect(serving.addresses).toEqual(plan.addresses);
     await expect(charter.clients.grants.issueGrant(issue)).resolves.toBeDefined();
   });
@@ -71,9 +92,16 @@ describe("protected mode (no API key, no mutual TLS)", () => {
   it("ends at once when the first API key is created while the server runs", async () => {
     const charter = await start(config());
     await expect(charter.clients.grants.issueGrant(issue)).resolves.toBeDefined();
-    const { secret } = await createApiKey(charter.server.context, { principal: "ops", roles: ["issuer"] });
-    await expect(charter.clients.grants.issueGrant(issue)).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
-    await expect(charter.clients.grants.issueGrant(issue, { metadata: { authorization: `Bearer ${secret}` } })).resolves.toBeDefined();
+    const { secret } = await createApiKey(charter.server.context, {
+      principal: "ops",
+      roles: ["issuer"],
+    });
+    await expect(charter.clients.grants.issueGrant(issue)).rejects.toMatchObject({
+      code: status.UNAUTHENTICATED,
+    });
+    await expect(
+      charter.clients.grants.issueGrant(issue, { metadata: { authorization: `Bearer ${secret}` } }),
+    ).resolves.toBeDefined();
   });
 });
 
@@ -82,8 +110,12 @@ describe("with an API key configured", () => {
     const c = config({ listen: "0.0.0.0:0" });
     const { secret } = await keyOffline(c, ["issuer"]);
     const charter = await start(c);
-    await expect(charter.clients.grants.issueGrant(issue)).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
-    await expect(charter.clients.grants.issueGrant(issue, { metadata: { authorization: `Bearer ${secret}` } })).resolves.toBeDefined();
+    await expect(charter.clients.grants.issueGrant(issue)).rejects.toMatchObject({
+      code: status.UNAUTHENTICATED,
+    });
+    await expect(
+      charter.clients.grants.issueGrant(issue, { metadata: { authorization: `Bearer ${secret}` } }),
+    ).resolves.toBeDefined();
   });
 
   it("does not fall back to protected mode on a non-loopback address when the last key is revoked", async () => {
@@ -93,7 +125,9 @@ describe("with an API key configured", () => {
     await revokeApiKey(charter.server.context, id);
     const clients = createCharterClients({ address: `127.0.0.1:${charter.server.port}` });
     try {
-      await expect(clients.grants.issueGrant(issue)).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
+      await expect(clients.grants.issueGrant(issue)).rejects.toMatchObject({
+        code: status.UNAUTHENTICATED,
+      });
     } finally {
       clients.close();
     }
@@ -101,6 +135,18 @@ describe("with an API key configured", () => {
 });
 
 describe("isLoopbackAddress()", () => {
-  it.each(["127.0.0.1", "127.255.0.9", "::1", "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1"])("%s is loopback", (a) => expect(isLoopbackAddress(a)).toBe(true));
-  it.each(["0.0.0.0", "::", "::ffff:0.0.0.0", "10.0.0.1", "192.0.2.10", "fe80::1", "::2", "localhost"])("%s is not", (a) => expect(isLoopbackAddress(a)).toBe(false));
+  it.each(["127.0.0.1", "127.255.0.9", "::1", "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1"])(
+    "%s is loopback",
+    (a) => expect(isLoopbackAddress(a)).toBe(true),
+  );
+  it.each([
+    "0.0.0.0",
+    "::",
+    "::ffff:0.0.0.0",
+    "10.0.0.1",
+    "192.0.2.10",
+    "fe80::1",
+    "::2",
+    "localhost",
+  ])("%s is not", (a) => expect(isLoopbackAddress(a)).toBe(false));
 });

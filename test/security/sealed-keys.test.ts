@@ -6,7 +6,12 @@ import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { startCharter } from "../../src/app/charter.js";
 import { createAppContext } from "../../src/app/context.js";
-import { DEFAULTS, isConfigError, resolveConfig, type CharterConfig } from "../../src/config/config.js";
+import {
+  DEFAULTS,
+  isConfigError,
+  resolveConfig,
+  type CharterConfig,
+} from "../../src/config/config.js";
 import { Decision } from "../../src/gen/charter/v1/common_pb.js";
 import { FIXTURES, startTestCharter } from "../support/charter-server.js";
 
@@ -57,14 +62,22 @@ const base = (dataDir: string): CharterConfig => ({
   policy: join(FIXTURES, "policy.yaml"),
   logLevel: "silent",
 });
-const search = (grantToken: string) => ({ grantToken, call: { callId: "c", toolName: "web_search", argumentsJson: '{"query":"q"}' } });
+const search = (grantToken: string) => ({
+  grantToken,
+  call: { callId: "c", toolName: "web_search", argumentsJson: '{"query":"q"}' },
+});
 
 describe("signing keys sealed with a key-encryption key", () => {
   it("seals keys stored in clear before, leaves no private key in the files, and keeps old tokens verifying", async () => {
     const dir = temp();
     const dataDir = join(dir, "data");
     const plain = await startTestCharter({ dataDir });
-    const { grantToken } = await plain.clients.grants.issueGrant({ profile: "owner-assistant", subject: "a", owner: "o", purpose: "p" });
+    const { grantToken } = await plain.clients.grants.issueGrant({
+      profile: "owner-assistant",
+      subject: "a",
+      owner: "o",
+      purpose: "p",
+    });
     await plain.stop({ keepData: true });
     const [clear] = await privateScalars(base(dataDir));
     const d = (JSON.parse(clear ?? "{}") as { d?: string }).d ?? "";
@@ -75,8 +88,15 @@ describe("signing keys sealed with a key-encryption key", () => {
     const sealed = await startTestCharter({ dataDir, config: { kekFile: kek } });
     // Already while it runs: neither the database file nor its WAL holds the old bytes.
     expect(allBytes(dataDir)).not.toContain(d);
-    expect((await sealed.clients.authority.authorize(search(grantToken))).verdict?.decision).toBe(Decision.ALLOW);
-    const fresh = await sealed.clients.grants.issueGrant({ profile: "owner-assistant", subject: "a", owner: "o", purpose: "p" });
+    expect((await sealed.clients.authority.authorize(search(grantToken))).verdict?.decision).toBe(
+      Decision.ALLOW,
+    );
+    const fresh = await sealed.clients.grants.issueGrant({
+      profile: "owner-assistant",
+      subject: "a",
+      owner: "o",
+      purpose: "p",
+    });
     await sealed.stop({ keepData: true });
     expect(allBytes(dataDir)).not.toContain(d);
     const stored = await privateScalars({ ...base(dataDir), kekFile: kek });
@@ -84,7 +104,9 @@ describe("signing keys sealed with a key-encryption key", () => {
 
     const again = await startTestCharter({ dataDir, config: { kekFile: kek } });
     try {
-      expect((await again.clients.authority.authorize(search(fresh.grantToken))).verdict?.decision).toBe(Decision.ALLOW);
+      expect(
+        (await again.clients.authority.authorize(search(fresh.grantToken))).verdict?.decision,
+      ).toBe(Decision.ALLOW);
     } finally {
       await again.stop({ keepData: true });
     }
@@ -99,19 +121,36 @@ describe("signing keys sealed with a key-encryption key", () => {
     const log = pino({ level: "silent" });
     const without = await startCharter(base(dataDir), { log }).catch((e: unknown) => e);
     expect(isConfigError(without)).toBe(true);
-    expect((without as Error).message).toMatch(/is encrypted at rest: configure its key-encryption key \(kekFile or CHARTER_KEK\)/);
-    const other = await startCharter({ ...base(dataDir), kek: randomBytes(32).toString("hex") }, { log }).catch((e: unknown) => e);
+    expect((without as Error).message).toMatch(
+      /is encrypted at rest: configure its key-encryption key \(kekFile or CHARTER_KEK\)/,
+    );
+    const other = await startCharter(
+      { ...base(dataDir), kek: randomBytes(32).toString("hex") },
+      { log },
+    ).catch((e: unknown) => e);
     expect(isConfigError(other)).toBe(true);
-    expect((other as Error).message).toMatch(/was sealed with key-encryption key [0-9a-f]{16}, not the configured [0-9a-f]{16}/);
+    expect((other as Error).message).toMatch(
+      /was sealed with key-encryption key [0-9a-f]{16}, not the configured [0-9a-f]{16}/,
+    );
   });
 
   it("refuses a KEK file other users can read, and a KEK that is not 32 bytes", async () => {
     const dir = temp();
     const open = kekFile(dir, "open-kek", 0o644);
-    await expect(startCharter({ ...base(join(dir, "data")), kekFile: open }, { log: pino({ level: "silent" }) })).rejects.toThrow(
+    await expect(
+      startCharter(
+        { ...base(join(dir, "data")), kekFile: open },
+        { log: pino({ level: "silent" }) },
+      ),
+    ).rejects.toThrow(
       `key-encryption key file ${open} is readable by other users (mode 0644): chmod 600 ${open}`,
     );
-    await expect(startCharter({ ...base(join(dir, "data2")), kek: "c2hvcnQ=" }, { log: pino({ level: "silent" }) })).rejects.toThrow(/must be 32 bytes/);
+    await expect(
+      startCharter(
+        { ...base(join(dir, "data2")), kek: "c2hvcnQ=" },
+        { log: pino({ level: "silent" }) },
+      ),
+    ).rejects.toThrow(/must be 32 bytes/);
   });
 });
 
@@ -120,8 +159,12 @@ describe("configuration of the KEK", () => {
     const dir = temp();
     const file = join(dir, "charter.yaml");
     writeFileSync(file, "catalog: c.yaml\npolicy: p.yaml\nkek: abc\n");
-    await expect(resolveConfig({ file, env: {} })).rejects.toThrow('"kek" is a secret; set CHARTER_KEK or kekFile instead');
-    const config = await resolveConfig({ env: { CHARTER_CATALOG: "c", CHARTER_POLICY: "p", CHARTER_KEK: "k" } });
+    await expect(resolveConfig({ file, env: {} })).rejects.toThrow(
+      '"kek" is a secret; set CHARTER_KEK or kekFile instead',
+    );
+    const config = await resolveConfig({
+      env: { CHARTER_CATALOG: "c", CHARTER_POLICY: "p", CHARTER_KEK: "k" },
+    });
     expect(config.kek).toBe("k");
   });
 

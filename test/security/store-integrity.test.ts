@@ -12,14 +12,25 @@ let charter: TestCharter;
 let token: string;
 beforeEach(async () => {
   charter = await startTestCharter();
-  token = (await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "a", owner: "o", purpose: "p" })).grantToken;
+  token = (
+    await charter.clients.grants.issueGrant({
+      profile: "owner-assistant",
+      subject: "a",
+      owner: "o",
+      purpose: "p",
+    })
+  ).grantToken;
   expect((await authorize()).verdict?.decision).toBe(Decision.ALLOW);
 });
 afterEach(async () => {
   await charter.stop();
 });
 
-const authorize = () => charter.clients.authority.authorize({ grantToken: token, call: { callId: "c", toolName: "web_search", argumentsJson: '{"query":"q"}' } });
+const authorize = () =>
+  charter.clients.authority.authorize({
+    grantToken: token,
+    call: { callId: "c", toolName: "web_search", argumentsJson: '{"query":"q"}' },
+  });
 const db = () => join(charter.dataDir, "charter.db");
 
 const tampering = [
@@ -39,11 +50,22 @@ describe.each(tampering)("a store file %s under the running server", (_what, tam
   it("makes the next Authorize an error, never an allow, and every other RPC UNAVAILABLE too", async () => {
     tamper();
     await expect(authorize()).rejects.toMatchObject({ code: status.UNAVAILABLE });
-    await expect(charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "a", owner: "o", purpose: "p" })).rejects.toMatchObject({
+    await expect(
+      charter.clients.grants.issueGrant({
+        profile: "owner-assistant",
+        subject: "a",
+        owner: "o",
+        purpose: "p",
+      }),
+    ).rejects.toMatchObject({
       code: status.UNAVAILABLE,
     });
-    await expect(charter.clients.catalog.getCatalog({ grantToken: token })).rejects.toMatchObject({ code: status.UNAVAILABLE });
-    await expect(charter.clients.keys.getJwks({})).rejects.toMatchObject({ code: status.UNAVAILABLE });
+    await expect(charter.clients.catalog.getCatalog({ grantToken: token })).rejects.toMatchObject({
+      code: status.UNAVAILABLE,
+    });
+    await expect(charter.clients.keys.getJwks({})).rejects.toMatchObject({
+      code: status.UNAVAILABLE,
+    });
     // It stays failed: the store is not trusted again until Charter restarts on an intact one.
     await expect(authorize()).rejects.toMatchObject({ code: status.UNAVAILABLE });
   });

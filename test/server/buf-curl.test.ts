@@ -19,7 +19,12 @@ afterAll(async () => {
 });
 
 const bufCurl = async (...args: string[]) =>
-  (await run("npx", ["buf", "curl", "--protocol", "grpc", "--http2-prior-knowledge", ...args], { cwd: ROOT, timeout: 30_000 })).stdout;
+  (
+    await run("npx", ["buf", "curl", "--protocol", "grpc", "--http2-prior-knowledge", ...args], {
+      cwd: ROOT,
+      timeout: 30_000,
+    })
+  ).stdout;
 
 describe("buf curl through server reflection alone", () => {
   it("calls grpc.health.v1.Health/Check and gets SERVING", async () => {
@@ -28,16 +33,27 @@ describe("buf curl through server reflection alone", () => {
   });
 
   it("checks one Charter service by name", async () => {
-    const out = await bufCurl("--data", '{"service":"charter.v1.GrantService"}', `${base}/grpc.health.v1.Health/Check`);
+    const out = await bufCurl(
+      "--data",
+      '{"service":"charter.v1.GrantService"}',
+      `${base}/grpc.health.v1.Health/Check`,
+    );
     expect(JSON.parse(out)).toEqual({ status: "SERVING" });
   });
 
   it("lists the health and reflection services besides Charter's, and health's methods", async () => {
     const services = (await bufCurl("--list-services", base)).trim().split("\n");
     expect(services).toEqual(
-      expect.arrayContaining(["charter.v1.AuthorityService", "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]),
+      expect.arrayContaining([
+        "charter.v1.AuthorityService",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
+        "grpc.reflection.v1alpha.ServerReflection",
+      ]),
     );
     const methods = (await bufCurl("--list-methods", base)).trim().split("\n");
-    expect(methods).toEqual(expect.arrayContaining(["grpc.health.v1.Health/Check", "grpc.health.v1.Health/Watch"]));
+    expect(methods).toEqual(
+      expect.arrayContaining(["grpc.health.v1.Health/Check", "grpc.health.v1.Health/Watch"]),
+    );
   });
 });

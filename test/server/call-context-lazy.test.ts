@@ -2,14 +2,22 @@ import { EventEmitter } from "node:events";
 import { Metadata } from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
 import { AuthorityService } from "../../src/gen/charter/v1/authority_pb.js";
-import { callStatus, clientGone, openCallContext, withCaller } from "../../src/server/call-context.js";
+import {
+  callStatus,
+  clientGone,
+  openCallContext,
+  withCaller,
+} from "../../src/server/call-context.js";
 import { goneReason } from "../support/caller-gone.js";
 
 // A context makes its signals only when they are first read: what happened to the call before
 // that must show on them all the same.
 
 function grpcCall(deadline: number = Infinity) {
-  return Object.assign(new EventEmitter(), { metadata: new Metadata(), getDeadline: () => deadline });
+  return Object.assign(new EventEmitter(), {
+    metadata: new Metadata(),
+    getDeadline: () => deadline,
+  });
 }
 
 const method = AuthorityService.method.authorize;

@@ -62,7 +62,9 @@ describe("the call log of calls the client gave up on", () => {
   it("logs a unary call past its deadline as DEADLINE_EXCEEDED, not as an INTERNAL fault", async () => {
     // The line is awaited, not the handler: on a loaded machine the deadline may pass before it runs.
     const since = memory.lines().length;
-    await expect(approvals.getApproval({ approvalId: "a" }, { timeoutMs: 50 })).rejects.toMatchObject({ code: 4 });
+    await expect(
+      approvals.getApproval({ approvalId: "a" }, { timeoutMs: 50 }),
+    ).rejects.toMatchObject({ code: 4 });
     const line = await nextLine("/charter.v1.ApprovalService/GetApproval", since);
     expect(line).toMatchObject({ status: "DEADLINE_EXCEEDED", level: 30 });
   });
@@ -76,7 +78,11 @@ describe("the call log of calls the client gave up on", () => {
     controller.abort();
     await expect(call).rejects.toMatchObject({ code: 1 });
     await done;
-    expect(memory.lines().at(-1)).toMatchObject({ method: "/charter.v1.ApprovalService/GetApproval", status: "CANCELLED", level: 30 });
+    expect(memory.lines().at(-1)).toMatchObject({
+      method: "/charter.v1.ApprovalService/GetApproval",
+      status: "CANCELLED",
+      level: 30,
+    });
   });
 
   it("logs a server stream the client cancelled as CANCELLED, not OK", async () => {
@@ -84,10 +90,17 @@ describe("the call log of calls the client gave up on", () => {
     const done = handlerDone("o");
     await expect(
       (async () => {
-        for await (const _e of approvals.watchApprovals({ owner: "o" }, { signal: controller.signal })) controller.abort();
+        for await (const _e of approvals.watchApprovals(
+          { owner: "o" },
+          { signal: controller.signal },
+        ))
+          controller.abort();
       })(),
     ).rejects.toMatchObject({ code: 1 });
     await done;
-    expect(memory.lines().at(-1)).toMatchObject({ method: "/charter.v1.ApprovalService/WatchApprovals", status: "CANCELLED" });
+    expect(memory.lines().at(-1)).toMatchObject({
+      method: "/charter.v1.ApprovalService/WatchApprovals",
+      status: "CANCELLED",
+    });
   });
 });

@@ -39,8 +39,18 @@ profiles:
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const search = (i: number) => ({ callId: `c-${i}`, toolName: "web_search", argumentsJson: JSON.stringify({ query: `q${i}` }) });
-const issue = (charter: TestCharter, profile: string) => charter.clients.grants.issueGrant({ profile, subject: "agent:load", owner: "ana@example.com", purpose: "load" });
+const search = (i: number) => ({
+  callId: `c-${i}`,
+  toolName: "web_search",
+  argumentsJson: JSON.stringify({ query: `q${i}` }),
+});
+const issue = (charter: TestCharter, profile: string) =>
+  charter.clients.grants.issueGrant({
+    profile,
+    subject: "agent:load",
+    owner: "ana@example.com",
+    purpose: "load",
+  });
 const decisions = (verdicts: { decision: Decision; reason?: { code: string } | undefined }[]) => ({
   allow: verdicts.filter((v) => v.decision === Decision.ALLOW).length,
   limit: verdicts.filter((v) => v.reason?.code === "LIMIT_EXCEEDED").length,
@@ -65,7 +75,9 @@ describePostgres("on PostgreSQL", () => {
   beforeAll(() => schema.create());
   afterAll(() => schema.drop());
   concurrencySuite("PostgreSQL", async () => {
-    const [a, b] = await Promise.all([0, 1].map(() => startTestCharter({ config: { policy, database: schema.url } })));
+    const [a, b] = await Promise.all(
+      [0, 1].map(() => startTestCharter({ config: { policy, database: schema.url } })),
+    );
     if (!a || !b) throw new Error("two replicas expected");
     const stop = async () => {
       await Promise.all([a.stop(), b.stop()]);
@@ -75,7 +87,10 @@ describePostgres("on PostgreSQL", () => {
 });
 
 /** The same properties through servers `a` and `b` on one store. */
-function concurrencySuite(label: string, start: () => Promise<{ a: TestCharter; b: TestCharter; stop: () => Promise<void> }>): void {
+function concurrencySuite(
+  label: string,
+  start: () => Promise<{ a: TestCharter; b: TestCharter; stop: () => Promise<void> }>,
+): void {
   let a: TestCharter;
   let b: TestCharter;
   let stop: () => Promise<void>;
@@ -90,40 +105,65 @@ function concurrencySuite(label: string, start: () => Promise<{ a: TestCharter; 
       const verdicts = await Promise.all(
         Array.from({ length: 200 }, async (_, i) => {
           const server = i % 2 === 0 ? a : b;
-          const { verdict } = await server.clients.authority.authorize({ grantToken, call: search(i) });
+          const { verdict } = await server.clients.authority.authorize({
+            grantToken,
+            call: search(i),
+          });
           if (!verdict) throw new Error("no verdict");
           return verdict;
         }),
       );
       expect(decisions(verdicts)).toEqual({ allow: 50, limit: 150 });
-      expect(verdicts.filter((v) => v.decision === Decision.ALLOW).every((v) => v.receipt !== "")).toBe(true);
-      expect(verdicts.filter((v) => v.decision === Decision.DENY).every((v) => v.receipt === "")).toBe(true);
+      expect(
+        verdicts.filter((v) => v.decision === Decision.ALLOW).every((v) => v.receipt !== ""),
+      ).toBe(true);
+      expect(
+        verdicts.filter((v) => v.decision === Decision.DENY).every((v) => v.receipt === ""),
+      ).toBe(true);
     });
 
     it("a parent with maxCalls 10 and two children calling concurrently allow exactly 10 in total", async () => {
       const parent = await issue(a, "parent-10");
       const children = await Promise.all(
-        ["child-1", "child-2"].map((subject) => delegateGrant(a.server.context, { parentToken: parent.grantToken, spec: { subject, allowed: ["web.search"] } })),
+        ["child-1", "child-2"].map((subject) =>
+          delegateGrant(a.server.context, {
+            parentToken: parent.grantToken,
+            spec: { subject, allowed: ["web.search"] },
+          }),
+        ),
       );
       const verdicts = await Promise.all(
         Array.from({ length: 40 }, async (_, i) => {
           const child = children[i % 2];
           const server = i % 4 < 2 ? a : b;
-          const { verdict } = await server.clients.authority.authorize({ grantToken: child?.token ?? "", call: search(i) });
+          const { verdict } = await server.clients.authority.authorize({
+            grantToken: child?.token ?? "",
+            call: search(i),
+          });
           if (!verdict) throw new Error("no verdict");
           return verdict;
         }),
       );
       expect(decisions(verdicts)).toEqual({ allow: 10, limit: 30 });
-      expect(await a.server.context.store.getBudgetUsage(parent.grant?.id ?? "")).toMatchObject({ calls: 10 });
+      expect(await a.server.context.store.getBudgetUsage(parent.grant?.id ?? "")).toMatchObject({
+        calls: 10,
+      });
     });
 
     it("BatchAuthorize consumes in call order", async () => {
       const { grantToken } = await issue(a, "per-action-3");
       const items = [0, 1, 2, 3, 4].map((i) => ({ call: search(i) }));
-      items.splice(2, 0, { call: { callId: "read", toolName: "read_email", argumentsJson: JSON.stringify({ message_id: "msg_12345678" }) } });
+      items.splice(2, 0, {
+        call: {
+          callId: "read",
+          toolName: "read_email",
+          argumentsJson: JSON.stringify({ message_id: "msg_12345678" }),
+        },
+      });
       const { verdicts } = await a.clients.authority.batchAuthorize({ grantToken, items });
-      expect(verdicts.map((v) => [v.callId, v.decision === Decision.ALLOW ? "allow" : v.reason?.code])).toEqual([
+      expect(
+        verdicts.map((v) => [v.callId, v.decision === Decision.ALLOW ? "allow" : v.reason?.code]),
+      ).toEqual([
         ["c-0", "allow"],
         ["c-1", "allow"],
         ["read", "allow"],
@@ -135,7 +175,12 @@ function concurrencySuite(label: string, start: () => Promise<{ a: TestCharter; 
   });
 
   describe(`one approval used at once (${label})`, () => {
-    const charge = JSON.stringify({ customer_id: "cus_ABC123", amount: 10, currency: "EUR", description: "x" });
+    const charge = JSON.stringify({
+      customer_id: "cus_ABC123",
+      amount: 10,
+      currency: "EUR",
+      description: "x",
+    });
 
     it("two concurrent Authorize calls with one approval id, through two servers on one data dir: exactly one allow", async () => {
       for (let round = 0; round < 5; round++) {
@@ -144,8 +189,17 @@ function concurrencySuite(label: string, start: () => Promise<{ a: TestCharter; 
         const held = (await a.clients.authority.authorize({ grantToken, call })).verdict;
         expect(held?.decision).toBe(Decision.REQUIRE_APPROVAL);
         // Created through one server, decided through the other.
-        await b.clients.approvals.decideApproval({ approvalId: held?.approvalId ?? "", outcome: ApprovalOutcome.APPROVE, decidedBy: "ana@example.com", note: "" });
-        const both = await Promise.all([a, b, a, b].map((s) => s.clients.authority.authorize({ grantToken, call, approvalId: held?.approvalId ?? "" })));
+        await b.clients.approvals.decideApproval({
+          approvalId: held?.approvalId ?? "",
+          outcome: ApprovalOutcome.APPROVE,
+          decidedBy: "ana@example.com",
+          note: "",
+        });
+        const both = await Promise.all(
+          [a, b, a, b].map((s) =>
+            s.clients.authority.authorize({ grantToken, call, approvalId: held?.approvalId ?? "" }),
+          ),
+        );
         const verdicts = both.map((r) => r.verdict);
         expect(verdicts.filter((v) => v?.decision === Decision.ALLOW)).toHaveLength(1);
         expect(verdicts.filter((v) => v?.reason?.code === "APPROVAL_CONSUMED")).toHaveLength(3);
@@ -155,7 +209,11 @@ function concurrencySuite(label: string, start: () => Promise<{ a: TestCharter; 
     it("many concurrent require_approval calls for one call create one approval", async () => {
       const { grantToken } = await issue(a, "approvals");
       const call = { callId: "pay-x", toolName: "charge_payment", argumentsJson: charge };
-      const held = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).clients.authority.authorize({ grantToken, call })));
+      const held = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          (i % 2 ? a : b).clients.authority.authorize({ grantToken, call }),
+        ),
+      );
       expect(new Set(held.map((h) => h.verdict?.approvalId)).size).toBe(1);
     });
   });

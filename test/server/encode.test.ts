@@ -1,9 +1,22 @@
-import { create, ScalarType, toBinary, type DescField, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import {
+  create,
+  ScalarType,
+  toBinary,
+  type DescField,
+  type DescMessage,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import { describe, expect, it } from "vitest";
 import { file_charter_v1_approval } from "../../src/gen/charter/v1/approval_pb.js";
-import { AuthorizeResponseSchema, file_charter_v1_authority } from "../../src/gen/charter/v1/authority_pb.js";
-import { file_charter_v1_catalog, GetCatalogResponseSchema } from "../../src/gen/charter/v1/catalog_pb.js";
+import {
+  AuthorizeResponseSchema,
+  file_charter_v1_authority,
+} from "../../src/gen/charter/v1/authority_pb.js";
+import {
+  file_charter_v1_catalog,
+  GetCatalogResponseSchema,
+} from "../../src/gen/charter/v1/catalog_pb.js";
 import {
   CatalogViewSchema,
   Decision,
@@ -20,7 +33,14 @@ import { encodeMessage } from "../../src/server/encode.js";
 
 // The router writes every response with encodeMessage: its bytes must be protobuf-es's own.
 
-const FILES = [file_charter_v1_common, file_charter_v1_catalog, file_charter_v1_authority, file_charter_v1_grant, file_charter_v1_approval, file_charter_v1_key];
+const FILES = [
+  file_charter_v1_common,
+  file_charter_v1_catalog,
+  file_charter_v1_authority,
+  file_charter_v1_grant,
+  file_charter_v1_approval,
+  file_charter_v1_key,
+];
 const MESSAGES: DescMessage[] = FILES.flatMap((f) =>
   f.messages.flatMap(function all(m: DescMessage): DescMessage[] {
     return [m, ...m.nestedMessages.flatMap(all)];
@@ -38,7 +58,18 @@ function random(seed: number) {
   };
 }
 
-const TEXTS = ["", "a", "web_search", "\ufeffweb_search", "héllo wörld", "日本語", "emoji 😀", "lone \ud800 surrogate", "x".repeat(200), "y".repeat(20000)];
+const TEXTS = [
+  "",
+  "a",
+  "web_search",
+  "\ufeffweb_search",
+  "héllo wörld",
+  "日本語",
+  "emoji 😀",
+  "lone \ud800 surrogate",
+  "x".repeat(200),
+  "y".repeat(20000),
+];
 const INTS = [0, 1, -1, 127, 128, 300, 16384, 2 ** 31 - 1, -(2 ** 31), -12345];
 const UINTS = [0, 1, 127, 128, 2 ** 28, 2 ** 32 - 1];
 
@@ -81,7 +112,10 @@ function fieldValue(field: DescField, r: () => number, depth: number): unknown {
       return depth > 3 ? undefined : randomMessage(field.message, r, depth + 1);
     case "list": {
       const n = Math.floor(r() * 3);
-      if (field.listKind === "message") return depth > 3 ? [] : Array.from({ length: n }, () => randomMessage(field.message, r, depth + 1));
+      if (field.listKind === "message")
+        return depth > 3
+          ? []
+          : Array.from({ length: n }, () => randomMessage(field.message, r, depth + 1));
       if (field.listKind === "enum") return Array.from({ length: n }, () => 1);
       return Array.from({ length: n }, () => scalarValue(field.scalar, r));
     }
@@ -103,18 +137,32 @@ function randomMessage(desc: DescMessage, r: () => number, depth = 0): MessageSh
 }
 
 describe("encodeMessage()", () => {
-  it.each(MESSAGES.map((m) => [m.typeName, m] as const))("writes %s byte for byte as toBinary does", (_name, desc) => {
-    const r = random(desc.typeName.length * 7919);
-    for (let i = 0; i < 200; i++) {
-      const message = randomMessage(desc, r);
-      expect(Buffer.from(encodeMessage(desc, message)).toString("hex")).toBe(Buffer.from(toBinary(desc, message)).toString("hex"));
-    }
-  });
+  it.each(MESSAGES.map((m) => [m.typeName, m] as const))(
+    "writes %s byte for byte as toBinary does",
+    (_name, desc) => {
+      const r = random(desc.typeName.length * 7919);
+      for (let i = 0; i < 200; i++) {
+        const message = randomMessage(desc, r);
+        expect(Buffer.from(encodeMessage(desc, message)).toString("hex")).toBe(
+          Buffer.from(toBinary(desc, message)).toString("hex"),
+        );
+      }
+    },
+  );
 
   it("writes the hot responses itself, into one buffer (toBinary answers a plain Uint8Array)", () => {
-    const message = create(AuthorizeResponseSchema, { verdict: { decision: Decision.ALLOW, callId: "c1", reason: { code: "X", message: "m" } } });
+    const message = create(AuthorizeResponseSchema, {
+      verdict: { decision: Decision.ALLOW, callId: "c1", reason: { code: "X", message: "m" } },
+    });
     expect(Buffer.isBuffer(encodeMessage(AuthorizeResponseSchema, message))).toBe(true);
-    expect(Buffer.isBuffer(encodeMessage(GetJwksResponseSchema, create(GetJwksResponseSchema, { jwksJson: "{}", keys: [{ kid: "k" }] })))).toBe(true);
+    expect(
+      Buffer.isBuffer(
+        encodeMessage(
+          GetJwksResponseSchema,
+          create(GetJwksResponseSchema, { jwksJson: "{}", keys: [{ kid: "k" }] }),
+        ),
+      ),
+    ).toBe(true);
   });
 
   it("writes empty messages as no bytes", () => {
@@ -122,9 +170,15 @@ describe("encodeMessage()", () => {
   });
 
   it("keeps a message's unknown fields (as toBinary does)", () => {
-    const message = create(AuthorizeResponseSchema, { verdict: { decision: Decision.ALLOW, callId: "c1" } });
-    message.$unknown = [{ no: 99, wireType: WireType.LengthDelimited, data: new Uint8Array([1, 0x41]) }];
-    expect(Buffer.from(encodeMessage(AuthorizeResponseSchema, message))).toEqual(Buffer.from(toBinary(AuthorizeResponseSchema, message)));
+    const message = create(AuthorizeResponseSchema, {
+      verdict: { decision: Decision.ALLOW, callId: "c1" },
+    });
+    message.$unknown = [
+      { no: 99, wireType: WireType.LengthDelimited, data: new Uint8Array([1, 0x41]) },
+    ];
+    expect(Buffer.from(encodeMessage(AuthorizeResponseSchema, message))).toEqual(
+      Buffer.from(toBinary(AuthorizeResponseSchema, message)),
+    );
   });
 });
 
@@ -139,13 +193,21 @@ describe("encodeMessage() and frozen messages of scalars (encoded once, then cop
       effect: Effect.WRITE,
       descriptorDigest: "ab",
     });
-  const view = (tools: ToolEntry[]) => create(CatalogViewSchema, { grantId: "grt_1", catalogVersion: "v1", mode: GrantMode.LIVE, tools });
+  const view = (tools: ToolEntry[]) =>
+    create(CatalogViewSchema, {
+      grantId: "grt_1",
+      catalogVersion: "v1",
+      mode: GrantMode.LIVE,
+      tools,
+    });
 
   it("writes a frozen entry's kept bytes, the same as toBinary, every time it is part of a response", () => {
     const shared = Object.freeze(entry("shared"));
     for (const others of [[], [entry("a")], [entry("b"), entry("c")]]) {
       const message = view([...others, shared, shared]);
-      expect(Buffer.from(encodeMessage(CatalogViewSchema, message))).toEqual(Buffer.from(toBinary(CatalogViewSchema, message)));
+      expect(Buffer.from(encodeMessage(CatalogViewSchema, message))).toEqual(
+        Buffer.from(toBinary(CatalogViewSchema, message)),
+      );
     }
   });
 
@@ -155,7 +217,9 @@ describe("encodeMessage() and frozen messages of scalars (encoded once, then cop
     changing.name = "after";
     changing.descriptorDigest = "cd";
     const message = view([changing]);
-    expect(Buffer.from(encodeMessage(CatalogViewSchema, message))).toEqual(Buffer.from(toBinary(CatalogViewSchema, message)));
+    expect(Buffer.from(encodeMessage(CatalogViewSchema, message))).toEqual(
+      Buffer.from(toBinary(CatalogViewSchema, message)),
+    );
   });
 
   it("keeps no bytes for a frozen message with lists or nested messages (what they hold can still change)", () => {
@@ -165,6 +229,8 @@ describe("encodeMessage() and frozen messages of scalars (encoded once, then cop
     // Freezing is shallow: the frozen view's list still takes another entry.
     frozen.tools.push(entry("second"));
     expect(response.view?.tools).toHaveLength(2);
-    expect(Buffer.from(encodeMessage(GetCatalogResponseSchema, response))).toEqual(Buffer.from(toBinary(GetCatalogResponseSchema, response)));
+    expect(Buffer.from(encodeMessage(GetCatalogResponseSchema, response))).toEqual(
+      Buffer.from(toBinary(GetCatalogResponseSchema, response)),
+    );
   });
 });

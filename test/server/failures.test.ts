@@ -3,7 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createAppContext } from "../../src/app/context.js";
-import { createCharterClients, createPromiseClient, type CharterClients } from "../../src/client/index.js";
+import {
+  createCharterClients,
+  createPromiseClient,
+  type CharterClients,
+} from "../../src/client/index.js";
 import { LoadError } from "../../src/core/errors.js";
 import { ApprovalEventKind, ApprovalService } from "../../src/gen/charter/v1/approval_pb.js";
 import { Decision } from "../../src/gen/charter/v1/common_pb.js";
@@ -20,19 +24,27 @@ const FIXTURES = new URL("../../fixtures/", import.meta.url).pathname;
 const status = { CANCELLED: 1, NOT_FOUND: 5, ABORTED: 10, INTERNAL: 13, UNAVAILABLE: 14 } as const;
 
 /** The rejection of a call that must fail; fails the test when the call answers. */
-async function failureOf(call: Promise<unknown>): Promise<{ code: number; details: string; message: string }> {
+async function failureOf(
+  call: Promise<unknown>,
+): Promise<{ code: number; details: string; message: string }> {
   const outcome = await call.then(
     (value) => ({ answered: value }),
     (err: unknown) => ({ err }),
   );
   if ("answered" in outcome)
-    expect.fail(`expected the call to fail, it answered ${JSON.stringify(outcome.answered, (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v))}`);
+    expect.fail(
+      `expected the call to fail, it answered ${JSON.stringify(outcome.answered, (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v))}`,
+    );
   return outcome.err as { code: number; details: string; message: string };
 }
 
 const search = (grantToken: string, callId: string) => ({
   grantToken,
-  call: { callId, toolName: "web_search", argumentsJson: JSON.stringify({ query: "needle-arg-value" }) },
+  call: {
+    callId,
+    toolName: "web_search",
+    argumentsJson: JSON.stringify({ query: "needle-arg-value" }),
+  },
 });
 
 describe("a store that cannot answer", () => {
@@ -65,24 +77,44 @@ describe("a store that cannot answer", () => {
   });
 
   it("fails closed with UNAVAILABLE once the store is gone, never allows, and logs the cause", async () => {
-    const issue = () => clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:w", owner: "ana@example.com", purpose: "p" });
+    const issue = () =>
+      clients.grants.issueGrant({
+        profile: "owner-assistant",
+        subject: "agent:w",
+        owner: "ana@example.com",
+        purpose: "p",
+      });
     const warm = await issue();
     const cold = await issue();
     // Before the outage the same calls are allowed; `warm` is now in the verifier's cache, `cold` is not.
-    expect((await clients.authority.authorize(search(warm.grantToken, "before"))).verdict?.decision).toBe(Decision.ALLOW);
+    expect(
+      (await clients.authority.authorize(search(warm.grantToken, "before"))).verdict?.decision,
+    ).toBe(Decision.ALLOW);
 
     await store.close();
 
-    const unavailable = { code: status.UNAVAILABLE, details: "the store is unavailable; nothing was decided" };
+    const unavailable = {
+      code: status.UNAVAILABLE,
+      details: "the store is unavailable; nothing was decided",
+    };
     for (const token of [warm.grantToken, cold.grantToken]) {
       const err = await failureOf(clients.authority.authorize(search(token, "after")));
       expect(err).toMatchObject(unavailable);
       expect(err.message).not.toMatch(/sqlite|closed/);
-      await expect(clients.authority.batchAuthorize({ grantToken: token, items: [search(token, "b1"), search(token, "b2")] })).rejects.toMatchObject(unavailable);
-      await expect(clients.catalog.getCatalog({ grantToken: token })).rejects.toMatchObject(unavailable);
+      await expect(
+        clients.authority.batchAuthorize({
+          grantToken: token,
+          items: [search(token, "b1"), search(token, "b2")],
+        }),
+      ).rejects.toMatchObject(unavailable);
+      await expect(clients.catalog.getCatalog({ grantToken: token })).rejects.toMatchObject(
+        unavailable,
+      );
     }
     await expect(issue()).rejects.toMatchObject(unavailable);
-    await expect(clients.grants.getGrant({ grantId: warm.grant?.id ?? "" })).rejects.toMatchObject(unavailable);
+    await expect(clients.grants.getGrant({ grantId: warm.grant?.id ?? "" })).rejects.toMatchObject(
+      unavailable,
+    );
 
     // Each outage is logged as a fault with its cause; never the token or the arguments.
     const failed = memory.lines().filter((l) => l["status"] === "UNAVAILABLE");
@@ -97,7 +129,14 @@ describe("a store that cannot answer", () => {
       "/charter.v1.GrantService/GetGrant",
     ]);
     for (const line of failed) {
-      expect(line).toMatchObject({ level: 50, msg: "rpc failed", err: { type: "StoreError", message: expect.stringMatching(/the store is closed/) as unknown } });
+      expect(line).toMatchObject({
+        level: 50,
+        msg: "rpc failed",
+        err: {
+          type: "StoreError",
+          message: expect.stringMatching(/the store is closed/) as unknown,
+        },
+      });
     }
     const text = memory.text();
     expect(text).not.toContain("needle-arg-value");
@@ -132,18 +171,26 @@ describe("errors thrown by handlers", () => {
     ],
     // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a handler that throws a non-Error, on purpose
     ["a thrown string", () => Promise.reject("secret-cause-123")],
-  ])('%s becomes INTERNAL "internal error"; the cause is logged, not sent', async (_what, handler) => {
-    const before = callLines("/charter.v1.KeyService/GetJwks").length;
-    const client = await keyClient(handler);
-    const err = await failureOf(client.getJwks({}));
-    expect(err).toMatchObject({ code: status.INTERNAL, details: "internal error" });
-    expect(JSON.stringify({ ...err, message: err.message })).not.toContain("secret-cause-123");
+  ])(
+    '%s becomes INTERNAL "internal error"; the cause is logged, not sent',
+    async (_what, handler) => {
+      const before = callLines("/charter.v1.KeyService/GetJwks").length;
+      const client = await keyClient(handler);
+      const err = await failureOf(client.getJwks({}));
+      expect(err).toMatchObject({ code: status.INTERNAL, details: "internal error" });
+      expect(JSON.stringify({ ...err, message: err.message })).not.toContain("secret-cause-123");
 
-    const lines = callLines("/charter.v1.KeyService/GetJwks").slice(before);
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 50, msg: "rpc failed", method: "/charter.v1.KeyService/GetJwks", status: "INTERNAL" });
-    expect(JSON.stringify(lines[0]?.["err"])).toContain("secret-cause-123");
-  });
+      const lines = callLines("/charter.v1.KeyService/GetJwks").slice(before);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({
+        level: 50,
+        msg: "rpc failed",
+        method: "/charter.v1.KeyService/GetJwks",
+        status: "INTERNAL",
+      });
+      expect(JSON.stringify(lines[0]?.["err"])).toContain("secret-cause-123");
+    },
+  );
 
   it("a stream whose handler throws ends INTERNAL after the messages already sent, and logs the cause", async () => {
     const server = await serve([
@@ -164,7 +211,8 @@ describe("errors thrown by handlers", () => {
     const received: string[] = [];
     const err = await failureOf(
       (async () => {
-        for await (const event of client.watchApprovals({ owner: "o" })) received.push(event.approval?.id ?? "");
+        for await (const event of client.watchApprovals({ owner: "o" }))
+          received.push(event.approval?.id ?? "");
       })(),
     );
     expect(received).toEqual(["apr_1"]);
@@ -185,30 +233,59 @@ describe("errors thrown by handlers", () => {
     ["UNIMPLEMENTED", 12],
     ["UNAVAILABLE", 14],
     ["UNAUTHENTICATED", 16],
-  ])("an RpcError %s keeps its code and message, and is not logged as a fault", async (code, grpcCode) => {
-    const before = callLines("/charter.v1.KeyService/GetJwks").length;
-    const client = await keyClient(() => Promise.reject(new RpcError(code, `field_x: the ${code} message`)));
-    await expect(client.getJwks({})).rejects.toMatchObject({ code: grpcCode, details: `field_x: the ${code} message` });
-    const lines = callLines("/charter.v1.KeyService/GetJwks").slice(before);
-    expect(lines).toEqual([expect.objectContaining({ level: 30, msg: "rpc", status: code })]);
-    expect(lines[0]).not.toHaveProperty("err");
-  });
+  ])(
+    "an RpcError %s keeps its code and message, and is not logged as a fault",
+    async (code, grpcCode) => {
+      const before = callLines("/charter.v1.KeyService/GetJwks").length;
+      const client = await keyClient(() =>
+        Promise.reject(new RpcError(code, `field_x: the ${code} message`)),
+      );
+      await expect(client.getJwks({})).rejects.toMatchObject({
+        code: grpcCode,
+        details: `field_x: the ${code} message`,
+      });
+      const lines = callLines("/charter.v1.KeyService/GetJwks").slice(before);
+      expect(lines).toEqual([expect.objectContaining({ level: 30, msg: "rpc", status: code })]);
+      expect(lines[0]).not.toHaveProperty("err");
+    },
+  );
 
   it("an RpcError INTERNAL keeps its message for the caller and logs the error as a fault", async () => {
-    const client = await keyClient(() => Promise.reject(new RpcError("INTERNAL", "signing failed")));
-    await expect(client.getJwks({})).rejects.toMatchObject({ code: status.INTERNAL, details: "signing failed" });
-    expect(callLines("/charter.v1.KeyService/GetJwks").at(-1)).toMatchObject({ level: 50, status: "INTERNAL", err: { message: "signing failed" } });
+    const client = await keyClient(() =>
+      Promise.reject(new RpcError("INTERNAL", "signing failed")),
+    );
+    await expect(client.getJwks({})).rejects.toMatchObject({
+      code: status.INTERNAL,
+      details: "signing failed",
+    });
+    expect(callLines("/charter.v1.KeyService/GetJwks").at(-1)).toMatchObject({
+      level: 50,
+      status: "INTERNAL",
+      err: { message: "signing failed" },
+    });
   });
 
   it.each([
-    ["a StoreError NOT_FOUND", new StoreError("NOT_FOUND", "no key kid_1"), { code: status.NOT_FOUND, details: "no key kid_1" }],
-    ["a StoreError CONFLICT", new StoreError("CONFLICT", "grant exists"), { code: status.ABORTED, details: "grant exists" }],
+    [
+      "a StoreError NOT_FOUND",
+      new StoreError("NOT_FOUND", "no key kid_1"),
+      { code: status.NOT_FOUND, details: "no key kid_1" },
+    ],
+    [
+      "a StoreError CONFLICT",
+      new StoreError("CONFLICT", "grant exists"),
+      { code: status.ABORTED, details: "grant exists" },
+    ],
     [
       "a StoreError UNAVAILABLE",
       new StoreError("UNAVAILABLE", "disk on fire at /var/x"),
       { code: status.UNAVAILABLE, details: "the store is unavailable; nothing was decided" },
     ],
-    ["a StoreError CORRUPT", new StoreError("CORRUPT", "page 7 of /var/x is garbage"), { code: status.INTERNAL, details: "internal error" }],
+    [
+      "a StoreError CORRUPT",
+      new StoreError("CORRUPT", "page 7 of /var/x is garbage"),
+      { code: status.INTERNAL, details: "internal error" },
+    ],
     ["a LoadError", new LoadError([{ file: "policy.yaml", message: "bad rule" }]), { code: 9 }],
   ])("%s is translated in the one place errors become statuses", async (_what, error, expected) => {
     const client = await keyClient(() => Promise.reject(error));
@@ -230,21 +307,30 @@ describe("the call log", () => {
             return { approval: { id: req.approvalId } };
           },
           async *watchApprovals(req) {
-            for (const id of ["a", "b"]) yield { kind: ApprovalEventKind.CREATED, approval: { id: `${req.owner}-${id}` } };
+            for (const id of ["a", "b"])
+              yield { kind: ApprovalEventKind.CREATED, approval: { id: `${req.owner}-${id}` } };
           },
         },
         memory.log,
       ),
     ]);
-    const client = createPromiseClient(ApprovalService, { address: server.address, metadata: { authorization: "Bearer sk-meta-SECRET" } });
+    const client = createPromiseClient(ApprovalService, {
+      address: server.address,
+      metadata: { authorization: "Bearer sk-meta-SECRET" },
+    });
     try {
       await client.getApproval({ approvalId: "apr-sk-live-SECRET" });
       await client.getApproval({ approvalId: "apr-sk-live-SECRET" });
-      await expect(client.getApproval({ approvalId: "missing" })).rejects.toMatchObject({ code: status.NOT_FOUND });
+      await expect(client.getApproval({ approvalId: "missing" })).rejects.toMatchObject({
+        code: status.NOT_FOUND,
+      });
       const streamed: string[] = [];
-      for await (const e of client.watchApprovals({ owner: "owner-SECRET" })) streamed.push(e.approval?.id ?? "");
+      for await (const e of client.watchApprovals({ owner: "owner-SECRET" }))
+        streamed.push(e.approval?.id ?? "");
       expect(streamed).toEqual(["owner-SECRET-a", "owner-SECRET-b"]);
-      await expect(client.listApprovals({ owner: "owner-SECRET" })).rejects.toMatchObject({ code: 12 });
+      await expect(client.listApprovals({ owner: "owner-SECRET" })).rejects.toMatchObject({
+        code: 12,
+      });
     } finally {
       client.close();
       server.stop();
@@ -259,7 +345,16 @@ describe("the call log", () => {
       ["/charter.v1.ApprovalService/ListApprovals", "UNIMPLEMENTED"],
     ]);
     for (const line of lines) {
-      expect(Object.keys(line).sort()).toEqual(["durationMs", "hostname", "level", "method", "msg", "pid", "status", "time"]);
+      expect(Object.keys(line).sort()).toEqual([
+        "durationMs",
+        "hostname",
+        "level",
+        "method",
+        "msg",
+        "pid",
+        "status",
+        "time",
+      ]);
       expect(line["durationMs"]).toBeTypeOf("number");
       expect(line["durationMs"] as number).toBeGreaterThanOrEqual(0);
     }

@@ -12,20 +12,41 @@ afterAll(async () => {
 });
 
 async function issue(profile: string, extra: Record<string, unknown> = {}) {
-  return charter.clients.grants.issueGrant({ profile, subject: "agent:worker-1", owner: "ana@example.com", purpose: "integration test", ...extra });
+  return charter.clients.grants.issueGrant({
+    profile,
+    subject: "agent:worker-1",
+    owner: "ana@example.com",
+    purpose: "integration test",
+    ...extra,
+  });
 }
 
-const refund = (amount: number) => JSON.stringify({ order_id: "ord_A1B2C3", amount, currency: "EUR", reason: "damaged" });
+const refund = (amount: number) =>
+  JSON.stringify({ order_id: "ord_A1B2C3", amount, currency: "EUR", reason: "damaged" });
 
 describe("issue -> catalog -> authorize over gRPC", () => {
   it("issues a grant whose token fetches the catalog of exactly the granted tools", async () => {
     const issued = await issue("receptionist");
     expect(issued.grantToken.split(".")).toHaveLength(3);
     expect(issued.grant?.profile).toBe("receptionist");
-    const { view, renderedToolsJson } = await charter.clients.catalog.getCatalog({ grantToken: issued.grantToken, dialect: Dialect.OPENAI_CHAT });
+    const { view, renderedToolsJson } = await charter.clients.catalog.getCatalog({
+      grantToken: issued.grantToken,
+      dialect: Dialect.OPENAI_CHAT,
+    });
     const names = view?.tools.map((t) => t.name) ?? [];
-    expect(names.sort()).toEqual(["check_availability", "create_calendar_event", "lookup_contact", "message_owner", "reply_in_chat"].sort());
-    const rendered = JSON.parse(renderedToolsJson) as { type: string; function: { name: string } }[];
+    expect(names.sort()).toEqual(
+      [
+        "check_availability",
+        "create_calendar_event",
+        "lookup_contact",
+        "message_owner",
+        "reply_in_chat",
+      ].sort(),
+    );
+    const rendered = JSON.parse(renderedToolsJson) as {
+      type: string;
+      function: { name: string };
+    }[];
     expect(rendered.map((t) => t.function.name).sort()).toEqual([...names].sort());
     expect(renderedToolsJson).not.toContain("issue_refund");
     expect(renderedToolsJson).not.toContain("run_shell");
@@ -37,7 +58,13 @@ describe("issue -> catalog -> authorize over gRPC", () => {
       grantToken,
       call: { callId: "call-1", toolName: "issue_refund", argumentsJson: refund(40) },
     });
-    expect(verdict).toMatchObject({ decision: Decision.ALLOW, actionId: "refund.issue", toolName: "issue_refund", resource: "order/ord_A1B2C3", callId: "call-1" });
+    expect(verdict).toMatchObject({
+      decision: Decision.ALLOW,
+      actionId: "refund.issue",
+      toolName: "issue_refund",
+      resource: "order/ord_A1B2C3",
+      callId: "call-1",
+    });
     expect(verdict?.decisionId).toMatch(/^dec_/);
     const jwks = JSON.parse((await charter.clients.keys.getJwks({})).jwksJson) as Jwks;
     const receipt = await verifyReceipt(verdict?.receipt ?? "", jwks, {
@@ -47,7 +74,12 @@ describe("issue -> catalog -> authorize over gRPC", () => {
     });
     expect(receipt).toMatchObject({ ok: true });
     if (receipt.ok) {
-      expect(receipt.receipt).toMatchObject({ grantId: grant?.id, actionId: "refund.issue", callId: "call-1", argsDigest: verdict?.callDigest });
+      expect(receipt.receipt).toMatchObject({
+        grantId: grant?.id,
+        actionId: "refund.issue",
+        callId: "call-1",
+        argsDigest: verdict?.callDigest,
+      });
     }
   });
 
@@ -55,9 +87,17 @@ describe("issue -> catalog -> authorize over gRPC", () => {
     const { grantToken } = await issue("owner-assistant");
     const { verdict } = await charter.clients.authority.authorize({
       grantToken,
-      call: { callId: "call-2", toolName: "run_shell", argumentsJson: JSON.stringify({ command: "rm -rf /" }) },
+      call: {
+        callId: "call-2",
+        toolName: "run_shell",
+        argumentsJson: JSON.stringify({ command: "rm -rf /" }),
+      },
     });
-    expect(verdict).toMatchObject({ decision: Decision.DENY, reason: { code: "EXPLICIT_DENY" }, receipt: "" });
+    expect(verdict).toMatchObject({
+      decision: Decision.DENY,
+      reason: { code: "EXPLICIT_DENY" },
+      receipt: "",
+    });
     expect(verdict?.reason?.message).toMatch(/forbidden/);
   });
 
@@ -67,7 +107,11 @@ describe("issue -> catalog -> authorize over gRPC", () => {
       grantToken,
       call: { callId: "call-3", toolName: "issue_refund", argumentsJson: refund(250) },
     });
-    expect(verdict).toMatchObject({ decision: Decision.REQUIRE_APPROVAL, requirement: "manager", receipt: "" });
+    expect(verdict).toMatchObject({
+      decision: Decision.REQUIRE_APPROVAL,
+      requirement: "manager",
+      receipt: "",
+    });
     expect(verdict?.callDigest).toMatch(/^[0-9a-f]{64}$/);
   });
 
@@ -78,21 +122,34 @@ describe("issue -> catalog -> authorize over gRPC", () => {
       grantToken,
       call: { callId: "call-4", toolName: "issue_refund", argumentsJson: refund(40) },
     });
-    expect(verdict).toMatchObject({ decision: Decision.EFFECT_SUPPRESSED, reason: { code: "SHADOW_MODE" }, receipt: "" });
+    expect(verdict).toMatchObject({
+      decision: Decision.EFFECT_SUPPRESSED,
+      reason: { code: "SHADOW_MODE" },
+      receipt: "",
+    });
   });
 
   it("answers INVALID_ARGUMENTS for arguments that are not JSON, without echoing them", async () => {
     const { grantToken } = await issue("owner-assistant");
     const { verdict } = await charter.clients.authority.authorize({
       grantToken,
-      call: { callId: "call-5", toolName: "issue_refund", argumentsJson: "{amount: sk-live-SECRET" },
+      call: {
+        callId: "call-5",
+        toolName: "issue_refund",
+        argumentsJson: "{amount: sk-live-SECRET",
+      },
     });
-    expect(verdict).toMatchObject({ decision: Decision.DENY, reason: { code: "INVALID_ARGUMENTS" } });
+    expect(verdict).toMatchObject({
+      decision: Decision.DENY,
+      reason: { code: "INVALID_ARGUMENTS" },
+    });
     expect(JSON.stringify(verdict?.reason)).not.toContain("SECRET");
   });
 
   it("records the grant so GetGrant returns it", async () => {
-    const { grant } = await issue("email-drafter", { requestedActions: ["email.read", "email.draft"] });
+    const { grant } = await issue("email-drafter", {
+      requestedActions: ["email.read", "email.draft"],
+    });
     const got = await charter.clients.grants.getGrant({ grantId: grant?.id ?? "" });
     expect(got.revoked).toBe(false);
     expect(got.grant?.allowed).toEqual(["email.draft", "email.read"]);
@@ -114,14 +171,20 @@ describe("BatchAuthorize", () => {
     });
     const { verdicts } = await charter.clients.authority.batchAuthorize({ grantToken, items });
     expect(verdicts.map((v) => v.callId)).toEqual(items.map((i) => i.call.callId));
-    expect(verdicts.map((v) => v.decision)).toEqual(items.map((_, i) => (pattern[i % pattern.length] as (typeof pattern)[number]).expected));
+    expect(verdicts.map((v) => v.decision)).toEqual(
+      items.map((_, i) => (pattern[i % pattern.length] as (typeof pattern)[number]).expected),
+    );
     expect(verdicts[3]?.reason?.code).toBe("UNKNOWN_ACTION");
   });
 
   it("refuses a batch larger than the configured maximum", async () => {
     const { grantToken } = await issue("owner-assistant");
-    const items = Array.from({ length: charter.config.maxBatch + 1 }, (_, i) => ({ call: { callId: `c${i}`, toolName: "web_search", argumentsJson: "{}" } }));
-    await expect(charter.clients.authority.batchAuthorize({ grantToken, items })).rejects.toMatchObject({
+    const items = Array.from({ length: charter.config.maxBatch + 1 }, (_, i) => ({
+      call: { callId: `c${i}`, toolName: "web_search", argumentsJson: "{}" },
+    }));
+    await expect(
+      charter.clients.authority.batchAuthorize({ grantToken, items }),
+    ).rejects.toMatchObject({
       code: 8, // RESOURCE_EXHAUSTED: counted on the raw bytes, before the batch is decoded
       details: `items: at most ${charter.config.maxBatch} entries (maxBatch)`,
     });

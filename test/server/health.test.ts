@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPromiseClient, type PromiseClient } from "../../src/client/index.js";
-import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../src/gen/grpc/health/v1/health_pb.js";
+import {
+  Health,
+  HealthCheckResponse_ServingStatus as ServingStatus,
+} from "../../src/gen/grpc/health/v1/health_pb.js";
 import { createHealth, type HealthService } from "../../src/server/health.js";
 import { serve, within } from "../support/grpc.js";
 
@@ -49,12 +52,18 @@ afterAll(() => {
 
 describe("grpc.health.v1.Health through the router", () => {
   it("Check answers the status of the server and of a named service", async () => {
-    await expect(client.check({ service: "" })).resolves.toMatchObject({ status: ServingStatus.SERVING });
-    await expect(client.check({ service: "charter.v1.KeyService" })).resolves.toMatchObject({ status: ServingStatus.SERVING });
+    await expect(client.check({ service: "" })).resolves.toMatchObject({
+      status: ServingStatus.SERVING,
+    });
+    await expect(client.check({ service: "charter.v1.KeyService" })).resolves.toMatchObject({
+      status: ServingStatus.SERVING,
+    });
   });
 
   it("Check of an unknown service is NOT_FOUND", async () => {
-    await expect(client.check({ service: "no.such.Service" })).rejects.toMatchObject({ code: code.NOT_FOUND });
+    await expect(client.check({ service: "no.such.Service" })).rejects.toMatchObject({
+      code: code.NOT_FOUND,
+    });
   });
 
   it("Watch streams the current status, then each change", async () => {
@@ -64,7 +73,11 @@ describe("grpc.health.v1.Health through the router", () => {
     await w.received(2);
     health.setStatus("charter.v1.KeyService", "SERVING");
     await w.received(3);
-    expect(w.statuses).toEqual([ServingStatus.SERVING, ServingStatus.NOT_SERVING, ServingStatus.SERVING]);
+    expect(w.statuses).toEqual([
+      ServingStatus.SERVING,
+      ServingStatus.NOT_SERVING,
+      ServingStatus.SERVING,
+    ]);
   });
 
   it("Watch of an unknown service streams SERVICE_UNKNOWN, then its status once it is known", async () => {
@@ -81,13 +94,21 @@ describe("grpc.health.v1.Health through the router", () => {
     await Promise.all([server.received(1), keys.received(1)]);
 
     shutdown.abort();
-    await expect(within(server.ended, 1_000, "the Watch of the server to end")).rejects.toMatchObject({ code: code.UNAVAILABLE, details: "server shutting down" });
-    await expect(within(keys.ended, 1_000, "the Watch of KeyService to end")).rejects.toMatchObject({ code: code.UNAVAILABLE });
+    await expect(
+      within(server.ended, 1_000, "the Watch of the server to end"),
+    ).rejects.toMatchObject({ code: code.UNAVAILABLE, details: "server shutting down" });
+    await expect(within(keys.ended, 1_000, "the Watch of KeyService to end")).rejects.toMatchObject(
+      { code: code.UNAVAILABLE },
+    );
     expect(server.statuses).toEqual([ServingStatus.SERVING, ServingStatus.NOT_SERVING]);
     expect(keys.statuses).toEqual([ServingStatus.SERVING, ServingStatus.NOT_SERVING]);
 
     // The transport is still up here (as during a drain): new Checks answer, and say NOT_SERVING.
-    await expect(client.check({ service: "" })).resolves.toMatchObject({ status: ServingStatus.NOT_SERVING });
-    await expect(client.check({ service: "charter.v1.KeyService" })).resolves.toMatchObject({ status: ServingStatus.NOT_SERVING });
+    await expect(client.check({ service: "" })).resolves.toMatchObject({
+      status: ServingStatus.NOT_SERVING,
+    });
+    await expect(client.check({ service: "charter.v1.KeyService" })).resolves.toMatchObject({
+      status: ServingStatus.NOT_SERVING,
+    });
   });
 });

@@ -27,7 +27,8 @@ const tag =
 /** Sets the caller from an `x-principal` header, and refuses calls without one. */
 const authenticate: Interceptor = (next) => async (req, ctx) => {
   const principal = ctx.metadata.get("x-principal")[0];
-  if (typeof principal !== "string") throw Object.assign(new Error("no principal"), { code: "UNAUTHENTICATED" });
+  if (typeof principal !== "string")
+    throw Object.assign(new Error("no principal"), { code: "UNAUTHENTICATED" });
   return next(req, { ...ctx, caller: { principal, roles: ["reader"] } });
 };
 
@@ -67,7 +68,10 @@ beforeAll(async () => {
     { interceptors: [tag("outer"), tag("inner"), authenticate], shutdown: shutdown.signal },
   );
   server = await serve([binding]);
-  client = createPromiseClient(ApprovalService, { address: server.address, metadata: { "x-principal": "user:ana" } });
+  client = createPromiseClient(ApprovalService, {
+    address: server.address,
+    metadata: { "x-principal": "user:ana" },
+  });
 });
 
 afterAll(() => {
@@ -79,7 +83,13 @@ describe("the interceptor seam", () => {
   it("wraps a unary call as an onion, the first interceptor outermost, after decoding", async () => {
     trace.length = 0;
     await client.getApproval({ approvalId: "plain" });
-    expect(trace).toEqual(["outer in GetApproval", "inner in GetApproval", "handler plain", "inner out GetApproval unary", "outer out GetApproval unary"]);
+    expect(trace).toEqual([
+      "outer in GetApproval",
+      "inner in GetApproval",
+      "handler plain",
+      "inner out GetApproval unary",
+      "outer out GetApproval unary",
+    ]);
   });
 
   it("wraps a server stream the same way", async () => {
@@ -87,11 +97,19 @@ describe("the interceptor seam", () => {
     const ids: string[] = [];
     for await (const e of client.watchApprovals({ owner: "o" })) ids.push(e.approval?.id ?? "");
     expect(ids).toEqual(["apr_1"]);
-    expect(trace).toEqual(["outer in WatchApprovals", "inner in WatchApprovals", "inner out WatchApprovals stream", "outer out WatchApprovals stream"]);
+    expect(trace).toEqual([
+      "outer in WatchApprovals",
+      "inner in WatchApprovals",
+      "inner out WatchApprovals stream",
+      "outer out WatchApprovals stream",
+    ]);
   });
 
   it("gives the handler the descriptors, path, metadata, deadline, and the caller an interceptor set", async () => {
-    await client.getApproval({ approvalId: "ctx" }, { timeoutMs: 5_000, metadata: { "x-request-id": "r-1" } });
+    await client.getApproval(
+      { approvalId: "ctx" },
+      { timeoutMs: 5_000, metadata: { "x-request-id": "r-1" } },
+    );
     const ctx = seen.get("ctx");
     expect(ctx?.service.typeName).toBe("charter.v1.ApprovalService");
     expect(ctx?.method.name).toBe("GetApproval");
@@ -114,7 +132,9 @@ describe("the interceptor seam", () => {
   });
 
   it("aborts the call's signal when the deadline passes, with DEADLINE_EXCEEDED as the reason", async () => {
-    await expect(client.getApproval({ approvalId: "wait-deadline" }, { timeoutMs: 100 })).rejects.toMatchObject({ code: status.DEADLINE_EXCEEDED });
+    await expect(
+      client.getApproval({ approvalId: "wait-deadline" }, { timeoutMs: 100 }),
+    ).rejects.toMatchObject({ code: status.DEADLINE_EXCEEDED });
     await within(unaryAbort.promise, 2_000, "the handler to see its signal abort");
     expect(seen.get("deadline-reason")?.signal.reason).toMatchObject({ code: "DEADLINE_EXCEEDED" });
   });
@@ -127,14 +147,24 @@ describe("server shutdown through the call's signal", () => {
     })();
     stream.catch(() => undefined);
     const unary = client.getApproval({ approvalId: "wait-shutdown" });
-    await within(Promise.all([streamRunning.promise, unaryRunning.promise]), 2_000, "both calls to start");
+    await within(
+      Promise.all([streamRunning.promise, unaryRunning.promise]),
+      2_000,
+      "both calls to start",
+    );
 
     const before = Date.now();
     shutdown.abort();
     await within(unaryAbort.promise, 1_000, "the unary handler to see ctx.signal abort");
-    expect(seen.get("wait-shutdown")?.signal.reason).toMatchObject({ code: "UNAVAILABLE", message: "server shutting down" });
+    expect(seen.get("wait-shutdown")?.signal.reason).toMatchObject({
+      code: "UNAVAILABLE",
+      message: "server shutting down",
+    });
     await expect(unary).resolves.toMatchObject({ approval: { id: "answered after the abort" } });
-    await expect(within(stream, 1_000, "the stream to end")).rejects.toMatchObject({ code: status.UNAVAILABLE, details: "server shutting down" });
+    await expect(within(stream, 1_000, "the stream to end")).rejects.toMatchObject({
+      code: status.UNAVAILABLE,
+      details: "server shutting down",
+    });
     expect(Date.now() - before).toBeLessThan(500);
   });
 });

@@ -15,7 +15,9 @@ afterEach(async () => {
 
 const kids = async () => {
   const answer = await charter.clients.keys.getJwks({});
-  const fromJson = (JSON.parse(answer.jwksJson) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+  const fromJson = (JSON.parse(answer.jwksJson) as { keys: { kid: string }[] }).keys.map(
+    (k) => k.kid,
+  );
   expect(answer.keys.map((k) => k.kid)).toEqual(fromJson);
   return fromJson;
 };

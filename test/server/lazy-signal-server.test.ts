@@ -28,7 +28,11 @@ beforeAll(async () => {
         // Let the server see the client's RST_STREAM before anything is read.
         await new Promise((resolve) => setTimeout(resolve, 100));
         const authenticated = withCaller(ctx, { principal: "p", roles: [] });
-        report({ signal: ctx.signal.reason, gone: goneReason(ctx), authenticated: authenticated.signal.aborted });
+        report({
+          signal: ctx.signal.reason,
+          gone: goneReason(ctx),
+          authenticated: authenticated.signal.aborted,
+        });
         throw ctx.signal.reason;
       },
     },

@@ -27,13 +27,26 @@ async function start(options: Parameters<typeof startTestCharter>[0] = {}): Prom
   return charter;
 }
 
-const search = (grantToken: string) => ({ grantToken, call: { callId: "c", toolName: "web_search", argumentsJson: JSON.stringify({ query: "charter" }) } }) as const;
+const search = (grantToken: string) =>
+  ({
+    grantToken,
+    call: {
+      callId: "c",
+      toolName: "web_search",
+      argumentsJson: JSON.stringify({ query: "charter" }),
+    },
+  }) as const;
 
 describe("restart with the same data dir", () => {
   it("keeps the signing key (old tokens verify) and the issued grants", async () => {
     const dataDir = tempDir();
     const first = await startTestCharter({ dataDir });
-    const issued = await first.clients.grants.issueGrant({ profile: "owner-assistant", subject: "a", owner: "o", purpose: "p" });
+    const issued = await first.clients.grants.issueGrant({
+      profile: "owner-assistant",
+      subject: "a",
+      owner: "o",
+      purpose: "p",
+    });
     const jwksBefore = (await first.clients.keys.getJwks({})).jwksJson;
     await first.stop({ keepData: true });
 
@@ -52,18 +65,41 @@ describe("reloading catalog and policy", () => {
     const policy = join(dir, "policy.yaml");
     copyFileSync(join(FIXTURES, "policy.yaml"), policy);
     const charter = await start({ config: { policy } });
-    const issue = () => charter.clients.grants.issueGrant({ profile: "reviewer", subject: "a", owner: "o", purpose: "p" });
+    const issue = () =>
+      charter.clients.grants.issueGrant({
+        profile: "reviewer",
+        subject: "a",
+        owner: "o",
+        purpose: "p",
+      });
     await expect(issue()).rejects.toMatchObject({ code: 3 });
 
     writeFileSync(policy, "version: broken\nsources: [this is not a map]\n");
     await expect(charter.server.reload()).rejects.toThrow(/`sources` must be a map/);
-    await expect(charter.clients.grants.issueGrant({ profile: "receptionist", subject: "a", owner: "o", purpose: "p" })).resolves.toBeDefined();
+    await expect(
+      charter.clients.grants.issueGrant({
+        profile: "receptionist",
+        subject: "a",
+        owner: "o",
+        purpose: "p",
+      }),
+    ).resolves.toBeDefined();
 
-    writeFileSync(policy, "version: v2\nsources:\n  read-only:\n    allow: [web.search]\nprofiles:\n  reviewer:\n    sources: [read-only]\n");
+    writeFileSync(
+      policy,
+      "version: v2\nsources:\n  read-only:\n    allow: [web.search]\nprofiles:\n  reviewer:\n    sources: [read-only]\n",
+    );
     await charter.server.reload();
     const issued = await issue();
     expect(issued.grant?.allowed).toEqual(["web.search"]);
-    await expect(charter.clients.grants.issueGrant({ profile: "receptionist", subject: "a", owner: "o", purpose: "p" })).rejects.toMatchObject({
+    await expect(
+      charter.clients.grants.issueGrant({
+        profile: "receptionist",
+        subject: "a",
+        owner: "o",
+        purpose: "p",
+      }),
+    ).rejects.toMatchObject({
       code: 3,
     });
   });
@@ -79,18 +115,30 @@ describe("start-up", () => {
   });
   const log = pino({ level: "silent" });
 
-  it.each(["0.0.0.0:0", "192.0.2.10:50051", "[::]:0"])("refuses to listen on the non-loopback address %s, saying why", async (listen) => {
-    await expect(startCharter({ ...base(), listen }, { log })).rejects.toThrow(/only on loopback/);
-  });
+  it.each(["0.0.0.0:0", "192.0.2.10:50051", "[::]:0"])(
+    "refuses to listen on the non-loopback address %s, saying why",
+    async (listen) => {
+      await expect(startCharter({ ...base(), listen }, { log })).rejects.toThrow(
+        /only on loopback/,
+      );
+    },
+  );
 
   it("fails fast naming a missing catalog file", async () => {
-    await expect(startCharter({ ...base(), catalog: "/nonexistent/catalog.yaml" }, { log })).rejects.toThrow("/nonexistent/catalog.yaml: cannot read: file not found");
+    await expect(
+      startCharter({ ...base(), catalog: "/nonexistent/catalog.yaml" }, { log }),
+    ).rejects.toThrow("/nonexistent/catalog.yaml: cannot read: file not found");
   });
 
   it("fails fast naming the policy problem", async () => {
     const policy = join(tempDir(), "bad-policy.yaml");
-    writeFileSync(policy, "version: x\nsources:\n  s:\n    allow: [no.such.action]\nprofiles: {}\n");
-    await expect(startCharter({ ...base(), policy }, { log })).rejects.toThrow(`${policy}: source s allow: names action "no.such.action", which the catalog lacks`);
+    writeFileSync(
+      policy,
+      "version: x\nsources:\n  s:\n    allow: [no.such.action]\nprofiles: {}\n",
+    );
+    await expect(startCharter({ ...base(), policy }, { log })).rejects.toThrow(
+      `${policy}: source s allow: names action "no.such.action", which the catalog lacks`,
+    );
   });
 });
 
@@ -109,15 +157,24 @@ describe("shutdown", () => {
         return Math.floor(Date.now() / 1000);
       },
     });
-    const { grantToken } = await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "a", owner: "o", purpose: "p" });
+    const { grantToken } = await charter.clients.grants.issueGrant({
+      profile: "owner-assistant",
+      subject: "a",
+      owner: "o",
+      purpose: "p",
+    });
     armed = true;
-    const items = Array.from({ length: 50 }, (_, i) => ({ call: { callId: `c${i}`, toolName: "web_search", argumentsJson: '{"query":"q"}' } }));
+    const items = Array.from({ length: 50 }, (_, i) => ({
+      call: { callId: `c${i}`, toolName: "web_search", argumentsJson: '{"query":"q"}' },
+    }));
     const { verdicts } = await charter.clients.authority.batchAuthorize({ grantToken, items });
     expect(stopping).toBeDefined();
     expect(verdicts).toHaveLength(50);
     expect(verdicts.every((v) => v.decision === Decision.ALLOW)).toBe(true);
     await stopping;
-    await expect(charter.clients.keys.getJwks({}, { timeoutMs: 2_000 })).rejects.toMatchObject({ code: 14 });
+    await expect(charter.clients.keys.getJwks({}, { timeoutMs: 2_000 })).rejects.toMatchObject({
+      code: 14,
+    });
     charter.clients.close();
     rmSync(charter.dataDir, { recursive: true, force: true });
   });
@@ -128,7 +185,9 @@ describe("shutdown", () => {
     await charter.server.stop(1_000);
     const { createCharterClients } = await import("../../src/client/index.js");
     const clients = createCharterClients({ address: `127.0.0.1:${address}` });
-    await expect(clients.keys.getJwks({}, { timeoutMs: 2_000 })).rejects.toMatchObject({ code: 14 });
+    await expect(clients.keys.getJwks({}, { timeoutMs: 2_000 })).rejects.toMatchObject({
+      code: 14,
+    });
     clients.close();
     charter.clients.close();
     rmSync(charter.dataDir, { recursive: true, force: true });

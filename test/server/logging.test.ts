@@ -56,7 +56,11 @@ describe("the logging interceptor", () => {
     );
     client.close();
     expect(memory.lines().slice(before)).toEqual([
-      expect.objectContaining({ msg: "rpc", method: "/charter.v1.ApprovalService/GetApproval", status: "INVALID_ARGUMENT" }),
+      expect.objectContaining({
+        msg: "rpc",
+        method: "/charter.v1.ApprovalService/GetApproval",
+        status: "INVALID_ARGUMENT",
+      }),
     ]);
   });
 
@@ -68,6 +72,11 @@ describe("the logging interceptor", () => {
     await within(streaming.promise, 2_000, "the stream to start");
     shutdown.abort();
     await expect(ended).rejects.toMatchObject({ code: 14 });
-    expect(memory.lines().at(-1)).toMatchObject({ msg: "rpc", method: "/charter.v1.ApprovalService/WatchApprovals", status: "UNAVAILABLE", level: 30 });
+    expect(memory.lines().at(-1)).toMatchObject({
+      msg: "rpc",
+      method: "/charter.v1.ApprovalService/WatchApprovals",
+      status: "UNAVAILABLE",
+      level: 30,
+    });
   });
 });

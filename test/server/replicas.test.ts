@@ -22,7 +22,10 @@ describePostgres("two replicas on one PostgreSQL schema", () => {
   beforeAll(async () => {
     await schema.create();
     // Started together, on an empty schema: both race to migrate it and to store the first key.
-    [a, b] = await Promise.all([startTestCharter({ config: { database: schema.url } }), startTestCharter({ config: { database: schema.url } })]);
+    [a, b] = await Promise.all([
+      startTestCharter({ config: { database: schema.url } }),
+      startTestCharter({ config: { database: schema.url } }),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([a.stop(), b.stop()]);
@@ -30,17 +33,31 @@ describePostgres("two replicas on one PostgreSQL schema", () => {
   });
 
   const issue = (via: TestCharter, label: string) =>
-    via.clients.grants.issueGrant({ profile: "owner-assistant", subject: `agent:${label}`, owner: "ana@example.com", purpose: label });
-  const search = (grantToken: string, callId: string) => ({ grantToken, call: { callId, toolName: "web_search", argumentsJson: '{"query":"charter"}' } });
+    via.clients.grants.issueGrant({
+      profile: "owner-assistant",
+      subject: `agent:${label}`,
+      owner: "ana@example.com",
+      purpose: label,
+    });
+  const search = (grantToken: string, callId: string) => ({
+    grantToken,
+    call: { callId, toolName: "web_search", argumentsJson: '{"query":"charter"}' },
+  });
   const verdictOf = async (via: TestCharter, token: string, callId: string) => {
     const { verdict } = await via.clients.authority.authorize(search(token, callId));
-    return { decision: verdict?.decision, code: verdict?.reason?.code ?? "", receipt: verdict?.receipt ?? "" };
+    return {
+      decision: verdict?.decision,
+      code: verdict?.reason?.code ?? "",
+      receipt: verdict?.receipt ?? "",
+    };
   };
 
   it("sign with one key, having started together, and publish the same JWKS", async () => {
     expect(a.server.context.ring.signingKey().kid).toBe(b.server.context.ring.signingKey().kid);
     expect(await a.server.context.store.listKeys()).toHaveLength(1);
-    expect((await a.clients.keys.getJwks({})).jwksJson).toBe((await b.clients.keys.getJwks({})).jwksJson);
+    expect((await a.clients.keys.getJwks({})).jwksJson).toBe(
+      (await b.clients.keys.getJwks({})).jwksJson,
+    );
   });
 
   it("authorize through B a grant issued through A, with a receipt that verifies against A's JWKS", async () => {
@@ -48,37 +65,54 @@ describePostgres("two replicas on one PostgreSQL schema", () => {
     const verdict = await verdictOf(b, issued.grantToken, "c1");
     expect(verdict).toMatchObject({ decision: Decision.ALLOW, code: "" });
     const jwks = JSON.parse((await a.clients.keys.getJwks({})).jwksJson) as Jwks;
-    const receipt = await verifyReceipt(verdict.receipt, jwks, { issuer: a.config.issuer, audience: a.config.audience, now: Math.floor(Date.now() / 1000) });
+    const receipt = await verifyReceipt(verdict.receipt, jwks, {
+      issuer: a.config.issuer,
+      audience: a.config.audience,
+      now: Math.floor(Date.now() / 1000),
+    });
     expect(receipt).toMatchObject({ ok: true, receipt: { grantId: issued.grant?.id } });
-    expect(await a.server.context.store.getDecision(receipt.ok ? receipt.receipt.decisionId : "")).toMatchObject({ decision: "allow" });
+    expect(
+      await a.server.context.store.getDecision(receipt.ok ? receipt.receipt.decisionId : ""),
+    ).toMatchObject({ decision: "allow" });
   });
 
   it.each([
     ["the grant itself", false],
     ["an ancestor of a delegated grant", true],
-  ])(`honour through B, within ${REVOCATION_BOUND_MS} ms, a revocation of %s made through A`, async (_what, delegated) => {
-    const root = await issue(a, delegated ? "revoke-parent" : "revoke-self");
-    const token = delegated
-      ? (await delegateGrant(a.server.context, { parentToken: root.grantToken, spec: { subject: "agent:child", allowed: ["web.search"] } })).token
-      : root.grantToken;
-    // B has verified the token (its verifier cache holds it) and allowed it.
-    expect(await verdictOf(b, token, "warm")).toMatchObject({ decision: Decision.ALLOW });
+  ])(
+    `honour through B, within ${REVOCATION_BOUND_MS} ms, a revocation of %s made through A`,
+    async (_what, delegated) => {
+      const root = await issue(a, delegated ? "revoke-parent" : "revoke-self");
+      const token = delegated
+        ? (
+            await delegateGrant(a.server.context, {
+              parentToken: root.grantToken,
+              spec: { subject: "agent:child", allowed: ["web.search"] },
+            })
+          ).token
+        : root.grantToken;
+      // B has verified the token (its verifier cache holds it) and allowed it.
+      expect(await verdictOf(b, token, "warm")).toMatchObject({ decision: Decision.ALLOW });
 
-    await revokeGrant(a.server.context, { grantId: root.grant?.id ?? "", reason: "compromised" });
-    const revokedAt = performance.now();
-    let calls = 0;
-    let verdict: Awaited<ReturnType<typeof verdictOf>>;
-    do {
-      calls++;
-      verdict = await verdictOf(b, token, `after-${calls}`);
-    } while (verdict.decision === Decision.ALLOW && performance.now() - revokedAt < REVOCATION_BOUND_MS);
-    const delayMs = performance.now() - revokedAt;
+      await revokeGrant(a.server.context, { grantId: root.grant?.id ?? "", reason: "compromised" });
+      const revokedAt = performance.now();
+      let calls = 0;
+      let verdict: Awaited<ReturnType<typeof verdictOf>>;
+      do {
+        calls++;
+        verdict = await verdictOf(b, token, `after-${calls}`);
+      } while (
+        verdict.decision === Decision.ALLOW &&
+        performance.now() - revokedAt < REVOCATION_BOUND_MS
+      );
+      const delayMs = performance.now() - revokedAt;
 
-    expect(verdict).toMatchObject({ decision: Decision.DENY, code: "GRANT_REVOKED" });
-    expect(delayMs).toBeLessThan(REVOCATION_BOUND_MS);
-    // B asks the store on every call, so the very first call after the commit is already denied.
-    expect(calls).toBe(1);
-  });
+      expect(verdict).toMatchObject({ decision: Decision.DENY, code: "GRANT_REVOKED" });
+      expect(delayMs).toBeLessThan(REVOCATION_BOUND_MS);
+      // B asks the store on every call, so the very first call after the commit is already denied.
+      expect(calls).toBe(1);
+    },
+  );
 });
 
 describePostgres("replicas starting together on an empty schema", () => {
@@ -90,9 +124,18 @@ describePostgres("replicas starting together on an empty schema", () => {
   });
 
   it("agree on one signing key, and store only that one, even with clocks seconds apart", async () => {
-    const config = { ...DEFAULTS, database: schema.url, catalog: `${FIXTURES}catalog.yaml`, policy: `${FIXTURES}policy.yaml` };
+    const config = {
+      ...DEFAULTS,
+      database: schema.url,
+      catalog: `${FIXTURES}catalog.yaml`,
+      policy: `${FIXTURES}policy.yaml`,
+    };
     const base = Math.floor(Date.now() / 1000);
-    contexts.push(...(await Promise.all(Array.from({ length: 5 }, (_, i) => createAppContext(config, { now: () => base + 5 - i })))));
+    contexts.push(
+      ...(await Promise.all(
+        Array.from({ length: 5 }, (_, i) => createAppContext(config, { now: () => base + 5 - i })),
+      )),
+    );
     const kids = new Set(contexts.map((c) => c.ring.signingKey().kid));
     expect(kids.size).toBe(1);
     const stored = await contexts[0]?.store.listKeys();

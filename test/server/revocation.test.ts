@@ -21,10 +21,21 @@ afterAll(async () => {
 
 /** A root grant, its child and its grandchild, each holding web.search. */
 async function chain(label: string) {
-  const root = await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: `agent:${label}`, owner: "ana@example.com", purpose: label });
+  const root = await charter.clients.grants.issueGrant({
+    profile: "owner-assistant",
+    subject: `agent:${label}`,
+    owner: "ana@example.com",
+    purpose: label,
+  });
   const spec = (subject: string) => ({ subject, allowed: ["web.search", "email.read"] });
-  const child = await delegateGrant(ctx, { parentToken: root.grantToken, spec: spec(`agent:${label}-child`) });
-  const grandchild = await delegateGrant(ctx, { parentToken: child.token, spec: spec(`agent:${label}-grandchild`) });
+  const child = await delegateGrant(ctx, {
+    parentToken: root.grantToken,
+    spec: spec(`agent:${label}-child`),
+  });
+  const grandchild = await delegateGrant(ctx, {
+    parentToken: child.token,
+    spec: spec(`agent:${label}-grandchild`),
+  });
   return {
     root: { id: root.grant?.id ?? "", token: root.grantToken },
     child: { id: child.grant.id, token: child.token },
@@ -32,14 +43,19 @@ async function chain(label: string) {
   };
 }
 
-const search = (grantToken: string) => ({ grantToken, call: { callId: "c1", toolName: "web_search", argumentsJson: '{"query":"charter"}' } });
+const search = (grantToken: string) => ({
+  grantToken,
+  call: { callId: "c1", toolName: "web_search", argumentsJson: '{"query":"charter"}' },
+});
 
 async function verdictOf(token: string) {
   const { verdict } = await charter.clients.authority.authorize(search(token));
   return { decision: verdict?.decision, code: verdict?.reason?.code ?? "" };
 }
 
-async function catalogFailure(token: string): Promise<{ code: number; details: string } | "answered"> {
+async function catalogFailure(
+  token: string,
+): Promise<{ code: number; details: string } | "answered"> {
   return charter.clients.catalog.getCatalog({ grantToken: token }).then(
     () => "answered" as const,
     (err: unknown) => {
@@ -53,9 +69,19 @@ const REVOKED = { decision: Decision.DENY, code: "GRANT_REVOKED" };
 const ALLOWED = { decision: Decision.ALLOW, code: "" };
 
 const doors = [
-  ["through the store", (id: string) => ctx.store.revokeGrant(id, "test", ctx.now()).then(() => undefined)],
-  ["through the application layer", (id: string) => revokeGrant(ctx, { grantId: id, reason: "test" }).then(() => undefined)],
-  ["through the RevokeGrant RPC", (id: string) => charter.clients.grants.revokeGrant({ grantId: id, reason: "test" }).then(() => undefined)],
+  [
+    "through the store",
+    (id: string) => ctx.store.revokeGrant(id, "test", ctx.now()).then(() => undefined),
+  ],
+  [
+    "through the application layer",
+    (id: string) => revokeGrant(ctx, { grantId: id, reason: "test" }).then(() => undefined),
+  ],
+  [
+    "through the RevokeGrant RPC",
+    (id: string) =>
+      charter.clients.grants.revokeGrant({ grantId: id, reason: "test" }).then(() => undefined),
+  ],
 ] as const;
 
 describe.each(doors)("revocation %s", (door, revoke) => {
@@ -68,7 +94,10 @@ describe.each(doors)("revocation %s", (door, revoke) => {
 
     await revoke(root.id);
     expect(await verdictOf(root.token)).toEqual(REVOKED);
-    expect(await catalogFailure(root.token)).toEqual({ code: UNAUTHENTICATED, details: expect.stringMatching(/^GRANT_REVOKED: /) as unknown });
+    expect(await catalogFailure(root.token)).toEqual({
+      code: UNAUTHENTICATED,
+      details: expect.stringMatching(/^GRANT_REVOKED: /) as unknown,
+    });
   });
 
   it("stops every descendant when an ancestor is revoked", async () => {
@@ -98,7 +127,10 @@ describe("revocation of a grant only its descendants' tokens name", () => {
     // of the token's chain (not the grant's own id) can refuse the child.
     const db = (await import("better-sqlite3")).default(`${charter.dataDir}/charter.db`);
     try {
-      db.prepare("UPDATE grants SET revoked_at = ?, revoked_reason = 'test' WHERE id = ?").run(ctx.now(), root.id);
+      db.prepare("UPDATE grants SET revoked_at = ?, revoked_reason = 'test' WHERE id = ?").run(
+        ctx.now(),
+        root.id,
+      );
     } finally {
       db.close();
     }

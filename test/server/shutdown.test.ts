@@ -4,7 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPromiseClient, type PromiseClient } from "../../src/client/index.js";
-import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../src/gen/grpc/health/v1/health_pb.js";
+import {
+  Health,
+  HealthCheckResponse_ServingStatus as ServingStatus,
+} from "../../src/gen/grpc/health/v1/health_pb.js";
 import { startTestCharter } from "../support/charter-server.js";
 import { within } from "../support/grpc.js";
 
@@ -52,11 +55,26 @@ describe("shutdown with an open health Watch", () => {
     expect(existsSync(BIN), "dist/ is missing: build it first (npm run build)").toBe(true);
     const dataDir = mkdtempSync(join(tmpdir(), "charter-sigterm-"));
     dirs.push(dataDir);
-    const child = spawn(process.execPath, [BIN, "serve", "--config", "fixtures/charter.yaml", "--listen", "127.0.0.1:0", "--data-dir", dataDir], {
-      cwd: ROOT,
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.on("exit", (code) => resolve({ code, at: Date.now() })));
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        "serve",
+        "--config",
+        "fixtures/charter.yaml",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        dataDir,
+      ],
+      {
+        cwd: ROOT,
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
+    const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
+      child.on("exit", (code) => resolve({ code, at: Date.now() })),
+    );
     let err = "";
     const address = await within(
       new Promise<string>((resolve, reject) => {
@@ -65,7 +83,9 @@ describe("shutdown with an open health Watch", () => {
           const m = /charter listening on (\S+)/.exec(err);
           if (m) resolve(m[1] as string);
         });
-        child.on("exit", (code) => reject(new Error(`charter serve exited with ${String(code)}: ${err}`)));
+        child.on("exit", (code) =>
+          reject(new Error(`charter serve exited with ${String(code)}: ${err}`)),
+        );
       }),
       10_000,
       "charter serve to listen",

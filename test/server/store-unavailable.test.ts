@@ -33,8 +33,18 @@ describePostgres("a Charter whose PostgreSQL becomes unreachable", () => {
     const proxied = new URL(schema.url);
     proxied.host = `127.0.0.1:${proxy.port}`;
     proxied.password = PASSWORD;
-    charter = await startTestCharter({ config: { database: proxied.href }, log: pino({ level: "info" }, sink) });
-    token = (await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:w", owner: "ana@example.com", purpose: "p" })).grantToken;
+    charter = await startTestCharter({
+      config: { database: proxied.href },
+      log: pino({ level: "info" }, sink),
+    });
+    token = (
+      await charter.clients.grants.issueGrant({
+        profile: "owner-assistant",
+        subject: "agent:w",
+        owner: "ana@example.com",
+        purpose: "p",
+      })
+    ).grantToken;
   });
   afterAll(async () => {
     await charter.stop();
@@ -42,17 +52,35 @@ describePostgres("a Charter whose PostgreSQL becomes unreachable", () => {
     await schema.drop();
   });
 
-  const search = (callId: string) => ({ grantToken: token, call: { callId, toolName: "web_search", argumentsJson: '{"query":"charter"}' } });
-  const decisionOf = async (callId: string) => (await charter.clients.authority.authorize(search(callId))).verdict?.decision;
+  const search = (callId: string) => ({
+    grantToken: token,
+    call: { callId, toolName: "web_search", argumentsJson: '{"query":"charter"}' },
+  });
+  const decisionOf = async (callId: string) =>
+    (await charter.clients.authority.authorize(search(callId))).verdict?.decision;
 
   /** Every kind of call the server answers from the store, each expected to fail UNAVAILABLE. */
   async function expectAllUnavailable(label: string) {
-    await expect(charter.clients.authority.authorize(search(`${label}-1`))).rejects.toMatchObject(UNAVAILABLE);
-    await expect(charter.clients.authority.batchAuthorize({ grantToken: token, items: [search(`${label}-2`), search(`${label}-3`)] })).rejects.toMatchObject(UNAVAILABLE);
-    await expect(charter.clients.catalog.getCatalog({ grantToken: token })).rejects.toMatchObject(UNAVAILABLE);
-    await expect(charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:x", owner: "ana@example.com", purpose: "p" })).rejects.toMatchObject(
+    await expect(charter.clients.authority.authorize(search(`${label}-1`))).rejects.toMatchObject(
       UNAVAILABLE,
     );
+    await expect(
+      charter.clients.authority.batchAuthorize({
+        grantToken: token,
+        items: [search(`${label}-2`), search(`${label}-3`)],
+      }),
+    ).rejects.toMatchObject(UNAVAILABLE);
+    await expect(charter.clients.catalog.getCatalog({ grantToken: token })).rejects.toMatchObject(
+      UNAVAILABLE,
+    );
+    await expect(
+      charter.clients.grants.issueGrant({
+        profile: "owner-assistant",
+        subject: "agent:x",
+        owner: "ana@example.com",
+        purpose: "p",
+      }),
+    ).rejects.toMatchObject(UNAVAILABLE);
   }
 
   /** Polls Authorize until it answers; answers the verdict and how long recovery took. */
@@ -82,7 +110,9 @@ describePostgres("a Charter whose PostgreSQL becomes unreachable", () => {
     expect(await decisionOf("before-stall")).toBe(Decision.ALLOW);
     proxy.stall();
     const started = Date.now();
-    await expect(charter.clients.authority.authorize(search("stalled"))).rejects.toMatchObject(UNAVAILABLE);
+    await expect(charter.clients.authority.authorize(search("stalled"))).rejects.toMatchObject(
+      UNAVAILABLE,
+    );
     expect(Date.now() - started).toBeLessThan(9_000); // 5 s connect or statement timeout, plus 1 s client-side
     proxy.restore();
     expect((await recovered("after-stall", 5_000)).decision).toBe(Decision.ALLOW);

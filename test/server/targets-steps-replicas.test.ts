@@ -2,7 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Decision, type ToolCall } from "../../src/gen/charter/v1/common_pb.js";
 import type { TestCharter } from "../support/charter-server.js";
 import { describePostgres, testSchema } from "../support/postgres.js";
-import { issueRun, OperationKind, operationCall, startRefundCharter } from "../support/refund-workflow.js";
+import {
+  issueRun,
+  OperationKind,
+  operationCall,
+  startRefundCharter,
+} from "../support/refund-workflow.js";
 
 // One step asked at once through two servers on one store — two servers on one SQLite file (two
 // connections, as two processes would be), or two replicas on one PostgreSQL schema: one
@@ -21,13 +26,18 @@ describePostgres("on two PostgreSQL replicas", () => {
   beforeAll(() => schema.create());
   afterAll(() => schema.drop());
   stepSuite("PostgreSQL", async () => {
-    const [a, b] = await Promise.all([0, 1].map(() => startRefundCharter({ config: { database: schema.url } })));
+    const [a, b] = await Promise.all(
+      [0, 1].map(() => startRefundCharter({ config: { database: schema.url } })),
+    );
     if (!a || !b) throw new Error("two replicas expected");
     return { a, b, stop: () => Promise.all([a.stop(), b.stop()]).then(() => undefined) };
   });
 });
 
-function stepSuite(label: string, start: () => Promise<{ a: TestCharter; b: TestCharter; stop: () => Promise<void> }>): void {
+function stepSuite(
+  label: string,
+  start: () => Promise<{ a: TestCharter; b: TestCharter; stop: () => Promise<void> }>,
+): void {
   let a: TestCharter;
   let b: TestCharter;
   let stop: () => Promise<void>;
@@ -56,7 +66,9 @@ function stepSuite(label: string, start: () => Promise<{ a: TestCharter; b: Test
       kind: OperationKind.ACTIVITY,
       args: { order_id: "ord_A1B2C3" },
     });
-    const verdicts = await Promise.all(Array.from({ length: 24 }, (_, i) => ask(i % 2 === 0 ? a : b, run.token, call)));
+    const verdicts = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => ask(i % 2 === 0 ? a : b, run.token, call)),
+    );
     expect(verdicts.every((v) => v.decision === Decision.ALLOW)).toBe(true);
     expect(new Set(verdicts.map((v) => v.decisionId)).size).toBe(1);
     expect(new Set(verdicts.map((v) => v.receipt)).size).toBe(1);
@@ -74,7 +86,9 @@ function stepSuite(label: string, start: () => Promise<{ a: TestCharter; b: Test
       kind: OperationKind.ACTIVITY,
       args: { order_id: "ord_A1B2C3", amount: 500, currency: "USD" },
     });
-    const verdicts = await Promise.all(Array.from({ length: 10 }, (_, i) => ask(i % 2 === 0 ? b : a, run.token, call)));
+    const verdicts = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => ask(i % 2 === 0 ? b : a, run.token, call)),
+    );
     expect(verdicts.every((v) => v.decision === Decision.REQUIRE_APPROVAL)).toBe(true);
     expect(new Set(verdicts.map((v) => `${v.decisionId} ${v.approvalId}`)).size).toBe(1);
   });

@@ -4,9 +4,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApprovalOutcome } from "../../src/gen/charter/v1/approval_pb.js";
-import { Decision, GraphOperationSchema, TargetSchema, type ToolCall } from "../../src/gen/charter/v1/common_pb.js";
+import {
+  Decision,
+  GraphOperationSchema,
+  TargetSchema,
+  type ToolCall,
+} from "../../src/gen/charter/v1/common_pb.js";
 import type { TestCharter } from "../support/charter-server.js";
-import { issueRun, OperationKind, operationCall, REFUND_WORKFLOW, startAgentCall, startRefundCharter } from "../support/refund-workflow.js";
+import {
+  issueRun,
+  OperationKind,
+  operationCall,
+  REFUND_WORKFLOW,
+  startAgentCall,
+  startRefundCharter,
+} from "../support/refund-workflow.js";
 
 // Targets and steps over real gRPC, on the refund workflow fixture: a graph run's operations are
 // authorized as attempts of node activations; the same step asked again (a retry after a timeout)
@@ -18,13 +30,26 @@ beforeAll(async () => {
 afterAll(() => charter.stop());
 
 const authorize = async (token: string, call: ToolCall, approvalId = "") => {
-  const { verdict } = await charter.clients.authority.authorize({ grantToken: token, call, approvalId });
+  const { verdict } = await charter.clients.authority.authorize({
+    grantToken: token,
+    call,
+    approvalId,
+  });
   if (!verdict) throw new Error("no verdict");
   return verdict;
 };
 const lookup = (run: string, attempt = 1, order = "ord_A1B2C3") =>
-  operationCall({ run, node: "lookup-order", activation: "act-lookup", attempt, action: "refund.lookup_order", kind: OperationKind.ACTIVITY, args: { order_id: order } });
-const usage = async (grantId: string) => (await charter.server.context.store.getBudgetUsage(grantId)).calls;
+  operationCall({
+    run,
+    node: "lookup-order",
+    activation: "act-lookup",
+    attempt,
+    action: "refund.lookup_order",
+    kind: OperationKind.ACTIVITY,
+    args: { order_id: order },
+  });
+const usage = async (grantId: string) =>
+  (await charter.server.context.store.getBudgetUsage(grantId)).calls;
 const auditHead = async () => (await charter.server.context.store.auditHead())?.seq ?? 0;
 
 describe("the same step asked twice (a client retry after a timeout)", () => {
@@ -44,7 +69,11 @@ describe("the same step asked twice (a client retry after a timeout)", () => {
     const run = await issueRun(charter);
     const first = await authorize(run.token, lookup("run-conflict"));
     const changed = await authorize(run.token, lookup("run-conflict", 1, "ord_ZZZZZZ"));
-    expect(changed).toMatchObject({ decision: Decision.DENY, reason: { code: "STEP_CONFLICT" }, receipt: "" });
+    expect(changed).toMatchObject({
+      decision: Decision.DENY,
+      reason: { code: "STEP_CONFLICT" },
+      receipt: "",
+    });
     expect(changed.decisionId).not.toBe(first.decisionId);
     expect(await authorize(run.token, lookup("run-conflict"))).toEqual(first);
     expect(await usage(run.id)).toBe(1);
@@ -63,13 +92,21 @@ describe("the same step asked twice (a client retry after a timeout)", () => {
     const run = await issueRun(charter);
     const verdict = await authorize(run.token, lookup("run-audit", 3));
     const rows = await charter.server.context.store.readAudit(0, 100_000);
-    const record = rows.map((r) => JSON.parse(r.entry) as Record<string, unknown>).find((e) => e["decisionId"] === verdict.decisionId);
-    expect(record).toMatchObject({ kind: "decision", runId: "run-audit", step: '["activation","act-lookup",3]' });
+    const record = rows
+      .map((r) => JSON.parse(r.entry) as Record<string, unknown>)
+      .find((e) => e["decisionId"] === verdict.decisionId);
+    expect(record).toMatchObject({
+      kind: "decision",
+      runId: "run-audit",
+      step: '["activation","act-lookup",3]',
+    });
   });
 
   it("answers many concurrent asks of one step with one decision", async () => {
     const run = await issueRun(charter);
-    const verdicts = await Promise.all(Array.from({ length: 12 }, () => authorize(run.token, lookup("run-concurrent"))));
+    const verdicts = await Promise.all(
+      Array.from({ length: 12 }, () => authorize(run.token, lookup("run-concurrent"))),
+    );
     expect(new Set(verdicts.map((v) => v.decisionId)).size).toBe(1);
     expect(new Set(verdicts.map((v) => v.receipt)).size).toBe(1);
     expect(await usage(run.id)).toBe(1);
@@ -87,12 +124,18 @@ describe("a graph run of the refund workflow", () => {
       kind: OperationKind.ACTIVITY,
       args: { order_id: "ord_A1B2C3", amount: 250, currency: "EUR" },
     });
-    expect(await authorize(run.token, lookup("run-graph"))).toMatchObject({ decision: Decision.ALLOW });
+    expect(await authorize(run.token, lookup("run-graph"))).toMatchObject({
+      decision: Decision.ALLOW,
+    });
     const held = await authorize(run.token, issue);
     expect(held).toMatchObject({ decision: Decision.REQUIRE_APPROVAL, requirement: "manager" });
     // Asked again before anyone decided: the same verdict, the same approval.
     expect(await authorize(run.token, issue)).toEqual(held);
-    await charter.clients.approvals.decideApproval({ approvalId: held.approvalId, outcome: ApprovalOutcome.APPROVE, decidedBy: "manager:lea" });
+    await charter.clients.approvals.decideApproval({
+      approvalId: held.approvalId,
+      outcome: ApprovalOutcome.APPROVE,
+      decidedBy: "manager:lea",
+    });
     const allowed = await authorize(run.token, issue, held.approvalId);
     expect(allowed).toMatchObject({ decision: Decision.ALLOW, approvalId: held.approvalId });
     expect(allowed.decisionId).not.toBe(held.decisionId);
@@ -114,8 +157,18 @@ describe("a graph run of the refund workflow", () => {
 
   it("asks approval for every fork, by operation kind", async () => {
     const run = await issueRun(charter);
-    const fork = operationCall({ run: "run-fork", node: "review", activation: "act-fork", action: "refund.split_review", kind: OperationKind.FORK, args: {} });
-    expect(await authorize(run.token, fork)).toMatchObject({ decision: Decision.REQUIRE_APPROVAL, requirement: "owner" });
+    const fork = operationCall({
+      run: "run-fork",
+      node: "review",
+      activation: "act-fork",
+      action: "refund.split_review",
+      kind: OperationKind.FORK,
+      args: {},
+    });
+    expect(await authorize(run.token, fork)).toMatchObject({
+      decision: Decision.REQUIRE_APPROVAL,
+      requirement: "owner",
+    });
   });
 
   it.each([
@@ -124,43 +177,84 @@ describe("a graph run of the refund workflow", () => {
     ["OPERATION_KIND_UNSPECIFIED", OperationKind.UNSPECIFIED],
   ])("denies %s UNKNOWN_TARGET_KIND", async (_what, kind) => {
     const run = await issueRun(charter);
-    const call = operationCall({ run: "run-unknown", node: "n", activation: `act-${kind}`, action: "refund.lookup_order", kind, args: { order_id: "ord_A1B2C3" } });
-    expect(await authorize(run.token, call)).toMatchObject({ decision: Decision.DENY, reason: { code: "UNKNOWN_TARGET_KIND" }, receipt: "" });
+    const call = operationCall({
+      run: "run-unknown",
+      node: "n",
+      activation: `act-${kind}`,
+      action: "refund.lookup_order",
+      kind,
+      args: { order_id: "ord_A1B2C3" },
+    });
+    expect(await authorize(run.token, call)).toMatchObject({
+      decision: Decision.DENY,
+      reason: { code: "UNKNOWN_TARGET_KIND" },
+      receipt: "",
+    });
   });
 
   it("denies a target that names no kind (UNKNOWN_TARGET_KIND), never reading it as a tool invocation", async () => {
     const run = await issueRun(charter);
     const call = { ...lookup("run-empty-target"), target: create(TargetSchema) };
-    expect(await authorize(run.token, call)).toMatchObject({ decision: Decision.DENY, reason: { code: "UNKNOWN_TARGET_KIND" } });
+    expect(await authorize(run.token, call)).toMatchObject({
+      decision: Decision.DENY,
+      reason: { code: "UNKNOWN_TARGET_KIND" },
+    });
   });
 
   it("denies an operation action called as a tool (no target): TARGET_MISMATCH", async () => {
     const run = await issueRun(charter);
     const { target: _t, ...rest } = lookup("run-no-target");
-    expect(await authorize(run.token, { ...rest, target: undefined })).toMatchObject({ decision: Decision.DENY, reason: { code: "TARGET_MISMATCH" } });
+    expect(await authorize(run.token, { ...rest, target: undefined })).toMatchObject({
+      decision: Decision.DENY,
+      reason: { code: "TARGET_MISMATCH" },
+    });
     const signalled = {
       ...lookup("run-no-target", 2),
       target: create(TargetSchema, {
-        kind: { case: "graphOperation", value: create(GraphOperationSchema, { operationDefinitionId: "refund.lookup_order", operationKind: OperationKind.SIGNAL }) },
+        kind: {
+          case: "graphOperation",
+          value: create(GraphOperationSchema, {
+            operationDefinitionId: "refund.lookup_order",
+            operationKind: OperationKind.SIGNAL,
+          }),
+        },
       }),
     };
-    expect(await authorize(run.token, signalled)).toMatchObject({ decision: Decision.DENY, reason: { code: "TARGET_MISMATCH" } });
+    expect(await authorize(run.token, signalled)).toMatchObject({
+      decision: Decision.DENY,
+      reason: { code: "TARGET_MISMATCH" },
+    });
   });
 });
 
 describe("starting an agent", () => {
   it("is refused without a grant delegated for it, and allowed with one DelegateGrant answered", async () => {
     const run = await issueRun(charter, "agent:planner");
-    expect(await authorize(run.token, startAgentCall("run-agent", "tc-1"))).toMatchObject({ decision: Decision.DENY, reason: { code: "AGENT_NOT_DELEGATED" } });
-    const child = await charter.clients.grants.delegateGrant({ parentToken: run.token, subject: "agent:refund-helper", allowed: ["refund.lookup_order"] });
-    expect(await authorize(run.token, startAgentCall("run-agent", "tc-2", child.grantToken))).toMatchObject({
+    expect(await authorize(run.token, startAgentCall("run-agent", "tc-1"))).toMatchObject({
+      decision: Decision.DENY,
+      reason: { code: "AGENT_NOT_DELEGATED" },
+    });
+    const child = await charter.clients.grants.delegateGrant({
+      parentToken: run.token,
+      subject: "agent:refund-helper",
+      allowed: ["refund.lookup_order"],
+    });
+    expect(
+      await authorize(run.token, startAgentCall("run-agent", "tc-2", child.grantToken)),
+    ).toMatchObject({
       decision: Decision.ALLOW,
       actionId: "agent.refund_helper",
     });
     // A grant delegated from another run's grant does not start this run's agent.
     const other = await issueRun(charter, "agent:other");
-    const foreign = await charter.clients.grants.delegateGrant({ parentToken: other.token, subject: "agent:refund-helper", allowed: ["refund.lookup_order"] });
-    expect(await authorize(run.token, startAgentCall("run-agent", "tc-3", foreign.grantToken))).toMatchObject({
+    const foreign = await charter.clients.grants.delegateGrant({
+      parentToken: other.token,
+      subject: "agent:refund-helper",
+      allowed: ["refund.lookup_order"],
+    });
+    expect(
+      await authorize(run.token, startAgentCall("run-agent", "tc-3", foreign.grantToken)),
+    ).toMatchObject({
       decision: Decision.DENY,
       reason: { code: "AGENT_NOT_DELEGATED" },
     });
@@ -179,22 +273,42 @@ describe("a retry after the grant or the policy changed", () => {
     await withdrawable.stop();
     rmSync(dir, { recursive: true, force: true });
   });
-  const ask = async (token: string, call: ToolCall) => (await withdrawable.clients.authority.authorize({ grantToken: token, call })).verdict;
+  const ask = async (token: string, call: ToolCall) =>
+    (await withdrawable.clients.authority.authorize({ grantToken: token, call })).verdict;
 
   it("is denied GRANT_REVOKED, never answered from the step, once the grant is revoked", async () => {
     const run = await issueRun(withdrawable);
     expect(await ask(run.token, lookup("run-revoked"))).toMatchObject({ decision: Decision.ALLOW });
     await withdrawable.clients.grants.revokeGrant({ grantId: run.id, reason: "compromised" });
-    expect(await ask(run.token, lookup("run-revoked"))).toMatchObject({ decision: Decision.DENY, reason: { code: "GRANT_REVOKED" }, receipt: "" });
+    expect(await ask(run.token, lookup("run-revoked"))).toMatchObject({
+      decision: Decision.DENY,
+      reason: { code: "GRANT_REVOKED" },
+      receipt: "",
+    });
   });
 
   it("is denied POLICY_WITHDRAWN once the policy in force denies the action", async () => {
     const run = await issueRun(withdrawable);
-    expect(await ask(run.token, lookup("run-withdrawn"))).toMatchObject({ decision: Decision.ALLOW });
-    const policy = readFileSync(policyFile, "utf8").replace('version: "refund-workflow-policy-1"', 'version: "refund-workflow-policy-2"');
+    expect(await ask(run.token, lookup("run-withdrawn"))).toMatchObject({
+      decision: Decision.ALLOW,
+    });
+    const policy = readFileSync(policyFile, "utf8").replace(
+      'version: "refund-workflow-policy-1"',
+      'version: "refund-workflow-policy-2"',
+    );
     // A new global source denies the lookup: tightening reaches the outstanding grant at once.
-    writeFileSync(policyFile, policy.replace("\nprofiles:", "\n  no-lookups:\n    global: true\n    deny: [refund.lookup_order]\nprofiles:"));
+    writeFileSync(
+      policyFile,
+      policy.replace(
+        "\nprofiles:",
+        "\n  no-lookups:\n    global: true\n    deny: [refund.lookup_order]\nprofiles:",
+      ),
+    );
     await withdrawable.server.reload();
-    expect(await ask(run.token, lookup("run-withdrawn"))).toMatchObject({ decision: Decision.DENY, reason: { code: "POLICY_WITHDRAWN" }, receipt: "" });
+    expect(await ask(run.token, lookup("run-withdrawn"))).toMatchObject({
+      decision: Decision.DENY,
+      reason: { code: "POLICY_WITHDRAWN" },
+      receipt: "",
+    });
   });
 });

@@ -18,8 +18,15 @@ beforeAll(async () => {
   // The server's own key, read from its data dir: tokens with bad claims but a genuine signature.
   store = await openSqliteStore({ file: join(charter.dataDir, "charter.db") });
   ring = await openKeyRing(store, { now: Math.floor(Date.now() / 1000) });
-  const issued = await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:a", owner: "ana@example.com", purpose: "p" });
-  const payload = JSON.parse(new TextDecoder().decode(base64url.decode(issued.grantToken.split(".")[1] as string))) as { grant: TaskGrant };
+  const issued = await charter.clients.grants.issueGrant({
+    profile: "owner-assistant",
+    subject: "agent:a",
+    owner: "ana@example.com",
+    purpose: "p",
+  });
+  const payload = JSON.parse(
+    new TextDecoder().decode(base64url.decode(issued.grantToken.split(".")[1] as string)),
+  ) as { grant: TaskGrant };
   genuine = { token: issued.grantToken, grant: payload.grant };
 });
 afterAll(async () => {
@@ -28,8 +35,15 @@ afterAll(async () => {
 });
 
 const now = () => Math.floor(Date.now() / 1000);
-const header = (token: string) => JSON.parse(new TextDecoder().decode(base64url.decode(token.split(".")[0] as string))) as { kid: string };
-const claimsOf = (grant: TaskGrant, iss = charter.config.issuer, aud = charter.config.audience) => ({
+const header = (token: string) =>
+  JSON.parse(new TextDecoder().decode(base64url.decode(token.split(".")[0] as string))) as {
+    kid: string;
+  };
+const claimsOf = (
+  grant: TaskGrant,
+  iss = charter.config.issuer,
+  aud = charter.config.audience,
+) => ({
   iss,
   aud,
   sub: grant.subject,
@@ -42,23 +56,38 @@ const claimsOf = (grant: TaskGrant, iss = charter.config.issuer, aud = charter.c
 
 async function signedByStranger(kid: string): Promise<string> {
   const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519" });
-  return new SignJWT(claimsOf(genuine.grant)).setProtectedHeader({ alg: "EdDSA", kid, typ: "charter-grant+jwt" }).sign(privateKey);
+  return new SignJWT(claimsOf(genuine.grant))
+    .setProtectedHeader({ alg: "EdDSA", kid, typ: "charter-grant+jwt" })
+    .sign(privateKey);
 }
 
 function tamper(token: string): string {
   const [h, p, s] = token.split(".") as [string, string, string];
   const payload = JSON.parse(new TextDecoder().decode(base64url.decode(p))) as { grant: TaskGrant };
-  const widened = { ...payload, grant: { ...payload.grant, allowed: [...payload.grant.allowed, "shell.exec"], denied: [] } };
+  const widened = {
+    ...payload,
+    grant: { ...payload.grant, allowed: [...payload.grant.allowed, "shell.exec"], denied: [] },
+  };
   return `${h}.${base64url.encode(JSON.stringify(widened))}.${s}`;
 }
 
 const attacks: [string, () => Promise<string>, "GRANT_INVALID" | "GRANT_EXPIRED"][] = [
-  ["signed by another key under the server's kid", () => signedByStranger(header(genuine.token).kid), "GRANT_INVALID"],
-  ["signed by another key under an unknown kid", () => signedByStranger("not-a-charter-key"), "GRANT_INVALID"],
+  [
+    "signed by another key under the server's kid",
+    () => signedByStranger(header(genuine.token).kid),
+    "GRANT_INVALID",
+  ],
+  [
+    "signed by another key under an unknown kid",
+    () => signedByStranger("not-a-charter-key"),
+    "GRANT_INVALID",
+  ],
   [
     "alg none",
     async () => {
-      const h = base64url.encode(JSON.stringify({ alg: "none", typ: "charter-grant+jwt", kid: header(genuine.token).kid }));
+      const h = base64url.encode(
+        JSON.stringify({ alg: "none", typ: "charter-grant+jwt", kid: header(genuine.token).kid }),
+      );
       return `${h}.${base64url.encode(JSON.stringify(claimsOf(genuine.grant)))}.`;
     },
     "GRANT_INVALID",
@@ -69,7 +98,11 @@ const attacks: [string, () => Promise<string>, "GRANT_INVALID" | "GRANT_EXPIRED"
       const jwks = (await charter.clients.keys.getJwks({})).jwksJson;
       const x = (JSON.parse(jwks) as { keys: { x: string }[] }).keys[0]?.x ?? "";
       return new SignJWT(claimsOf(genuine.grant))
-        .setProtectedHeader({ alg: "HS256", kid: header(genuine.token).kid, typ: "charter-grant+jwt" })
+        .setProtectedHeader({
+          alg: "HS256",
+          kid: header(genuine.token).kid,
+          typ: "charter-grant+jwt",
+        })
         .sign(new TextEncoder().encode(x));
     },
     "GRANT_INVALID",
@@ -79,26 +112,52 @@ const attacks: [string, () => Promise<string>, "GRANT_INVALID" | "GRANT_EXPIRED"
     async () => {
       const { verdict } = await charter.clients.authority.authorize({
         grantToken: genuine.token,
-        call: { callId: "r", toolName: "web_search", argumentsJson: JSON.stringify({ query: "charter" }) },
+        call: {
+          callId: "r",
+          toolName: "web_search",
+          argumentsJson: JSON.stringify({ query: "charter" }),
+        },
       });
       if (!verdict?.receipt) throw new Error("expected an allow with a receipt");
       return verdict.receipt;
     },
     "GRANT_INVALID",
   ],
-  ["the wrong issuer", () => signGrantToken(genuine.grant, ring, { issuer: "someone-else", audience: charter.config.audience }), "GRANT_INVALID"],
-  ["the wrong audience", () => signGrantToken(genuine.grant, ring, { issuer: charter.config.issuer, audience: "another-service" }), "GRANT_INVALID"],
+  [
+    "the wrong issuer",
+    () =>
+      signGrantToken(genuine.grant, ring, {
+        issuer: "someone-else",
+        audience: charter.config.audience,
+      }),
+    "GRANT_INVALID",
+  ],
+  [
+    "the wrong audience",
+    () =>
+      signGrantToken(genuine.grant, ring, {
+        issuer: charter.config.issuer,
+        audience: "another-service",
+      }),
+    "GRANT_INVALID",
+  ],
   ["a tampered payload that widens the grant", async () => tamper(genuine.token), "GRANT_INVALID"],
   [
     "an expired grant",
     () =>
-      signGrantToken({ ...genuine.grant, issuedAt: now() - 7200, expiresAt: now() - 3600 }, ring, { issuer: charter.config.issuer, audience: charter.config.audience }),
+      signGrantToken({ ...genuine.grant, issuedAt: now() - 7200, expiresAt: now() - 3600 }, ring, {
+        issuer: charter.config.issuer,
+        audience: charter.config.audience,
+      }),
     "GRANT_EXPIRED",
   ],
   [
     "a grant not valid yet",
     () =>
-      signGrantToken({ ...genuine.grant, issuedAt: now() + 3600, expiresAt: now() + 7200 }, ring, { issuer: charter.config.issuer, audience: charter.config.audience }),
+      signGrantToken({ ...genuine.grant, issuedAt: now() + 3600, expiresAt: now() + 7200 }, ring, {
+        issuer: charter.config.issuer,
+        audience: charter.config.audience,
+      }),
     "GRANT_EXPIRED",
   ],
   ["garbage", async () => "not.a.token", "GRANT_INVALID"],
@@ -106,7 +165,9 @@ const attacks: [string, () => Promise<string>, "GRANT_INVALID" | "GRANT_EXPIRED"
 
 describe("a grant token attack", () => {
   it("first, the genuine token works (so the refusals below are about the attack)", async () => {
-    await expect(charter.clients.catalog.getCatalog({ grantToken: genuine.token })).resolves.toMatchObject({ view: { grantId: genuine.grant.id } });
+    await expect(
+      charter.clients.catalog.getCatalog({ grantToken: genuine.token }),
+    ).resolves.toMatchObject({ view: { grantId: genuine.grant.id } });
   });
 
   it.each(attacks)("%s: GetCatalog answers UNAUTHENTICATED", async (_name, forge, code) => {
@@ -117,13 +178,20 @@ describe("a grant token attack", () => {
     });
   });
 
-  it.each(attacks)("%s: Authorize answers a deny verdict with the reason", async (_name, forge, code) => {
-    const token = await forge();
-    const { verdict } = await charter.clients.authority.authorize({
-      grantToken: token,
-      call: { callId: "x", toolName: "web_search", argumentsJson: JSON.stringify({ query: "charter" }) },
-    });
-    expect(verdict).toMatchObject({ decision: Decision.DENY, reason: { code }, receipt: "" });
-    expect(verdict?.reason?.message).not.toContain(token);
-  });
+  it.each(attacks)(
+    "%s: Authorize answers a deny verdict with the reason",
+    async (_name, forge, code) => {
+      const token = await forge();
+      const { verdict } = await charter.clients.authority.authorize({
+        grantToken: token,
+        call: {
+          callId: "x",
+          toolName: "web_search",
+          argumentsJson: JSON.stringify({ query: "charter" }),
+        },
+      });
+      expect(verdict).toMatchObject({ decision: Decision.DENY, reason: { code }, receipt: "" });
+      expect(verdict?.reason?.message).not.toContain(token);
+    },
+  );
 });

@@ -6,7 +6,9 @@ describe("WatchApprovals and shutdown", () => {
   it("an open WatchApprovals stream ends promptly with UNAVAILABLE when the server stops", async () => {
     const charter = await startTestCharter();
     const watching = (async () => {
-      for await (const _event of charter.clients.approvals.watchApprovals({ owner: "ana@example.com" })) {
+      for await (const _event of charter.clients.approvals.watchApprovals({
+        owner: "ana@example.com",
+      })) {
         // no events: the stream just waits
       }
     })();

@@ -3,16 +3,35 @@ import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../src/core/digest.js";
 import { auditEntryJson } from "../../src/store/audit-row.js";
 
-const withoutUndefined = (r: Record<string, unknown>) => Object.fromEntries(Object.entries(r).filter(([, v]) => v !== undefined));
+const withoutUndefined = (r: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(r).filter(([, v]) => v !== undefined));
 
 const key = fc
-  .oneof(fc.string({ unit: "binary" }), fc.string({ unit: "binary-ascii" }), fc.constantFrom("seq", "at", "kind", "decisionId"))
+  .oneof(
+    fc.string({ unit: "binary" }),
+    fc.string({ unit: "binary-ascii" }),
+    fc.constantFrom("seq", "at", "kind", "decisionId"),
+  )
   .filter((k) => k !== "__proto__");
 /** Strings with what JSON escapes: quotes, backslashes, control characters, lone and paired surrogates. */
 const text = fc.oneof(
   fc.string({ unit: "binary" }),
   fc.string({ unit: "binary-ascii" }),
-  fc.string({ unit: fc.constantFrom('"', "\\", "\u0000", "\u001f", "\u007f", "\u2028", "\ud800", "\udc00", "\ud83d\ude00", "é", "a") }),
+  fc.string({
+    unit: fc.constantFrom(
+      '"',
+      "\\",
+      "\u0000",
+      "\u001f",
+      "\u007f",
+      "\u2028",
+      "\ud800",
+      "\udc00",
+      "\ud83d\ude00",
+      "é",
+      "a",
+    ),
+  }),
 );
 const flatValue = fc.oneof(
   text,
@@ -57,6 +76,8 @@ describe("auditEntryJson()", () => {
   });
 
   it("leaves out fields holding undefined and orders keys by UTF-16 code units", () => {
-    expect(auditEntryJson({ b: 1, a: "x", é: true, Z: undefined, "\u{1F600}": "s", "\uFFFF": 0 })).toBe('{"a":"x","b":1,"é":true,"\u{1F600}":"s","\uFFFF":0}');
+    expect(
+      auditEntryJson({ b: 1, a: "x", é: true, Z: undefined, "\u{1F600}": "s", "\uFFFF": 0 }),
+    ).toBe('{"a":"x","b":1,"é":true,"\u{1F600}":"s","\uFFFF":0}');
   });
 });

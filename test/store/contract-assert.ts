@@ -10,7 +10,10 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 /** Asserts that `promise` rejects with a StoreError of `code`; answers the error. */
-export async function expectStoreError(promise: Promise<unknown>, code: StoreErrorCode): Promise<StoreError> {
+export async function expectStoreError(
+  promise: Promise<unknown>,
+  code: StoreErrorCode,
+): Promise<StoreError> {
   const err = await rejection(promise);
   expect(err).toBeInstanceOf(StoreError);
   expect(err).toMatchObject({ name: "StoreError", code });

@@ -46,7 +46,12 @@ export function describeAuditContract(current: () => Store): void {
       await store.commitDecision(makeDecision("dec_1"));
       await store.commitDecision(makeDecision("dec_1")); // idempotent: nothing more
       await store.createApprovalOnce(makeApproval("apr_1"), ISSUED_AT + 10);
-      await store.decideApproval({ approvalId: "apr_1", approver: "ana", outcome: "approve", at: ISSUED_AT + 11 });
+      await store.decideApproval({
+        approvalId: "apr_1",
+        approver: "ana",
+        outcome: "approve",
+        at: ISSUED_AT + 11,
+      });
       await store.revokeGrant("g-root", "done", ISSUED_AT + 12);
       expect((await entries()).map((e) => [e.seq, e.kind])).toEqual([
         [1, "grant.issued"],
@@ -64,19 +69,33 @@ export function describeAuditContract(current: () => Store): void {
         previous = row;
       }
       expect(await store.auditHead()).toEqual({ seq: 7, hash: rows.at(-1)?.hash });
-      expect((await entries())[4]).toMatchObject({ approvalId: "apr_1", actor: "ana", callDigest: "digest-apr_1" });
+      expect((await entries())[4]).toMatchObject({
+        approvalId: "apr_1",
+        actor: "ana",
+        callDigest: "digest-apr_1",
+      });
     });
 
     it("records a decision's ids and codes but never argument values", async () => {
       await store.createApprovalOnce(makeApproval("apr_1"), ISSUED_AT + 10);
-      await store.commitDecision(makeDecision("dec_9", { decision: "deny", reasonCode: "RULE_DENY" }));
+      await store.commitDecision(
+        makeDecision("dec_9", { decision: "deny", reasonCode: "RULE_DENY" }),
+      );
       const text = (await store.readAudit(0, 100)).map((r) => r.entry).join("\n");
       expect(text).not.toContain("s3cr3t-value");
-      expect((await entries()).at(-1)).toMatchObject({ kind: "decision", decisionId: "dec_9", decision: "deny", reasonCode: "RULE_DENY", policyVersion: "policy-1" });
+      expect((await entries()).at(-1)).toMatchObject({
+        kind: "decision",
+        decisionId: "dec_9",
+        decision: "deny",
+        reasonCode: "RULE_DENY",
+        policyVersion: "policy-1",
+      });
     });
 
     it("keeps one gap-free chain under concurrent appends", async () => {
-      await Promise.all(Array.from({ length: 40 }, (_, i) => store.commitDecision(makeDecision(`dec_c${i}`))));
+      await Promise.all(
+        Array.from({ length: 40 }, (_, i) => store.commitDecision(makeDecision(`dec_c${i}`))),
+      );
       const rows = await store.readAudit(0, 1000);
       expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
       let previous = { seq: 0, hash: GENESIS_HASH };
@@ -98,7 +117,10 @@ export function describeAuditContract(current: () => Store): void {
       await store.putCheckpoint({ seq: 7, hash: "h7", at: ISSUED_AT + 1, signature: "jws-7" });
       await store.putCheckpoint(cp);
       await store.putCheckpoint({ ...cp, signature: "other" });
-      expect(await store.listCheckpoints()).toEqual([cp, { seq: 7, hash: "h7", at: ISSUED_AT + 1, signature: "jws-7" }]);
+      expect(await store.listCheckpoints()).toEqual([
+        cp,
+        { seq: 7, hash: "h7", at: ISSUED_AT + 1, signature: "jws-7" },
+      ]);
     });
   });
 }

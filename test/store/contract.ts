@@ -35,7 +35,11 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
 
     describe("grants", () => {
       const root = makeGrant("g-root");
-      const child = makeGrant("g-child", root, { mode: "shadow", limits: { maxDelegationDepth: 1 }, caveats: {} });
+      const child = makeGrant("g-child", root, {
+        mode: "shadow",
+        limits: { maxDelegationDepth: 1 },
+        caveats: {},
+      });
 
       it("round-trips root and delegated grants exactly, unrevoked", async () => {
         await store.putGrant(root);
@@ -46,7 +50,9 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
 
       it("treats a re-put of equal content as a no-op, whatever its key order", async () => {
         await store.putGrant(root);
-        const reordered = Object.fromEntries(Object.entries(root).reverse()) as unknown as TaskGrant;
+        const reordered = Object.fromEntries(
+          Object.entries(root).reverse(),
+        ) as unknown as TaskGrant;
         await store.putGrant(root);
         await store.putGrant(reordered);
         expect(await store.getGrant("g-root")).toStrictEqual({ grant: root });
@@ -81,7 +87,8 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
 
       async function revokedIds(): Promise<string[]> {
         const ids: string[] = [];
-        for (const id of ["r", "a", "b", "a1", "a1x"]) if ((await store.getGrant(id))?.revokedAt !== undefined) ids.push(id);
+        for (const id of ["r", "a", "b", "a1", "a1x"])
+          if ((await store.getGrant(id))?.revokedAt !== undefined) ids.push(id);
         return ids;
       }
 
@@ -89,7 +96,11 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         const ids = await store.revokeGrant("a", "compromised", 1_750_000_100);
         expect([...ids].sort()).toEqual(["a", "a1", "a1x"]);
         expect(await revokedIds()).toEqual(["a", "a1", "a1x"]);
-        expect(await store.getGrant("a1x")).toStrictEqual({ grant: a1x, revokedAt: 1_750_000_100, revokedReason: "compromised" });
+        expect(await store.getGrant("a1x")).toStrictEqual({
+          grant: a1x,
+          revokedAt: 1_750_000_100,
+          revokedReason: "compromised",
+        });
         expect(await store.getGrant("b")).toStrictEqual({ grant: b });
       });
 
@@ -102,15 +113,33 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         await store.revokeGrant("a1", "first", 1_750_000_100);
         const ids = await store.revokeGrant("r", "second", 1_750_000_200);
         expect([...ids].sort()).toEqual(["a", "a1", "a1x", "b", "r"]);
-        expect(await store.getGrant("a1")).toMatchObject({ revokedAt: 1_750_000_100, revokedReason: "first" });
-        expect(await store.getGrant("a1x")).toMatchObject({ revokedAt: 1_750_000_100, revokedReason: "first" });
-        expect(await store.getGrant("a")).toMatchObject({ revokedAt: 1_750_000_200, revokedReason: "second" });
-        expect([...(await store.revokeGrant("a1", "third", 1_750_000_300))].sort()).toEqual(["a1", "a1x"]);
-        expect(await store.getGrant("a1")).toMatchObject({ revokedAt: 1_750_000_100, revokedReason: "first" });
+        expect(await store.getGrant("a1")).toMatchObject({
+          revokedAt: 1_750_000_100,
+          revokedReason: "first",
+        });
+        expect(await store.getGrant("a1x")).toMatchObject({
+          revokedAt: 1_750_000_100,
+          revokedReason: "first",
+        });
+        expect(await store.getGrant("a")).toMatchObject({
+          revokedAt: 1_750_000_200,
+          revokedReason: "second",
+        });
+        expect([...(await store.revokeGrant("a1", "third", 1_750_000_300))].sort()).toEqual([
+          "a1",
+          "a1x",
+        ]);
+        expect(await store.getGrant("a1")).toMatchObject({
+          revokedAt: 1_750_000_100,
+          revokedReason: "first",
+        });
       });
 
       it("refuses to revoke an unknown grant as NOT_FOUND", async () => {
-        const err = await expectStoreError(store.revokeGrant("nope", "x", 1_750_000_100), "NOT_FOUND");
+        const err = await expectStoreError(
+          store.revokeGrant("nope", "x", 1_750_000_100),
+          "NOT_FOUND",
+        );
         expect(err.message).toContain("nope");
         expect(await revokedIds()).toEqual([]);
       });
@@ -118,7 +147,11 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
       it("keeps a revoked grant revoked when it is put again", async () => {
         await store.revokeGrant("b", "done", 1_750_000_100);
         await store.putGrant(b);
-        expect(await store.getGrant("b")).toStrictEqual({ grant: b, revokedAt: 1_750_000_100, revokedReason: "done" });
+        expect(await store.getGrant("b")).toStrictEqual({
+          grant: b,
+          revokedAt: 1_750_000_100,
+          revokedReason: "done",
+        });
       });
 
       it("anyRevoked() is true only when some listed id is revoked", async () => {
@@ -175,16 +208,32 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         const root = makeGrant("g-stepped");
         const kept = makeGrant("g-kept", undefined, { expiresAt: root.expiresAt + 100 });
         for (const g of [root, kept]) await store.putGrant(g);
-        const slot = { runId: "r", stepKey: '["tool_call","t"]', fingerprint: "f", verdictJson: '{"decision":"deny"}' };
+        const slot = {
+          runId: "r",
+          stepKey: '["tool_call","t"]',
+          fingerprint: "f",
+          verdictJson: '{"decision":"deny"}',
+        };
         for (const g of [root, kept]) {
-          await store.commitDecision(makeDecision(`dec_${g.id}`, { grantId: g.id, decision: "deny", reasonCode: "NOT_GRANTED", runId: "r", stepKey: slot.stepKey }), {
-            step: slot,
-          });
+          await store.commitDecision(
+            makeDecision(`dec_${g.id}`, {
+              grantId: g.id,
+              decision: "deny",
+              reasonCode: "NOT_GRANTED",
+              runId: "r",
+              stepKey: slot.stepKey,
+            }),
+            {
+              step: slot,
+            },
+          );
         }
         expect(await store.pruneGrants(root.expiresAt + 1)).toBe(1);
         expect(await store.getStep("g-stepped", "r", slot.stepKey)).toBeUndefined();
         expect(await store.getDecision("dec_g-stepped")).toBeDefined();
-        expect(await store.getStep("g-kept", "r", slot.stepKey)).toMatchObject({ decisionId: "dec_g-kept" });
+        expect(await store.getStep("g-kept", "r", slot.stepKey)).toMatchObject({
+          decisionId: "dec_g-kept",
+        });
       });
     });
 
@@ -202,7 +251,10 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
       it("refuses a duplicate kid as CONFLICT and keeps the first key", async () => {
         const first = makeKey("k1", 100);
         await store.insertKey(first);
-        const err = await expectStoreError(store.insertKey({ ...makeKey("k1", 200), publicJwk: "{}" }), "CONFLICT");
+        const err = await expectStoreError(
+          store.insertKey({ ...makeKey("k1", 200), publicJwk: "{}" }),
+          "CONFLICT",
+        );
         expect(err.message).toContain("k1");
         expect(await store.listKeys()).toStrictEqual([first]);
       });
@@ -234,7 +286,11 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
       });
 
       it("insertKeyUnlessActive() stores exactly one of many concurrent first keys", async () => {
-        const added = await Promise.all(Array.from({ length: 8 }, (_, i) => store.insertKeyUnlessActive(makeKey(`k${i}`, 100 - i))));
+        const added = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            store.insertKeyUnlessActive(makeKey(`k${i}`, 100 - i)),
+          ),
+        );
         expect(added.filter(Boolean)).toHaveLength(1);
         expect(await store.listKeys()).toHaveLength(1);
       });
@@ -272,7 +328,9 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
       it("treats committing the same record again as a no-op, whatever its key order", async () => {
         await store.commitDecision(allow);
         await store.commitDecision(allow);
-        await store.commitDecision(Object.fromEntries(Object.entries(allow).reverse()) as unknown as DecisionRecord);
+        await store.commitDecision(
+          Object.fromEntries(Object.entries(allow).reverse()) as unknown as DecisionRecord,
+        );
         expect(await store.getDecision("dec_1")).toStrictEqual(allow);
       });
 
@@ -284,12 +342,18 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         ["another policy version", { policyVersion: "policy-2" }],
       ];
 
-      it.each(others)("refuses other content (%s) under a recorded id as CONFLICT and keeps the first", async (_what, change) => {
-        await store.commitDecision(allow);
-        const err = await expectStoreError(store.commitDecision({ ...allow, ...change }), "CONFLICT");
-        expect(err.message).toContain("dec_1");
-        expect(await store.getDecision("dec_1")).toStrictEqual(allow);
-      });
+      it.each(others)(
+        "refuses other content (%s) under a recorded id as CONFLICT and keeps the first",
+        async (_what, change) => {
+          await store.commitDecision(allow);
+          const err = await expectStoreError(
+            store.commitDecision({ ...allow, ...change }),
+            "CONFLICT",
+          );
+          expect(err.message).toContain("dec_1");
+          expect(await store.getDecision("dec_1")).toStrictEqual(allow);
+        },
+      );
 
       it("refuses a record that drops an optional field as CONFLICT", async () => {
         await store.commitDecision(deny);
@@ -303,7 +367,11 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
       it("round-trips keys, finds them by hash only, and revokes keeping the first time", async () => {
         expect(await store.hasActiveApiKey()).toBe(false);
         const a = makeApiKey("key_a", { roles: ["gateway"] });
-        const b = makeApiKey("key_b", { principal: "ops", roles: ["admin", "auditor"], createdAt: 20 });
+        const b = makeApiKey("key_b", {
+          principal: "ops",
+          roles: ["admin", "auditor"],
+          createdAt: 20,
+        });
         await store.createApiKey(a);
         await store.createApiKey(b);
         expect(await store.listApiKeys()).toStrictEqual([a, b]);
@@ -320,7 +388,10 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
       it("refuses a second key with the same id or hash as CONFLICT, and an unknown id to revoke as NOT_FOUND", async () => {
         const a = makeApiKey("key_a");
         await store.createApiKey(a);
-        await expectStoreError(store.createApiKey({ ...a, secretHash: "e".repeat(64) }), "CONFLICT");
+        await expectStoreError(
+          store.createApiKey({ ...a, secretHash: "e".repeat(64) }),
+          "CONFLICT",
+        );
         await expectStoreError(store.createApiKey({ ...a, id: "key_other" }), "CONFLICT");
         await expectStoreError(store.revokeApiKey("key_nope", 1), "NOT_FOUND");
       });
@@ -367,9 +438,11 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         createApprovalOnce: (s) => s.createApprovalOnce(makeApproval("apr_late"), 1),
         getApproval: (s) => s.getApproval("apr_1"),
         listApprovals: (s) => s.listApprovals({ limit: 1 }),
-        decideApproval: (s) => s.decideApproval({ approvalId: "apr_1", approver: "a", outcome: "approve", at: 1 }),
+        decideApproval: (s) =>
+          s.decideApproval({ approvalId: "apr_1", approver: "a", outcome: "approve", at: 1 }),
         expireApprovals: (s) => s.expireApprovals(1),
-        supersedeApprovalsOf: (s) => s.supersedeApprovalsOf(["g"], { code: "GRANT_REVOKED", message: "x" }, 1),
+        supersedeApprovalsOf: (s) =>
+          s.supersedeApprovalsOf(["g"], { code: "GRANT_REVOKED", message: "x" }, 1),
         approvalEvents: (s) => s.approvalEvents(undefined, 0, 1),
         lastApprovalSequence: (s) => s.lastApprovalSequence(),
         readAudit: (s) => s.readAudit(0, 1),

@@ -1,6 +1,11 @@
 import type { Approval } from "../../src/core/approval.js";
 import type { TaskGrant } from "../../src/core/grant.js";
-import type { ApprovalDraft, DecisionRecord, StoredApiKey, StoredKey } from "../../src/store/port.js";
+import type {
+  ApprovalDraft,
+  DecisionRecord,
+  StoredApiKey,
+  StoredKey,
+} from "../../src/store/port.js";
 
 export const ISSUED_AT = 1_750_000_000;
 
@@ -8,7 +13,11 @@ export const ISSUED_AT = 1_750_000_000;
  * A realistic grant for store tests: caveats with constraints, binds and rules, optional limits,
  * non-ASCII text. With a parent it is a delegated child (chain, rootId and depth follow).
  */
-export function makeGrant(id: string, parent?: TaskGrant, overrides: Partial<TaskGrant> = {}): TaskGrant {
+export function makeGrant(
+  id: string,
+  parent?: TaskGrant,
+  overrides: Partial<TaskGrant> = {},
+): TaskGrant {
   return {
     id,
     rootId: parent?.rootId ?? id,
@@ -26,9 +35,18 @@ export function makeGrant(id: string, parent?: TaskGrant, overrides: Partial<Tas
     denied: ["email.delete"],
     caveats: {
       "email.send": {
-        constraints: [{ type: "object", properties: { to: { type: "string", pattern: "@example\\.com$" } } }],
+        constraints: [
+          { type: "object", properties: { to: { type: "string", pattern: "@example\\.com$" } } },
+        ],
         binds: { from: "support@example.com", cc: null, priority: 2.5 },
-        rules: [{ when: { properties: { to: { const: "ceo@example.com" } } }, then: "deny", reason: "no", source: "base" }],
+        rules: [
+          {
+            when: { properties: { to: { const: "ceo@example.com" } } },
+            then: "deny",
+            reason: "no",
+            source: "base",
+          },
+        ],
       },
     },
     limits: { maxCalls: 100, maxDelegationDepth: 3 },
@@ -51,7 +69,10 @@ export function makeKey(kid: string, createdAt: number, retiredAt?: number): Sto
 }
 
 /** A recorded allow of a call, with every required field filled in. */
-export function makeDecision(decisionId: string, overrides: Partial<DecisionRecord> = {}): DecisionRecord {
+export function makeDecision(
+  decisionId: string,
+  overrides: Partial<DecisionRecord> = {},
+): DecisionRecord {
   return {
     decisionId,
     decidedAt: ISSUED_AT + 10,
@@ -72,7 +93,14 @@ export function makeDecision(decisionId: string, overrides: Partial<DecisionReco
 /** An API key record with a distinct hash per id. */
 export function makeApiKey(id: string, overrides: Partial<StoredApiKey> = {}): StoredApiKey {
   const hash = Buffer.from(id).toString("hex").padEnd(64, "0").slice(0, 64);
-  return { id, principal: "orchestrator", roles: ["issuer"], secretHash: hash, createdAt: 10, ...overrides };
+  return {
+    id,
+    principal: "orchestrator",
+    roles: ["issuer"],
+    secretHash: hash,
+    createdAt: 10,
+    ...overrides,
+  };
 }
 
 /** A pending approval of one call, as the application layer drafts it. */

@@ -7,7 +7,11 @@ import { createGroupCommit } from "../../src/store/sqlite/group-commit.js";
 import { walFile, type DurableFile } from "../../src/store/sqlite/wal-file.js";
 
 /** A durable file whose flushes finish only when the test says so. */
-function heldFlushes(): { file: DurableFile; pending: ((err: Error | null) => void)[]; synced: number } {
+function heldFlushes(): {
+  file: DurableFile;
+  pending: ((err: Error | null) => void)[];
+  synced: number;
+} {
   const state = { pending: [] as ((err: Error | null) => void)[], synced: 0 };
   return {
     ...state,
@@ -69,7 +73,11 @@ describe("createGroupCommit()", () => {
       insert.run(2);
       throw new Error("unit failed after writing");
     };
-    const units = [group.run(() => insert.run(1)), group.run(failing), group.run(() => insert.run(3))];
+    const units = [
+      group.run(() => insert.run(1)),
+      group.run(failing),
+      group.run(() => insert.run(3)),
+    ];
     await expect(units[1]).rejects.toThrow("unit failed");
     await Promise.all([units[0], units[2]]);
     expect(values()).toEqual([1, 3]);

@@ -9,7 +9,21 @@ import { makeDecision } from "./fixtures.js";
 /** Strings with what JSON escapes: quotes, backslashes, control characters, lone and paired surrogates. */
 const text = fc.oneof(
   fc.string({ unit: "binary" }),
-  fc.string({ unit: fc.constantFrom('"', "\\", "\u0000", "\u001f", "\u007f", "\u2028", "\ud800", "\udc00", "\ud83d\ude00", "é", "a") }),
+  fc.string({
+    unit: fc.constantFrom(
+      '"',
+      "\\",
+      "\u0000",
+      "\u001f",
+      "\u007f",
+      "\u2028",
+      "\ud800",
+      "\udc00",
+      "\ud83d\ude00",
+      "é",
+      "a",
+    ),
+  }),
   fc.constantFrom("", "allow", "deny", "LIMIT_EXCEEDED"),
 );
 const optional = fc.option(text, { nil: undefined });
@@ -51,8 +65,19 @@ describe("decisionAuditText()", () => {
   });
 
   it("leaves a record holding what its type does not allow to auditEntryJson: the same text, or the same refusal", () => {
-    const odd = fc.oneof(fc.constant(undefined), fc.constant(null), fc.integer(), fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY), fc.boolean());
-    const field = fc.constantFrom(...(Object.keys(makeDecision("d")) as (keyof DecisionRecord)[]), "reasonCode", "stepKey", "caller");
+    const odd = fc.oneof(
+      fc.constant(undefined),
+      fc.constant(null),
+      fc.integer(),
+      fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY),
+      fc.boolean(),
+    );
+    const field = fc.constantFrom(
+      ...(Object.keys(makeDecision("d")) as (keyof DecisionRecord)[]),
+      "reasonCode",
+      "stepKey",
+      "caller",
+    );
     fc.assert(
       fc.property(record, field, odd, (r, k, v) => {
         const bent: DecisionRecord = { ...r, [k]: v };
@@ -71,8 +96,16 @@ describe("decisionAuditText()", () => {
 
   it("chains the same row as the record's fields do", () => {
     const head = { seq: 41, hash: "ab".repeat(32) };
-    const r = makeDecision("dec-1", { reasonCode: "LIMIT_EXCEEDED", decision: "deny", caller: "gateway", runId: "run-1", stepKey: 'step "1"' });
+    const r = makeDecision("dec-1", {
+      reasonCode: "LIMIT_EXCEEDED",
+      decision: "deny",
+      caller: "gateway",
+      runId: "run-1",
+      stepKey: 'step "1"',
+    });
     expect(nextAuditRow(head, decisionAuditText(r))).toEqual(nextAuditRow(head, decisionAudit(r)));
-    expect(nextAuditRow(undefined, decisionAuditText(r))).toEqual(nextAuditRow(undefined, decisionAudit(r)));
+    expect(nextAuditRow(undefined, decisionAuditText(r))).toEqual(
+      nextAuditRow(undefined, decisionAudit(r)),
+    );
   });
 });

@@ -24,7 +24,9 @@ async function storeAndSql(): Promise<{ store: Store; sql: Database.Database }> 
   return { store, sql };
 }
 
-const charge = (maxCalls: number): DecisionEffects => ({ budget: { actionId: "email.send", grants: [{ grantId: "g", maxCalls }] } });
+const charge = (maxCalls: number): DecisionEffects => ({
+  budget: { actionId: "email.send", grants: [{ grantId: "g", maxCalls }] },
+});
 let n = 0;
 /** The outcome's kind, or the StoreError's code. */
 const outcome = (p: Promise<{ kind: string }>) =>
@@ -37,16 +39,27 @@ describe("budget counters charged in the group's memory", () => {
   it("takes back the charge of a unit that fails after charging, and the next units of the group see the counter without it", async () => {
     const { store, sql } = await storeAndSql();
     // The decision row of call "boom" cannot be inserted: its unit fails after its budget was charged.
-    sql.exec("CREATE TRIGGER boom BEFORE INSERT ON decisions WHEN NEW.call_id = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END");
-    const commit = (callId: string) => outcome(store.commitDecision(makeDecision(`dec_${n++}`, { callId }), charge(2)));
-    expect(await Promise.all([commit("a"), commit("boom"), commit("b"), commit("c")])).toEqual(["committed", "CONFLICT", "committed", "refused"]);
+    sql.exec(
+      "CREATE TRIGGER boom BEFORE INSERT ON decisions WHEN NEW.call_id = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END",
+    );
+    const commit = (callId: string) =>
+      outcome(store.commitDecision(makeDecision(`dec_${n++}`, { callId }), charge(2)));
+    expect(await Promise.all([commit("a"), commit("boom"), commit("b"), commit("c")])).toEqual([
+      "committed",
+      "CONFLICT",
+      "committed",
+      "refused",
+    ]);
     expect(await store.getBudgetUsage("g")).toEqual({ calls: 2, perAction: {} });
   });
 
   it("takes back the charge of a group of one that fails after charging", async () => {
     const { store, sql } = await storeAndSql();
-    sql.exec("CREATE TRIGGER boom BEFORE INSERT ON decisions WHEN NEW.call_id = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END");
-    const commit = (callId: string) => outcome(store.commitDecision(makeDecision(`dec_${n++}`, { callId }), charge(1)));
+    sql.exec(
+      "CREATE TRIGGER boom BEFORE INSERT ON decisions WHEN NEW.call_id = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END",
+    );
+    const commit = (callId: string) =>
+      outcome(store.commitDecision(makeDecision(`dec_${n++}`, { callId }), charge(1)));
     expect(await commit("boom")).toBe("CONFLICT");
     expect(await commit("a")).toBe("committed");
     expect(await commit("b")).toBe("refused");
@@ -55,9 +68,16 @@ describe("budget counters charged in the group's memory", () => {
 
   it("fails the whole group when its counters cannot be written, and the next group reads them again", async () => {
     const { store, sql } = await storeAndSql();
-    const group = (size: number) => Promise.all(Array.from({ length: size }, () => outcome(store.commitDecision(makeDecision(`dec_${n++}`), charge(5)))));
+    const group = (size: number) =>
+      Promise.all(
+        Array.from({ length: size }, () =>
+          outcome(store.commitDecision(makeDecision(`dec_${n++}`), charge(5))),
+        ),
+      );
     expect(await group(2)).toEqual(["committed", "committed"]);
-    sql.exec("CREATE TRIGGER full BEFORE UPDATE ON budget_counters WHEN NEW.used = 4 BEGIN SELECT RAISE(ABORT, 'full'); END");
+    sql.exec(
+      "CREATE TRIGGER full BEFORE UPDATE ON budget_counters WHEN NEW.used = 4 BEGIN SELECT RAISE(ABORT, 'full'); END",
+    );
     expect(await group(2)).toEqual(["CONFLICT", "CONFLICT"]);
     expect(await store.getBudgetUsage("g")).toEqual({ calls: 2, perAction: {} });
     expect((await store.readAudit(0, 100)).length).toBe(2);
@@ -77,20 +97,41 @@ describe("budget counters charged in the group's memory", () => {
 
   it("fails a call whose counter does not hold a number CORRUPT, charging nothing", async () => {
     const { store, sql } = await storeAndSql();
-    sql.prepare("INSERT INTO budget_counters (grant_id, action_id, used) VALUES ('g', '', 'many')").run();
-    expect(await outcome(store.commitDecision(makeDecision(`dec_${n++}`), charge(3)))).toBe("CORRUPT");
+    sql
+      .prepare("INSERT INTO budget_counters (grant_id, action_id, used) VALUES ('g', '', 'many')")
+      .run();
+    expect(await outcome(store.commitDecision(makeDecision(`dec_${n++}`), charge(3)))).toBe(
+      "CORRUPT",
+    );
     expect(sql.prepare("SELECT used FROM budget_counters").all()).toEqual([{ used: "many" }]);
     expect(await store.readAudit(0, 10)).toEqual([]);
   });
 
   it("writes no counter row for a call refused after a first charge, nor for a unit rolled back", async () => {
     const { store, sql } = await storeAndSql();
-    sql.exec("CREATE TRIGGER boom BEFORE INSERT ON decisions WHEN NEW.call_id = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END");
-    const commit = (callId: string, effects: DecisionEffects) => outcome(store.commitDecision(makeDecision(`dec_${n++}`, { callId }), effects));
+    sql.exec(
+      "CREATE TRIGGER boom BEFORE INSERT ON decisions WHEN NEW.call_id = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END",
+    );
+    const commit = (callId: string, effects: DecisionEffects) =>
+      outcome(store.commitDecision(makeDecision(`dec_${n++}`, { callId }), effects));
     // g2's grant-wide counter is read and charged, then its per-action limit refuses the call; g3's is charged by a unit that fails.
-    const spentPerAction = { budget: { actionId: "x", grants: [{ grantId: "g2", maxCalls: 5, maxCallsPerAction: 0 }] } };
+    const spentPerAction = {
+      budget: { actionId: "x", grants: [{ grantId: "g2", maxCalls: 5, maxCallsPerAction: 0 }] },
+    };
     const other = { budget: { actionId: "x", grants: [{ grantId: "g3", maxCalls: 9 }] } };
-    expect(await Promise.all([commit("a", spentPerAction), commit("boom", other), commit("b", charge(9))])).toEqual(["refused", "CONFLICT", "committed"]);
-    expect(sql.prepare("SELECT grant_id, action_id, used FROM budget_counters ORDER BY grant_id, action_id").all()).toEqual([{ grant_id: "g", action_id: "", used: 1 }]);
+    expect(
+      await Promise.all([
+        commit("a", spentPerAction),
+        commit("boom", other),
+        commit("b", charge(9)),
+      ]),
+    ).toEqual(["refused", "CONFLICT", "committed"]);
+    expect(
+      sql
+        .prepare(
+          "SELECT grant_id, action_id, used FROM budget_counters ORDER BY grant_id, action_id",
+        )
+        .all(),
+    ).toEqual([{ grant_id: "g", action_id: "", used: 1 }]);
   });
 });

@@ -30,7 +30,9 @@ async function verifiedChain(store: Store) {
     expect(auditLinkProblem(previous, row)).toBeUndefined();
     previous = row;
   }
-  expect(await store.auditHead()).toEqual(rows.length === 0 ? undefined : { seq: previous.seq, hash: previous.hash });
+  expect(await store.auditHead()).toEqual(
+    rows.length === 0 ? undefined : { seq: previous.seq, hash: previous.hash },
+  );
   return rows;
 }
 
@@ -76,14 +78,11 @@ describe("the SQLite group commit's work per decision", () => {
       store.commitDecision(makeDecision("dec-d", { caller: "x" }), charge(10, 2)),
       store.commitDecision(makeDecision("dec-e"), charge(10)),
     ]);
-    expect(results.map((r) => (r.status === "fulfilled" ? r.value.kind : (r.reason as { code: string }).code))).toEqual([
-      "committed",
-      "CONFLICT",
-      "committed",
-      "refused",
-      "refused",
-      "committed",
-    ]);
+    expect(
+      results.map((r) =>
+        r.status === "fulfilled" ? r.value.kind : (r.reason as { code: string }).code,
+      ),
+    ).toEqual(["committed", "CONFLICT", "committed", "refused", "refused", "committed"]);
     expect(await store.getBudgetUsage("g")).toEqual({ calls: 4, perAction: { "email.send": 4 } });
     const rows = await verifiedChain(store);
     const ids = ["dec-taken", "dec-a", "dec-b", "dec-c", "dec-d", "dec-e"];
@@ -93,8 +92,15 @@ describe("the SQLite group commit's work per decision", () => {
       const stored = (await store.getDecision(ids[i] as string)) as DecisionRecord;
       expect(row.entry).toBe(auditEntryJson({ ...decisionAudit(stored), seq: row.seq }));
     }
-    expect(await store.getDecision("dec-c")).toMatchObject({ decision: "deny", reasonCode: "LIMIT_EXCEEDED" });
-    expect(await store.getDecision("dec-d")).toMatchObject({ decision: "deny", reasonCode: "LIMIT_EXCEEDED", caller: "x" });
+    expect(await store.getDecision("dec-c")).toMatchObject({
+      decision: "deny",
+      reasonCode: "LIMIT_EXCEEDED",
+    });
+    expect(await store.getDecision("dec-d")).toMatchObject({
+      decision: "deny",
+      reasonCode: "LIMIT_EXCEEDED",
+      caller: "x",
+    });
   });
 
   it("rolls back a unit whose audit record cannot be written with its row and its charges, and the chain goes on from the head before it", async () => {
@@ -102,7 +108,9 @@ describe("the SQLite group commit's work per decision", () => {
     const store = await openStore(file);
     const sql = new Database(file);
     try {
-      sql.exec("CREATE TRIGGER boom BEFORE INSERT ON audit_log WHEN NEW.entry LIKE '%\"callId\":\"boom\"%' BEGIN SELECT RAISE(ABORT, 'boom'); END");
+      sql.exec(
+        "CREATE TRIGGER boom BEFORE INSERT ON audit_log WHEN NEW.entry LIKE '%\"callId\":\"boom\"%' BEGIN SELECT RAISE(ABORT, 'boom'); END",
+      );
     } finally {
       sql.close();
     }
@@ -111,11 +119,20 @@ describe("the SQLite group commit's work per decision", () => {
         (o) => o.kind,
         () => "failed",
       );
-    expect(await Promise.all([commit("dec-a"), commit("dec-boom", "boom"), commit("dec-b"), commit("dec-c")])).toEqual(["committed", "failed", "committed", "refused"]);
+    expect(
+      await Promise.all([
+        commit("dec-a"),
+        commit("dec-boom", "boom"),
+        commit("dec-b"),
+        commit("dec-c"),
+      ]),
+    ).toEqual(["committed", "failed", "committed", "refused"]);
     expect(await store.getDecision("dec-boom")).toBeUndefined();
     expect(await store.getBudgetUsage("g")).toEqual({ calls: 2, perAction: { "email.send": 2 } });
     const rows = await verifiedChain(store);
-    expect(rows.map((r) => [r.seq, (JSON.parse(r.entry) as { decisionId: string }).decisionId])).toEqual([
+    expect(
+      rows.map((r) => [r.seq, (JSON.parse(r.entry) as { decisionId: string }).decisionId]),
+    ).toEqual([
       [1, "dec-a"],
       [2, "dec-b"],
       [3, "dec-c"],
@@ -126,7 +143,12 @@ describe("the SQLite group commit's work per decision", () => {
     const file = join(dirs.make(), "charter.db");
     const [a, b] = [await openStore(file), await openStore(file)] as [Store, Store];
     let n = 0;
-    const group = (store: Store, size: number) => Promise.all(Array.from({ length: size }, () => store.commitDecision(makeDecision(`dec-${n++}`), charge(45))));
+    const group = (store: Store, size: number) =>
+      Promise.all(
+        Array.from({ length: size }, () =>
+          store.commitDecision(makeDecision(`dec-${n++}`), charge(45)),
+        ),
+      );
     const outcomes = [];
     // Each round is a group on each store (a's first, then b's, on the same file).
     for (const [sizeA, sizeB] of [

@@ -30,7 +30,11 @@ const DOING = { add: (n: number) => `add ${n}`, fail: () => "fail on purpose" };
 
 function options(released: string[] = []): GuardOptions {
   const translate = (err: unknown, doing: string) =>
-    new StoreError("UNAVAILABLE", `test store could not ${doing}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    new StoreError(
+      "UNAVAILABLE",
+      `test store could not ${doing}: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   return { adapter: "test store", translate, release: () => void released.push("released") };
 }
 
@@ -71,13 +75,20 @@ describe("guardStore()", () => {
 
   it("translates a failure to release the connections", async () => {
     const { calls: _calls, ...port } = counter();
-    const store = guardStore(port, DOING, { ...options(), release: () => Promise.reject(new Error("disk gone")) });
+    const store = guardStore(port, DOING, {
+      ...options(),
+      release: () => Promise.reject(new Error("disk gone")),
+    });
     await expectStoreError(store.close(), "UNAVAILABLE");
   });
 
   it("answers a StoreError even when describing the call throws", async () => {
     const { calls: _calls, ...port } = counter();
-    const store = guardStore(port, { ...DOING, add: (n: number) => `add ${(n as unknown as { x: { y: number } }).x.y}` }, options());
+    const store = guardStore(
+      port,
+      { ...DOING, add: (n: number) => `add ${(n as unknown as { x: { y: number } }).x.y}` },
+      options(),
+    );
     const err = await expectStoreError(store.add(1), "UNAVAILABLE");
     expect(err.message).toContain("could not add");
   });
@@ -85,6 +96,8 @@ describe("guardStore()", () => {
   it("refuses an operation that has no description, so none is exposed unguarded", () => {
     const { calls: _calls, ...port } = counter();
     // @ts-expect-error -- the compiler refuses a description table that misses an operation
-    expect(() => guardStore(port, { add: DOING.add }, options())).toThrow("test store: operations without a description: fail");
+    expect(() => guardStore(port, { add: DOING.add }, options())).toThrow(
+      "test store: operations without a description: fail",
+    );
   });
 });

@@ -35,18 +35,30 @@ describe("pendingMigrations()", () => {
   });
 
   it("refuses a database from a newer code base as CORRUPT", () => {
-    const err = storeErrorOf(() => pendingMigrations(LIST, [...LIST, { version: 4, name: "four" }]));
-    expect(err).toMatchObject({ code: "CORRUPT", message: "database schema version 4 is newer than this Charter (3)" });
+    const err = storeErrorOf(() =>
+      pendingMigrations(LIST, [...LIST, { version: 4, name: "four" }]),
+    );
+    expect(err).toMatchObject({
+      code: "CORRUPT",
+      message: "database schema version 4 is newer than this Charter (3)",
+    });
   });
 
   it("refuses a recorded history with a gap or another name as CORRUPT", () => {
-    expect(storeErrorOf(() => pendingMigrations(LIST, [{ version: 2, name: "two" }])).code).toBe("CORRUPT");
+    expect(storeErrorOf(() => pendingMigrations(LIST, [{ version: 2, name: "two" }])).code).toBe(
+      "CORRUPT",
+    );
     const renamed = storeErrorOf(() => pendingMigrations(LIST, [{ version: 1, name: "uno" }]));
-    expect(renamed).toMatchObject({ code: "CORRUPT", message: expect.stringContaining('"uno"') as unknown });
+    expect(renamed).toMatchObject({
+      code: "CORRUPT",
+      message: expect.stringContaining('"uno"') as unknown,
+    });
   });
 
   it("rejects a migration list whose versions do not run 1, 2, 3…", () => {
-    expect(() => pendingMigrations([{ version: 2, name: "two", sql: "" }], [])).toThrow(/expected 1/);
+    expect(() => pendingMigrations([{ version: 2, name: "two", sql: "" }], [])).toThrow(
+      /expected 1/,
+    );
   });
 });
 

@@ -45,7 +45,10 @@ describe("openStore()", () => {
     ["file:<path>", (file: string) => `file:${file}`],
     ["a file:// URL", (file: string) => pathToFileURL(file).href],
     ["a sqlite:// URL", (file: string) => pathToFileURL(file).href.replace(/^file:/, "sqlite:")],
-    ["a file://localhost URL", (file: string) => pathToFileURL(file).href.replace(/^file:\/\//, "file://localhost")],
+    [
+      "a file://localhost URL",
+      (file: string) => pathToFileURL(file).href.replace(/^file:\/\//, "file://localhost"),
+    ],
   ])("opens the SQLite file a url names: %s", async (_form, urlOf) => {
     const dataDir = dirs.make();
     const file = join(dirs.make(), "elsewhere", "my store.db");
@@ -64,7 +67,9 @@ describe("openStore()", () => {
     await (await open({ dataDir, now: () => 111, busyTimeoutMs: 100 })).close();
     const db = new Database(join(dataDir, "charter.db"), { readonly: true });
     try {
-      expect(db.prepare("SELECT DISTINCT applied_at FROM schema_migrations").pluck().all()).toEqual([111]);
+      expect(db.prepare("SELECT DISTINCT applied_at FROM schema_migrations").pluck().all()).toEqual(
+        [111],
+      );
     } finally {
       db.close();
     }

@@ -32,7 +32,11 @@ describe("toStoreError() for PostgreSQL", () => {
     ["connection reset", networkError("ECONNRESET"), "UNAVAILABLE"],
     ["a connect timeout", new Error("timeout exceeded when trying to connect"), "UNAVAILABLE"],
     ["a query timeout", new Error("Query read timeout"), "UNAVAILABLE"],
-    ["a dual-stack connect failure", new AggregateError([networkError("ECONNREFUSED"), networkError("EADDRNOTAVAIL")], ""), "UNAVAILABLE"],
+    [
+      "a dual-stack connect failure",
+      new AggregateError([networkError("ECONNREFUSED"), networkError("EADDRNOTAVAIL")], ""),
+      "UNAVAILABLE",
+    ],
     ["something else", "a string", "UNAVAILABLE"],
   ])("%s → %s", (_what, err, code) => {
     const translated = toStoreError(err, "read grant g");
@@ -48,13 +52,17 @@ describe("toStoreError() for PostgreSQL", () => {
   });
 
   it("scrubs the password from a message", () => {
-    expect(toStoreError(new Error("bad s3cr3t-pw here"), "open", "s3cr3t-pw").message).toBe("postgres store could not open: bad *** here");
+    expect(toStoreError(new Error("bad s3cr3t-pw here"), "open", "s3cr3t-pw").message).toBe(
+      "postgres store could not open: bad *** here",
+    );
   });
 });
 
 describe("parsePostgresUrl()", () => {
   it("takes the schema out of the url, and names the database without its password", () => {
-    const target = parsePostgresUrl("postgres://charter:s3cr%40t@db.internal:6432/charter?schema=tenant_a&sslmode=disable");
+    const target = parsePostgresUrl(
+      "postgres://charter:s3cr%40t@db.internal:6432/charter?schema=tenant_a&sslmode=disable",
+    );
     expect(target).toEqual({
       connectionString: "postgres://charter:s3cr%40t@db.internal:6432/charter?sslmode=disable",
       schema: "tenant_a",

@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresStore, openStore, type Store } from "../../src/store/index.js";
 import { POSTGRES_MIGRATIONS } from "../../src/store/postgres/migrations.js";
 import { SQLITE_MIGRATIONS } from "../../src/store/sqlite/migrations.js";
-import { admin, describePostgres, POSTGRES_URL, testSchema, type TestSchema } from "../support/postgres.js";
+import {
+  admin,
+  describePostgres,
+  POSTGRES_URL,
+  testSchema,
+  type TestSchema,
+} from "../support/postgres.js";
 import { closedPort } from "../support/ports.js";
 import { expectStoreError } from "./contract.js";
 import { makeDecision, makeGrant } from "./fixtures.js";
@@ -17,7 +23,10 @@ describe("PostgreSQL migrations", () => {
 describe("openPostgresStore() refusals that need no server", () => {
   it.each([
     ["postgres://charter:s3cr3t-pw@[bad/charter", /not a valid URL/],
-    ["postgres://charter:s3cr3t-pw@db/charter?schema=Bad-Name", /schema "Bad-Name" is not a lower-case identifier/],
+    [
+      "postgres://charter:s3cr3t-pw@db/charter?schema=Bad-Name",
+      /schema "Bad-Name" is not a lower-case identifier/,
+    ],
     ["postgres://charter:s3cr3t-pw@db/charter?schema=x;drop", /is not a lower-case identifier/],
   ])("refuses %s as UNAVAILABLE without echoing the password", async (url, message) => {
     const err = await expectStoreError(openPostgresStore({ url }), "UNAVAILABLE");
@@ -27,8 +36,14 @@ describe("openPostgresStore() refusals that need no server", () => {
 
   it("fails UNAVAILABLE at once when nothing listens, naming the database without its password", async () => {
     const port = await closedPort();
-    for (const url of [`postgres://charter:s3cr3t-pw@127.0.0.1:${port}/charter`, `POSTGRESQL://charter:s3cr3t-pw@127.0.0.1:${port}/charter`]) {
-      const err = await expectStoreError(openStore({ dataDir: "/nonexistent", url }), "UNAVAILABLE");
+    for (const url of [
+      `postgres://charter:s3cr3t-pw@127.0.0.1:${port}/charter`,
+      `POSTGRESQL://charter:s3cr3t-pw@127.0.0.1:${port}/charter`,
+    ]) {
+      const err = await expectStoreError(
+        openStore({ dataDir: "/nonexistent", url }),
+        "UNAVAILABLE",
+      );
       expect(err.message).toContain(`charter@127.0.0.1:${port}/charter (schema public)`);
       expect(err.message).toMatch(/ECONNREFUSED/);
       expect(err.message).not.toContain("s3cr3t-pw");
@@ -59,33 +74,53 @@ describePostgres("openPostgresStore() on the test server", () => {
     const store = await openStore({ dataDir: "/nonexistent", url: schema.url, now: () => 111 });
     stores.push(store);
     await store.putGrant(makeGrant("g"));
-    const rows = await admin((c) => c.query<{ id: string }>(`SELECT id FROM ${schema.name}.grants`));
+    const rows = await admin((c) =>
+      c.query<{ id: string }>(`SELECT id FROM ${schema.name}.grants`),
+    );
     expect(rows.rows).toEqual([{ id: "g" }]);
-    const history = await admin((c) => c.query(`SELECT version, name, applied_at FROM ${schema.name}.schema_migrations ORDER BY version`));
-    expect(history.rows).toEqual(POSTGRES_MIGRATIONS.map((m) => ({ version: m.version, name: m.name, applied_at: "111" })));
+    const history = await admin((c) =>
+      c.query(
+        `SELECT version, name, applied_at FROM ${schema.name}.schema_migrations ORDER BY version`,
+      ),
+    );
+    expect(history.rows).toEqual(
+      POSTGRES_MIGRATIONS.map((m) => ({ version: m.version, name: m.name, applied_at: "111" })),
+    );
   });
 
   it("applies each migration once when many replicas open a fresh schema together", async () => {
     const schema = fresh("together");
     const opened = await Promise.all(Array.from({ length: 6 }, () => open({ url: schema.url })));
     expect(opened).toHaveLength(6);
-    const history = await admin((c) => c.query(`SELECT version FROM ${schema.name}.schema_migrations ORDER BY version`));
-    expect(history.rows.map((r: { version: number }) => r.version)).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version));
+    const history = await admin((c) =>
+      c.query(`SELECT version FROM ${schema.name}.schema_migrations ORDER BY version`),
+    );
+    expect(history.rows.map((r: { version: number }) => r.version)).toEqual(
+      POSTGRES_MIGRATIONS.map((m) => m.version),
+    );
   });
 
   it("refuses a schema from a newer Charter, and one whose history diverges, as CORRUPT", async () => {
     const newer = fresh("newer");
     await (await openPostgresStore({ url: newer.url })).close();
     const latest = POSTGRES_MIGRATIONS.length;
-    await admin((c) => c.query(`INSERT INTO ${newer.name}.schema_migrations VALUES (${latest + 1}, 'from-the-future', 1)`));
-    expect((await expectStoreError(openPostgresStore({ url: newer.url }), "CORRUPT")).message).toContain(
-      `schema version ${latest + 1} is newer than this Charter (${latest})`,
+    await admin((c) =>
+      c.query(
+        `INSERT INTO ${newer.name}.schema_migrations VALUES (${latest + 1}, 'from-the-future', 1)`,
+      ),
     );
+    expect(
+      (await expectStoreError(openPostgresStore({ url: newer.url }), "CORRUPT")).message,
+    ).toContain(`schema version ${latest + 1} is newer than this Charter (${latest})`);
 
     const diverged = fresh("diverged");
     await (await openPostgresStore({ url: diverged.url })).close();
-    await admin((c) => c.query(`UPDATE ${diverged.name}.schema_migrations SET name = 'other' WHERE version = 2`));
-    expect((await expectStoreError(openPostgresStore({ url: diverged.url }), "CORRUPT")).message).toMatch(/version 2 is "other", this Charter expects "decisions"/);
+    await admin((c) =>
+      c.query(`UPDATE ${diverged.name}.schema_migrations SET name = 'other' WHERE version = 2`),
+    );
+    expect(
+      (await expectStoreError(openPostgresStore({ url: diverged.url }), "CORRUPT")).message,
+    ).toMatch(/version 2 is "other", this Charter expects "decisions"/);
   });
 
   it("fails UNAVAILABLE for a database that does not exist, without the password", async () => {
@@ -111,7 +146,9 @@ describePostgres("openPostgresStore() on the test server", () => {
         await c.query(`LOCK TABLE ${schema.name}.grants IN ACCESS EXCLUSIVE MODE`);
         const started = Date.now();
         const err = await expectStoreError(store.getGrant("g"), "UNAVAILABLE");
-        expect(err.message).toMatch(/could not read grant g: canceling statement due to statement timeout/);
+        expect(err.message).toMatch(
+          /could not read grant g: canceling statement due to statement timeout/,
+        );
         expect(Date.now() - started).toBeLessThan(3000);
         await c.query("ROLLBACK");
       });
@@ -122,7 +159,12 @@ describePostgres("openPostgresStore() on the test server", () => {
       const name = `charter-test-${process.pid}-terminate`;
       const store = await open({ url: schema.url, applicationName: name, poolSize: 1 });
       await store.commitDecision(makeDecision("dec_before"));
-      const killed = await admin((c) => c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [name]));
+      const killed = await admin((c) =>
+        c.query(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+          [name],
+        ),
+      );
       expect(killed.rowCount).toBe(1);
       const outcomes: string[] = [];
       for (let i = 0; i < 3; i++) {
@@ -140,7 +182,9 @@ describePostgres("openPostgresStore() on the test server", () => {
     it("concurrent commits of one decision from two replicas all succeed: serialization failures are retried", async () => {
       const [a, b] = [await open({ url: schema.url }), await open({ url: schema.url })];
       const record = makeDecision("dec_race");
-      const commits = Array.from({ length: 24 }, (_, i) => (i % 2 === 0 ? a : b).commitDecision(record));
+      const commits = Array.from({ length: 24 }, (_, i) =>
+        (i % 2 === 0 ? a : b).commitDecision(record),
+      );
       await expect(Promise.all(commits)).resolves.toHaveLength(24);
       expect(await b.getDecision("dec_race")).toStrictEqual(record);
     });
@@ -151,7 +195,9 @@ describePostgres("openPostgresStore() on the test server", () => {
       const child = makeGrant("rv-child", root);
       const leaf = makeGrant("rv-leaf", child);
       for (const g of [root, child, leaf]) await a.putGrant(g);
-      const revocations = Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? a : b).revokeGrant(i % 3 === 0 ? "rv-root" : "rv-child", `r${i}`, 1000 + i));
+      const revocations = Array.from({ length: 16 }, (_, i) =>
+        (i % 2 === 0 ? a : b).revokeGrant(i % 3 === 0 ? "rv-root" : "rv-child", `r${i}`, 1000 + i),
+      );
       await expect(Promise.all(revocations)).resolves.toHaveLength(16);
       const leafState = await b.getGrant("rv-leaf");
       expect(leafState?.revokedAt).toBeDefined();

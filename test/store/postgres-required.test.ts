@@ -10,14 +10,20 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const VITEST = fileURLToPath(new URL("../../node_modules/vitest/vitest.mjs", import.meta.url));
 
 async function runPostgresTests(env: Record<string, string>) {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== "CI" && k !== "CHARTER_REQUIRE_POSTGRES"));
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => k !== "CI" && k !== "CHARTER_REQUIRE_POSTGRES"),
+  );
   const url = `postgres://postgres@127.0.0.1:${await closedPort()}/test`;
-  const run = spawnSync(process.execPath, [VITEST, "run", "test/store/postgres.test.ts", "--reporter=default"], {
-    cwd: ROOT,
-    env: { ...base, CHARTER_TEST_DATABASE_URL: url, NO_COLOR: "1", ...env },
-    encoding: "utf8",
-    timeout: 60_000,
-  });
+  const run = spawnSync(
+    process.execPath,
+    [VITEST, "run", "test/store/postgres.test.ts", "--reporter=default"],
+    {
+      cwd: ROOT,
+      env: { ...base, CHARTER_TEST_DATABASE_URL: url, NO_COLOR: "1", ...env },
+      encoding: "utf8",
+      timeout: 60_000,
+    },
+  );
   return { status: run.status, output: `${run.stdout}${run.stderr}` };
 }
 
@@ -39,7 +45,9 @@ describe("PostgreSQL tests when the server is unreachable", () => {
   it("skip with a visible message elsewhere", async () => {
     const run = await runPostgresTests({});
     expect(run.status, run.output).toBe(0);
-    expect(run.output).toMatch(/SKIPPED "PostgreSQL store": PostgreSQL at 127\.0\.0\.1:\d+ is unreachable/);
+    expect(run.output).toMatch(
+      /SKIPPED "PostgreSQL store": PostgreSQL at 127\.0\.0\.1:\d+ is unreachable/,
+    );
     expect(run.output).toMatch(/Tests +\d+ skipped/);
     expect(run.output).not.toMatch(/failed/);
   }, 60_000);

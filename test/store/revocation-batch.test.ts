@@ -40,12 +40,19 @@ function tracedCheck(file: string) {
 /** Resolves on a later turn of the event loop than every immediate scheduled before it. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-const revokeRoot = (db: Database.Database) => db.prepare("UPDATE grants SET revoked_at = 1, revoked_reason = 'by hand' WHERE id = 'g-root'").run();
+const revokeRoot = (db: Database.Database) =>
+  db
+    .prepare("UPDATE grants SET revoked_at = 1, revoked_reason = 'by hand' WHERE id = 'g-root'")
+    .run();
 
 describe("anyRevoked() on SQLite, one epoch read per turn", () => {
   it("sees a revocation committed after the check was asked and before it was read", async () => {
     const { file, store, ids } = await seeded();
-    const asked = [store.anyRevoked(ids), store.anyRevoked(["g-root"]), store.anyRevoked(["g-child"])];
+    const asked = [
+      store.anyRevoked(ids),
+      store.anyRevoked(["g-root"]),
+      store.anyRevoked(["g-child"]),
+    ];
     revokeRoot(connect(file));
     expect(await Promise.all(asked)).toEqual([true, true, false]);
   });
@@ -103,7 +110,9 @@ describe("anyRevoked() on SQLite, one epoch read per turn", () => {
   it("answers each check of a turn from the one read: known ids without a query, unknown ids by one", async () => {
     const { file, ids } = await seeded();
     const { check, queries } = tracedCheck(file);
-    expect(await Promise.all([check(ids), check(["g-late"]), check(ids), check(["g-late", "g-root"])])).toEqual([false, false, false, false]);
+    expect(
+      await Promise.all([check(ids), check(["g-late"]), check(ids), check(["g-late", "g-root"])]),
+    ).toEqual([false, false, false, false]);
     // ids (first), then g-late; the last two were known by then.
     expect(queries()).toBe(2);
   });
@@ -114,7 +123,11 @@ describe("anyRevoked() on SQLite: errors and close", () => {
     const { file, store, ids } = await seeded();
     const raw = connect(file);
     raw.prepare("DELETE FROM revocation_epoch").run();
-    const asked = [store.anyRevoked(ids), store.anyRevoked(["g-root"]), store.anyRevoked(["g-other"])];
+    const asked = [
+      store.anyRevoked(ids),
+      store.anyRevoked(["g-root"]),
+      store.anyRevoked(["g-other"]),
+    ];
     for (const p of asked) await expectStoreError(p, "CORRUPT");
     raw.prepare("INSERT INTO revocation_epoch (id, epoch) VALUES (1, 99)").run();
     expect(await store.anyRevoked(ids)).toBe(false);
@@ -126,7 +139,9 @@ describe("anyRevoked() on SQLite: errors and close", () => {
     const asked = [store.anyRevoked(ids), store.anyRevoked(["g-root"])];
     for (const p of asked) {
       const err = await expectStoreError(p, "UNAVAILABLE");
-      expect(err.message).toBe("sqlite store could not check revocations: no such table: revocation_epoch");
+      expect(err.message).toBe(
+        "sqlite store could not check revocations: no such table: revocation_epoch",
+      );
     }
   });
 
@@ -138,26 +153,33 @@ describe("anyRevoked() on SQLite: errors and close", () => {
     for (const p of asked) {
       const err = await rejection(p);
       expect(err).toBeInstanceOf(StoreError);
-      expect(err).toMatchObject({ code: "UNAVAILABLE", message: "sqlite store could not check revocations: the store closed before the check was read" });
+      expect(err).toMatchObject({
+        code: "UNAVAILABLE",
+        message:
+          "sqlite store could not check revocations: the store closed before the check was read",
+      });
     }
     expect(sql).toEqual([]);
   });
 
-  it.each([":memory:", "on disk"])("settles the checks waiting when the store (%s) is closed", async (where) => {
-    const file = where === ":memory:" ? where : join(dirs.make(), "charter.db");
-    const store = await openSqliteStore({ file });
-    await store.putGrant(makeGrant("g-root"));
-    const asked = [store.anyRevoked(["g-root"]), store.anyRevoked(["g-other"])];
-    await store.close();
-    const settled = await Promise.allSettled(asked);
-    for (const s of settled) {
-      if (s.status === "fulfilled") expect(s.value).toBe(false);
-      else expect(s.reason).toMatchObject({ name: "StoreError", code: "UNAVAILABLE" });
-    }
-    // Once the scheduled read has run, nothing is left waiting, and a later check fails at the guard.
-    await nextTurn();
-    await expectStoreError(store.anyRevoked(["g-root"]), "UNAVAILABLE");
-  });
+  it.each([":memory:", "on disk"])(
+    "settles the checks waiting when the store (%s) is closed",
+    async (where) => {
+      const file = where === ":memory:" ? where : join(dirs.make(), "charter.db");
+      const store = await openSqliteStore({ file });
+      await store.putGrant(makeGrant("g-root"));
+      const asked = [store.anyRevoked(["g-root"]), store.anyRevoked(["g-other"])];
+      await store.close();
+      const settled = await Promise.allSettled(asked);
+      for (const s of settled) {
+        if (s.status === "fulfilled") expect(s.value).toBe(false);
+        else expect(s.reason).toMatchObject({ name: "StoreError", code: "UNAVAILABLE" });
+      }
+      // Once the scheduled read has run, nothing is left waiting, and a later check fails at the guard.
+      await nextTurn();
+      await expectStoreError(store.anyRevoked(["g-root"]), "UNAVAILABLE");
+    },
+  );
 
   it("keeps a process that awaits a check alive until it is answered", async () => {
     const { file } = await seeded();
@@ -170,7 +192,9 @@ describe("anyRevoked() on SQLite: errors and close", () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
       console.log(JSON.stringify(await store.anyRevoked(["g-root"])));
     `;
-    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));

@@ -18,12 +18,20 @@ function thrownBy(fn: (db: Database.Database) => void): unknown {
 
 describe("toStoreError()", () => {
   it("maps constraint violations of every kind to CONFLICT, keeping the cause", () => {
-    const unique = thrownBy((db) => db.exec("CREATE TABLE t (id TEXT PRIMARY KEY); INSERT INTO t VALUES ('a'), ('a')"));
-    const notNull = thrownBy((db) => db.exec("CREATE TABLE t (id TEXT NOT NULL); INSERT INTO t VALUES (NULL)"));
+    const unique = thrownBy((db) =>
+      db.exec("CREATE TABLE t (id TEXT PRIMARY KEY); INSERT INTO t VALUES ('a'), ('a')"),
+    );
+    const notNull = thrownBy((db) =>
+      db.exec("CREATE TABLE t (id TEXT NOT NULL); INSERT INTO t VALUES (NULL)"),
+    );
     for (const cause of [unique, notNull]) {
       const err = toStoreError(cause, "store grant g");
       expect(err).toBeInstanceOf(StoreError);
-      expect(err).toMatchObject({ code: "CONFLICT", cause, message: expect.stringContaining("could not store grant g") as unknown });
+      expect(err).toMatchObject({
+        code: "CONFLICT",
+        cause,
+        message: expect.stringContaining("could not store grant g") as unknown,
+      });
     }
   });
 
@@ -47,7 +55,10 @@ describe("toStoreError()", () => {
 
   it("fails closed: an unrecognised error becomes UNAVAILABLE, a StoreError passes unchanged", () => {
     expect(toStoreError(new RangeError("boom"), "x").code).toBe("UNAVAILABLE");
-    expect(toStoreError("not even an error", "x")).toMatchObject({ code: "UNAVAILABLE", message: expect.stringContaining("not even an error") as unknown });
+    expect(toStoreError("not even an error", "x")).toMatchObject({
+      code: "UNAVAILABLE",
+      message: expect.stringContaining("not even an error") as unknown,
+    });
     const original = new StoreError("NOT_FOUND", "grant g is not known");
     expect(toStoreError(original, "x")).toBe(original);
   });

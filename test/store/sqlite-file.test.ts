@@ -19,7 +19,10 @@ afterEach(async () => {
   dirs.removeAll();
 });
 
-async function open(file: string, options: { now?: () => number; busyTimeoutMs?: number } = {}): Promise<Store> {
+async function open(
+  file: string,
+  options: { now?: () => number; busyTimeoutMs?: number } = {},
+): Promise<Store> {
   const store = await openSqliteStore({ file, ...options });
   stores.push(store);
   return store;
@@ -52,7 +55,11 @@ describe("openSqliteStore()", () => {
 
     const second = await open(file);
     expect(await second.getGrant("root")).toStrictEqual({ grant: root });
-    expect(await second.getGrant("child")).toStrictEqual({ grant: child, revokedAt: 1_750_000_100, revokedReason: "done" });
+    expect(await second.getGrant("child")).toStrictEqual({
+      grant: child,
+      revokedAt: 1_750_000_100,
+      revokedReason: "done",
+    });
     expect(await second.listKeys()).toStrictEqual([makeKey("k1", 100, 200)]);
     expect(await second.anyRevoked(["root", "child"])).toBe(true);
   });
@@ -66,8 +73,13 @@ describe("openSqliteStore()", () => {
   it("records each migration once and does not re-apply it on reopening", async () => {
     const file = join(dirs.make(), "charter.db");
     await (await open(file, { now: () => 111 })).close();
-    const recorded = SQLITE_MIGRATIONS.map((m) => ({ version: m.version, name: m.name, applied_at: 111 }));
-    const history = (): unknown => withRaw(file, (db) => db.prepare("SELECT * FROM schema_migrations ORDER BY version").all());
+    const recorded = SQLITE_MIGRATIONS.map((m) => ({
+      version: m.version,
+      name: m.name,
+      applied_at: 111,
+    }));
+    const history = (): unknown =>
+      withRaw(file, (db) => db.prepare("SELECT * FROM schema_migrations ORDER BY version").all());
     expect(history()).toEqual(recorded);
     expect(recorded.map((r) => r.version)).toEqual([...Array(LATEST).keys()].map((i) => i + 1));
 
@@ -81,10 +93,14 @@ describe("openSqliteStore()", () => {
     const store = await open(file);
     await store.putGrant(makeGrant("g"));
     await store.close();
-    withRaw(file, (db) => db.prepare("INSERT INTO schema_migrations VALUES (?, 'from-the-future', 1)").run(LATEST + 1));
+    withRaw(file, (db) =>
+      db.prepare("INSERT INTO schema_migrations VALUES (?, 'from-the-future', 1)").run(LATEST + 1),
+    );
 
     const err = await expectStoreError(openSqliteStore({ file }), "CORRUPT");
-    expect(err.message).toContain(`database schema version ${LATEST + 1} is newer than this Charter (${LATEST})`);
+    expect(err.message).toContain(
+      `database schema version ${LATEST + 1} is newer than this Charter (${LATEST})`,
+    );
     expect(err.message).toContain(file);
     expect(withRaw(file, (db) => db.prepare("SELECT count(*) FROM grants").pluck().get())).toBe(1);
   });
@@ -93,27 +109,33 @@ describe("openSqliteStore()", () => {
     const file = join(dirs.make(), "charter.db");
     withRaw(file, (db) => applySqliteMigrations(db, SQLITE_MIGRATIONS.slice(0, 1), () => 100));
     withRaw(file, (db) => {
-      db.prepare("INSERT INTO grants (id, root_id, subject, owner, profile, issued_at, expires_at, grant_json) VALUES ('g', 'g', 's', 'o', 'p', 1, 2, ?)").run(
-        grantToJson(makeGrant("g")),
-      );
-      db.prepare("INSERT INTO keys (kid, alg, public_jwk, private_jwk, created_at) VALUES ('k1', 'EdDSA', ?, ?, 100)").run(
-        makeKey("k1", 100).publicJwk,
-        makeKey("k1", 100).privateJwk,
-      );
+      db.prepare(
+        "INSERT INTO grants (id, root_id, subject, owner, profile, issued_at, expires_at, grant_json) VALUES ('g', 'g', 's', 'o', 'p', 1, 2, ?)",
+      ).run(grantToJson(makeGrant("g")));
+      db.prepare(
+        "INSERT INTO keys (kid, alg, public_jwk, private_jwk, created_at) VALUES ('k1', 'EdDSA', ?, ?, 100)",
+      ).run(makeKey("k1", 100).publicJwk, makeKey("k1", 100).privateJwk);
     });
     const store = await open(file, { now: () => 200 });
     expect(await store.getGrant("g")).toStrictEqual({ grant: makeGrant("g") });
     expect(await store.listKeys()).toStrictEqual([makeKey("k1", 100)]);
     await store.commitDecision(makeDecision("dec_1"));
     expect(await store.getDecision("dec_1")).toStrictEqual(makeDecision("dec_1"));
-    const history = withRaw(file, (db) => db.prepare("SELECT version, applied_at FROM schema_migrations ORDER BY version").all());
-    expect(history).toEqual([{ version: 1, applied_at: 100 }, ...SQLITE_MIGRATIONS.slice(1).map((m) => ({ version: m.version, applied_at: 200 }))]);
+    const history = withRaw(file, (db) =>
+      db.prepare("SELECT version, applied_at FROM schema_migrations ORDER BY version").all(),
+    );
+    expect(history).toEqual([
+      { version: 1, applied_at: 100 },
+      ...SQLITE_MIGRATIONS.slice(1).map((m) => ({ version: m.version, applied_at: 200 })),
+    ]);
   });
 
   it("refuses a database whose recorded history diverges from this code's", async () => {
     const file = join(dirs.make(), "charter.db");
     await (await open(file)).close();
-    withRaw(file, (db) => db.prepare("UPDATE schema_migrations SET name = 'something-else' WHERE version = 1").run());
+    withRaw(file, (db) =>
+      db.prepare("UPDATE schema_migrations SET name = 'something-else' WHERE version = 1").run(),
+    );
     const err = await expectStoreError(openSqliteStore({ file }), "CORRUPT");
     expect(err.message).toContain("something-else");
   });
@@ -127,7 +149,10 @@ describe("openSqliteStore()", () => {
   it("fails UNAVAILABLE when the file cannot be created", async () => {
     const dir = dirs.make();
     writeFileSync(join(dir, "a-file"), "");
-    await expectStoreError(openSqliteStore({ file: join(dir, "a-file", "charter.db") }), "UNAVAILABLE");
+    await expectStoreError(
+      openSqliteStore({ file: join(dir, "a-file", "charter.db") }),
+      "UNAVAILABLE",
+    );
     mkdirSync(join(dir, "charter.db"));
     await expectStoreError(openSqliteStore({ file: join(dir, "charter.db") }), "UNAVAILABLE");
   });
@@ -140,16 +165,27 @@ describe("sqlite store at run time", () => {
     ["a grant with another id", () => grantToJson(makeGrant("other"))],
     ["a grant without caveats", (id) => JSON.stringify({ ...makeGrant(id), caveats: undefined })],
     ["a grant with a bad mode", (id) => grantToJson({ ...makeGrant(id), mode: "loud" as "live" })],
-    ["a grant with an unknown member", (id) => grantToJson({ ...makeGrant(id), maxCost: 5 } as TaskGrant)],
-    ["a grant whose allowed and denied lists overlap", (id) => grantToJson({ ...makeGrant(id), denied: ["email.delete", "email.send"] })],
-    ["a grant with an unsorted allowed list", (id) => grantToJson({ ...makeGrant(id), allowed: ["email.send", "email.read"] })],
+    [
+      "a grant with an unknown member",
+      (id) => grantToJson({ ...makeGrant(id), maxCost: 5 } as TaskGrant),
+    ],
+    [
+      "a grant whose allowed and denied lists overlap",
+      (id) => grantToJson({ ...makeGrant(id), denied: ["email.delete", "email.send"] }),
+    ],
+    [
+      "a grant with an unsorted allowed list",
+      (id) => grantToJson({ ...makeGrant(id), allowed: ["email.send", "email.read"] }),
+    ],
   ];
 
   it.each(damaged)("reports a grant row holding %s as CORRUPT", async (_what, json) => {
     const file = join(dirs.make(), "charter.db");
     const store = await open(file);
     await store.putGrant(makeGrant("g"));
-    withRaw(file, (db) => db.prepare("UPDATE grants SET grant_json = ? WHERE id = 'g'").run(json("g")));
+    withRaw(file, (db) =>
+      db.prepare("UPDATE grants SET grant_json = ? WHERE id = 'g'").run(json("g")),
+    );
     const err = await expectStoreError(store.getGrant("g"), "CORRUPT");
     expect(err.message).toContain("grant g");
   });
@@ -160,21 +196,35 @@ describe("sqlite store at run time", () => {
     ["a time that is not an integer", "decided_at", "yesterday"],
   ];
 
-  it.each(damagedDecisions)("reports a decision row holding %s as CORRUPT", async (_what, column, value) => {
-    const file = join(dirs.make(), "charter.db");
-    const store = await open(file);
-    await store.commitDecision(makeDecision("dec_1", { decision: "deny", reasonCode: "NOT_GRANTED" }));
-    withRaw(file, (db) => db.prepare(`UPDATE decisions SET ${column} = ? WHERE decision_id = 'dec_1'`).run(value));
-    const err = await expectStoreError(store.getDecision("dec_1"), "CORRUPT");
-    expect(err.message).toContain("decision dec_1");
-  });
+  it.each(damagedDecisions)(
+    "reports a decision row holding %s as CORRUPT",
+    async (_what, column, value) => {
+      const file = join(dirs.make(), "charter.db");
+      const store = await open(file);
+      await store.commitDecision(
+        makeDecision("dec_1", { decision: "deny", reasonCode: "NOT_GRANTED" }),
+      );
+      withRaw(file, (db) =>
+        db.prepare(`UPDATE decisions SET ${column} = ? WHERE decision_id = 'dec_1'`).run(value),
+      );
+      const err = await expectStoreError(store.getDecision("dec_1"), "CORRUPT");
+      expect(err.message).toContain("decision dec_1");
+    },
+  );
 
   it("commits nothing of a decision whose id is recorded with other content", async () => {
     const file = join(dirs.make(), "charter.db");
     const store = await open(file);
     await store.commitDecision(makeDecision("dec_1"));
-    await expectStoreError(store.commitDecision(makeDecision("dec_1", { decision: "deny", reasonCode: "EXPLICIT_DENY" })), "CONFLICT");
-    expect(withRaw(file, (db) => db.prepare("SELECT count(*) FROM decisions").pluck().get())).toBe(1);
+    await expectStoreError(
+      store.commitDecision(
+        makeDecision("dec_1", { decision: "deny", reasonCode: "EXPLICIT_DENY" }),
+      ),
+      "CONFLICT",
+    );
+    expect(withRaw(file, (db) => db.prepare("SELECT count(*) FROM decisions").pluck().get())).toBe(
+      1,
+    );
   });
 
   it("fails UNAVAILABLE when another connection holds the write lock, and recovers after", async () => {

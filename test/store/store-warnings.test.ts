@@ -27,7 +27,13 @@ describe("the store's warnings", () => {
     try {
       const long = "x".repeat(6000);
       for (let group = 0; group < 200 && told.length === 0; group++) {
-        await Promise.all(Array.from({ length: 16 }, (_, i) => store.commitDecision(makeDecision(`dec_${group}_${i}`, { callId: `${long}-${group}-${i}` }))));
+        await Promise.all(
+          Array.from({ length: 16 }, (_, i) =>
+            store.commitDecision(
+              makeDecision(`dec_${group}_${i}`, { callId: `${long}-${group}-${i}` }),
+            ),
+          ),
+        );
       }
       expect(told.length).toBeGreaterThan(0);
       expect(told[0]).toMatch(/the WAL holds \d+ pages that a checkpoint could not all move/);

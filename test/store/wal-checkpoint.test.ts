@@ -38,7 +38,10 @@ const size = (path: string) => (existsSync(path) ? statSync(path).size : 0);
 const count = (file: string) => {
   const db = new Database(file, { readonly: true });
   try {
-    return db.prepare("SELECT (SELECT count(*) FROM decisions) + (SELECT count(*) FROM audit_log)").pluck().get();
+    return db
+      .prepare("SELECT (SELECT count(*) FROM decisions) + (SELECT count(*) FROM audit_log)")
+      .pluck()
+      .get();
   } finally {
     db.close();
   }
@@ -75,7 +78,10 @@ describe("the WAL checkpointer of a SQLite store", () => {
     const [a, b] = [await open(file), await open(file)];
     let largest = 0;
     for (let i = 0; i < 800; i++) {
-      await Promise.all([a.commitDecision(makeDecision(`a_${i}`, { callId: `a-${i}` })), b.commitDecision(makeDecision(`b_${i}`, { callId: `b-${i}` }))]);
+      await Promise.all([
+        a.commitDecision(makeDecision(`a_${i}`, { callId: `a-${i}` })),
+        b.commitDecision(makeDecision(`b_${i}`, { callId: `b-${i}` })),
+      ]);
       if (i % 50 === 0) largest = Math.max(largest, size(`${file}-wal`));
     }
     // Each connection counts only its own units (and one of two checkpoints asked together is busy).
@@ -107,7 +113,9 @@ describe("the WAL checkpointer of a SQLite store", () => {
       await store.close();
       console.log(JSON.stringify({ before, after }));
     `;
-    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
@@ -132,7 +140,11 @@ describe("the WAL checkpointer of a SQLite store", () => {
   it("reports a thread that cannot run, so that SQLite's own checkpoint can be turned back on", async () => {
     const told: string[] = [];
     const failed = new Promise<Error>((resolve) => {
-      const checkpointer = startWalCheckpointer(join(dirs.make(), "missing.db"), { everyUnits: 1, onFailure: resolve, warn: (m) => told.push(m) });
+      const checkpointer = startWalCheckpointer(join(dirs.make(), "missing.db"), {
+        everyUnits: 1,
+        onFailure: resolve,
+        warn: (m) => told.push(m),
+      });
       checkpointer.wrote(1);
     });
     expect((await failed).message).toContain("SQLITE_CANTOPEN");
@@ -144,7 +156,12 @@ describe("the WAL checkpointer of a SQLite store", () => {
     const db = new Database(file);
     const reader = new Database(file);
     const told: string[] = [];
-    const checkpointer = startWalCheckpointer(file, { everyUnits: 1, warnPages: 50, onFailure: (err) => told.push(err.message), warn: (m) => told.push(m) });
+    const checkpointer = startWalCheckpointer(file, {
+      everyUnits: 1,
+      warnPages: 50,
+      onFailure: (err) => told.push(err.message),
+      warn: (m) => told.push(m),
+    });
     try {
       db.pragma("journal_mode = WAL");
       db.pragma("wal_autocheckpoint = 0");
@@ -158,10 +175,13 @@ describe("the WAL checkpointer of a SQLite store", () => {
       const checkpointed = async () => {
         const before = told.length;
         checkpointer.wrote(1);
-        while (told.length === before && size(file) < 100 * 4000) await new Promise((r) => setTimeout(r, 10));
+        while (told.length === before && size(file) < 100 * 4000)
+          await new Promise((r) => setTimeout(r, 10));
       };
       await checkpointed();
-      expect(told.join("\n")).toMatch(/the WAL holds \d+ pages that a checkpoint could not all move/);
+      expect(told.join("\n")).toMatch(
+        /the WAL holds \d+ pages that a checkpoint could not all move/,
+      );
       reader.exec("COMMIT");
       await checkpointed();
       expect(size(file)).toBeGreaterThan(100 * 4000);
@@ -175,7 +195,8 @@ describe("the WAL checkpointer of a SQLite store", () => {
 
   it("is not started for :memory:, which keeps working", async () => {
     const mem = await open(":memory:");
-    for (let i = 0; i < 300; i++) await mem.commitDecision(makeDecision(`m_${i}`, { callId: `m-${i}` }));
+    for (let i = 0; i < 300; i++)
+      await mem.commitDecision(makeDecision(`m_${i}`, { callId: `m-${i}` }));
     expect(await mem.getDecision("m_299")).toBeDefined();
   });
 });
@@ -188,7 +209,10 @@ describe("a write outside the group commit", () => {
     try {
       other.exec("BEGIN IMMEDIATE");
       const started = performance.now();
-      await expect(store.createApiKey(makeApiKey("k"))).rejects.toMatchObject({ code: "UNAVAILABLE", cause: { code: "SQLITE_BUSY" } });
+      await expect(store.createApiKey(makeApiKey("k"))).rejects.toMatchObject({
+        code: "UNAVAILABLE",
+        cause: { code: "SQLITE_BUSY" },
+      });
       expect(performance.now() - started).toBeGreaterThanOrEqual(100);
       other.exec("ROLLBACK");
     } finally {

@@ -8,7 +8,11 @@ import type { CliRun } from "./cli.js";
  * id a client received is one of its records (`charter audit export`). `cli` runs the charter
  * command against that store.
  */
-export async function expectDecisionsLogged(cli: (...args: string[]) => Promise<CliRun>, dataDir: string, received: readonly string[]): Promise<void> {
+export async function expectDecisionsLogged(
+  cli: (...args: string[]) => Promise<CliRun>,
+  dataDir: string,
+  received: readonly string[],
+): Promise<void> {
   const verify = await cli("audit", "verify");
   expect(verify.out).toMatch(/^audit log ok: /);
   expect(verify.code).toBe(0);

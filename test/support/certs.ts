@@ -15,16 +15,48 @@ export interface TestPki {
   stranger(cn: string): { readonly cert: string; readonly key: string };
 }
 
-const openssl = (args: string[], cwd: string) => execFileSync("openssl", args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
+const openssl = (args: string[], cwd: string) =>
+  execFileSync("openssl", args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
 
 /** Generates a PKI with the system's openssl (Debian ships it); Ed25519 keys, one day of validity. */
 export function makeTestPki(): TestPki {
   const dir = mkdtempSync(join(tmpdir(), "charter-pki-"));
   const selfSigned = (name: string, cn: string) => {
-    openssl(["req", "-x509", "-newkey", "ed25519", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.pem`, "-days", "1", "-subj", `/CN=${cn}`], dir);
+    openssl(
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ed25519",
+        "-nodes",
+        "-keyout",
+        `${name}.key`,
+        "-out",
+        `${name}.pem`,
+        "-days",
+        "1",
+        "-subj",
+        `/CN=${cn}`,
+      ],
+      dir,
+    );
   };
   const signed = (name: string, cn: string, ca: string, ext: string) => {
-    openssl(["req", "-newkey", "ed25519", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${cn}`], dir);
+    openssl(
+      [
+        "req",
+        "-newkey",
+        "ed25519",
+        "-nodes",
+        "-keyout",
+        `${name}.key`,
+        "-out",
+        `${name}.csr`,
+        "-subj",
+        `/CN=${cn}`,
+      ],
+      dir,
+    );
     writeFileSync(join(dir, `${name}.ext`), ext);
     openssl(
       [
@@ -50,7 +82,12 @@ export function makeTestPki(): TestPki {
   };
   selfSigned("ca", "Charter Test CA");
   selfSigned("other-ca", "Someone Else's CA");
-  signed("server", "localhost", "ca", "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
+  signed(
+    "server",
+    "localhost",
+    "ca",
+    "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
+  );
   const read = (f: string) => readFileSync(join(dir, f), "utf8");
   let n = 0;
   const clientOf = (ca: string) => (cn: string) => {

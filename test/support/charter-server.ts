@@ -38,7 +38,10 @@ export async function startTestCharter(options: TestCharterOptions = {}): Promis
     logLevel: "silent",
     ...options.config,
   };
-  const server = await startCharter(config, { log: options.log ?? pino({ level: "silent" }), ...(options.now ? { now: options.now } : {}) });
+  const server = await startCharter(config, {
+    log: options.log ?? pino({ level: "silent" }),
+    ...(options.now ? { now: options.now } : {}),
+  });
   const clients = createCharterClients({ address: `127.0.0.1:${server.port}` });
   return {
     server,

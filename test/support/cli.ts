@@ -9,10 +9,17 @@ export interface CliRun {
 }
 
 /** Runs the CLI in process with `env` as its whole environment, capturing stdout and stderr. */
-export async function runCapture(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<CliRun> {
+export async function runCapture(
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+): Promise<CliRun> {
   let out = "";
   let err = "";
-  const io: CliIo = { env: { ...env }, out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) };
+  const io: CliIo = {
+    env: { ...env },
+    out: (t) => (out += `${t}\n`),
+    err: (t) => (err += `${t}\n`),
+  };
   const code = await runCli(args, io);
   return { code, out, err };
 }

@@ -1,4 +1,11 @@
-import { Client, credentials, Metadata, status, type ChannelCredentials, type ServiceError } from "@grpc/grpc-js";
+import {
+  Client,
+  credentials,
+  Metadata,
+  status,
+  type ChannelCredentials,
+  type ServiceError,
+} from "@grpc/grpc-js";
 
 /** What a raw call answered: its status code and details (OK is 0). */
 export interface Answer {
@@ -13,7 +20,12 @@ export interface Answer {
 export function callRaw(
   address: string,
   path: string,
-  options: { readonly streaming?: boolean; readonly authorization?: string; readonly body?: Uint8Array; readonly credentials?: ChannelCredentials } = {},
+  options: {
+    readonly streaming?: boolean;
+    readonly authorization?: string;
+    readonly body?: Uint8Array;
+    readonly credentials?: ChannelCredentials;
+  } = {},
 ): Promise<Answer> {
   const client = new Client(address, options.credentials ?? credentials.createInsecure());
   const identity = (b: Buffer) => b;
@@ -22,7 +34,8 @@ export function callRaw(
   const call = { deadline: Date.now() + 5_000 };
   const body = Buffer.from(options.body ?? new Uint8Array());
   return new Promise<Answer>((resolve) => {
-    const done = (err: ServiceError | null | undefined) => resolve(err ? { code: err.code, details: err.details } : { code: status.OK, details: "" });
+    const done = (err: ServiceError | null | undefined) =>
+      resolve(err ? { code: err.code, details: err.details } : { code: status.OK, details: "" });
     if (!options.streaming) {
       client.makeUnaryRequest(path, identity, identity, body, md, call, (err) => done(err));
       return;

@@ -6,7 +6,12 @@ export const CORPUS_ROOT = new URL("../../fixtures/dialects/v1/", import.meta.ur
 
 /** What a turn must give: its calls, a verdict per call and the feedback messages; or an error. */
 export type CorpusExpectation =
-  { readonly error: string } | { readonly calls: readonly unknown[]; readonly verdicts: readonly CorpusVerdict[]; readonly feedback: readonly unknown[] };
+  | { readonly error: string }
+  | {
+      readonly calls: readonly unknown[];
+      readonly verdicts: readonly CorpusVerdict[];
+      readonly feedback: readonly unknown[];
+    };
 
 /** The parts of a verdict a corpus pins (decision ids and receipts differ run to run). */
 export interface CorpusVerdict {
@@ -38,6 +43,12 @@ export function readCorpus(): CorpusCase[] {
       readdirSync(join(CORPUS_ROOT, dialect))
         .filter((f) => f.endsWith(".json"))
         .sort()
-        .map((f) => ({ ...(JSON.parse(readFileSync(join(CORPUS_ROOT, dialect, f), "utf8")) as Omit<CorpusCase, "file">), file: join(CORPUS_ROOT, dialect, f) })),
+        .map((f) => ({
+          ...(JSON.parse(readFileSync(join(CORPUS_ROOT, dialect, f), "utf8")) as Omit<
+            CorpusCase,
+            "file"
+          >),
+          file: join(CORPUS_ROOT, dialect, f),
+        })),
     );
 }

@@ -2,11 +2,15 @@ import { Server, ServerCredentials } from "@grpc/grpc-js";
 import type { CallContext, ServiceBinding } from "../../src/server/router.js";
 
 /** A real grpc-js server on an ephemeral loopback port serving the given bindings. */
-export async function serve(bindings: readonly ServiceBinding[]): Promise<{ address: string; stop(): void }> {
+export async function serve(
+  bindings: readonly ServiceBinding[],
+): Promise<{ address: string; stop(): void }> {
   const server = new Server();
   for (const b of bindings) server.addService(b.definition, b.implementation);
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, bound) =>
+      err ? reject(err) : resolve(bound),
+    ),
   );
   return { address: `127.0.0.1:${port}`, stop: () => server.forceShutdown() };
 }

@@ -13,5 +13,6 @@ export async function scrape(address: string): Promise<Map<string, number>> {
   return samples;
 }
 
-export const AUTHORIZE_OK = 'charter_rpc_duration_seconds_count{method="/charter.v1.AuthorityService/Authorize",status="OK"}';
+export const AUTHORIZE_OK =
+  'charter_rpc_duration_seconds_count{method="/charter.v1.AuthorityService/Authorize",status="OK"}';
 export const ALLOWS = 'charter_decisions_total{verdict="allow",reason=""}';

@@ -7,16 +7,20 @@ import { describe, it } from "vitest";
  * server (127.0.0.1:5432, user postgres, trust auth, database test). Tests never change that
  * server: each file creates its own schema and drops it.
  */
-export const POSTGRES_URL = process.env["CHARTER_TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test";
+export const POSTGRES_URL =
+  process.env["CHARTER_TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test";
 
 /**
  * In CI (CI=true) or with CHARTER_REQUIRE_POSTGRES=1, an unreachable PostgreSQL fails the
  * PostgreSQL tests; elsewhere they are skipped with a warning on stderr.
  */
-export const POSTGRES_REQUIRED = process.env["CI"] === "true" || process.env["CHARTER_REQUIRE_POSTGRES"] === "1";
+export const POSTGRES_REQUIRED =
+  process.env["CI"] === "true" || process.env["CHARTER_REQUIRE_POSTGRES"] === "1";
 
 /** Whether the server answered a `SELECT 1` at load time, and if not, why. */
-export const POSTGRES: { readonly reachable: true } | { readonly reachable: false; readonly reason: string } = await probe();
+export const POSTGRES:
+  { readonly reachable: true } | { readonly reachable: false; readonly reason: string } =
+  await probe();
 
 async function probe(): Promise<{ reachable: true } | { reachable: false; reason: string }> {
   const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3000 });
@@ -46,12 +50,16 @@ export function describePostgres(name: string, body: () => void): void {
   if (POSTGRES_REQUIRED) {
     describe(name, () => {
       it("reaches PostgreSQL (required: CI=true or CHARTER_REQUIRE_POSTGRES=1)", () => {
-        throw new Error(`PostgreSQL at ${where} is unreachable and required here: ${POSTGRES.reason}`);
+        throw new Error(
+          `PostgreSQL at ${where} is unreachable and required here: ${POSTGRES.reason}`,
+        );
       });
     });
     return;
   }
-  console.warn(`SKIPPED "${name}": PostgreSQL at ${where} is unreachable (${POSTGRES.reason}); CI=true or CHARTER_REQUIRE_POSTGRES=1 makes this a failure`);
+  console.warn(
+    `SKIPPED "${name}": PostgreSQL at ${where} is unreachable (${POSTGRES.reason}); CI=true or CHARTER_REQUIRE_POSTGRES=1 makes this a failure`,
+  );
   describe.skip(name, body);
 }
 
@@ -79,10 +87,19 @@ export function testSchema(label: string): TestSchema {
     create: () => admin((client) => client.query(`CREATE SCHEMA ${name}`)).then(() => undefined),
     truncate: () =>
       admin(async (client) => {
-        const { rows } = await client.query<{ t: string }>("SELECT tablename AS t FROM pg_tables WHERE schemaname = $1 AND tablename <> 'schema_migrations'", [name]);
-        if (rows.length > 0) await client.query(`TRUNCATE ${rows.map((r) => `${name}.${r.t}`).join(", ")} RESTART IDENTITY CASCADE`);
+        const { rows } = await client.query<{ t: string }>(
+          "SELECT tablename AS t FROM pg_tables WHERE schemaname = $1 AND tablename <> 'schema_migrations'",
+          [name],
+        );
+        if (rows.length > 0)
+          await client.query(
+            `TRUNCATE ${rows.map((r) => `${name}.${r.t}`).join(", ")} RESTART IDENTITY CASCADE`,
+          );
       }),
-    drop: () => admin((client) => client.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`)).then(() => undefined),
+    drop: () =>
+      admin((client) => client.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`)).then(
+        () => undefined,
+      ),
   };
 }
 

@@ -13,18 +13,27 @@ export function contractMethods(): RawMethod[] {
     file.services.flatMap((service) =>
       service.methods.map((m) => ({
         path: `/${service.typeName}/${m.name}`,
-        kind: m.methodKind === "server_streaming" ? ("server_streaming" as const) : ("unary" as const),
+        kind:
+          m.methodKind === "server_streaming" ? ("server_streaming" as const) : ("unary" as const),
       })),
     ),
   );
 }
 
 /** The outcome of one raw call: the response bytes, or the status code. */
-export type RawOutcome = { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly code: number; readonly details: string };
+export type RawOutcome =
+  | { readonly ok: true; readonly bytes: Buffer }
+  | { readonly ok: false; readonly code: number; readonly details: string };
 
 /** A grpc-js client that sends raw bytes (identity serializers) to any path. */
-export function rawClient(address: string): { call(path: string, body: Uint8Array, deadlineMs?: number): Promise<RawOutcome>; close(): void } {
-  const client = new Client(address, credentials.createInsecure(), { "grpc.max_receive_message_length": -1, "grpc.max_send_message_length": -1 });
+export function rawClient(address: string): {
+  call(path: string, body: Uint8Array, deadlineMs?: number): Promise<RawOutcome>;
+  close(): void;
+} {
+  const client = new Client(address, credentials.createInsecure(), {
+    "grpc.max_receive_message_length": -1,
+    "grpc.max_send_message_length": -1,
+  });
   return {
     call(path, body, deadlineMs = 10_000) {
       return new Promise((resolve) => {
@@ -35,7 +44,11 @@ export function rawClient(address: string): { call(path: string, body: Uint8Arra
           body,
           { deadline: Date.now() + deadlineMs },
           (err: ServiceError | null, bytes?: Buffer) =>
-            resolve(err ? { ok: false, code: err.code, details: err.details } : { ok: true, bytes: bytes ?? Buffer.alloc(0) }),
+            resolve(
+              err
+                ? { ok: false, code: err.code, details: err.details }
+                : { ok: true, bytes: bytes ?? Buffer.alloc(0) },
+            ),
         );
       });
     },
@@ -44,7 +57,11 @@ export function rawClient(address: string): { call(path: string, body: Uint8Arra
 }
 
 /** Runs `work` over `items` with at most `concurrency` in flight. */
-export async function inParallel<T, R>(items: readonly T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {
+export async function inParallel<T, R>(
+  items: readonly T[],
+  concurrency: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
   const out: R[] = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

@@ -18,7 +18,10 @@ export interface TcpProxy {
 
 type Mode = "forward" | "cut" | "stall";
 
-export async function startTcpProxy(target: { readonly host: string; readonly port: number }): Promise<TcpProxy> {
+export async function startTcpProxy(target: {
+  readonly host: string;
+  readonly port: number;
+}): Promise<TcpProxy> {
   let mode: Mode = "forward";
   let accepted = 0;
   const pairs = new Set<[Socket, Socket | undefined]>();

@@ -11,8 +11,11 @@ import { FIXTURES } from "./charter-server.js";
  */
 export function unbudgetedPolicy(fixtures = FIXTURES): { readonly policy: string; remove(): void } {
   const text = readFileSync(join(fixtures, "policy.yaml"), "utf8");
-  const without = text.replace("      maxCalls: 300\n", "").replace("      maxCallsPerAction: 60\n", "");
-  if (without.length === text.length) throw new Error("fixtures/policy.yaml: owner-assistant's budget lines not found");
+  const without = text
+    .replace("      maxCalls: 300\n", "")
+    .replace("      maxCallsPerAction: 60\n", "");
+  if (without.length === text.length)
+    throw new Error("fixtures/policy.yaml: owner-assistant's budget lines not found");
   const dir = mkdtempSync(join(tmpdir(), "charter-policy-"));
   const policy = join(dir, "policy.yaml");
   writeFileSync(policy, without);

@@ -32,7 +32,10 @@ export function readVectors(kind: string): Vector[] {
   return readdirSync(dir)
     .filter((f) => f.endsWith(".json"))
     .sort()
-    .map((f) => ({ ...(JSON.parse(readFileSync(join(dir, f), "utf8")) as Omit<Vector, "file">), file: `${kind}/${f}` }));
+    .map((f) => ({
+      ...(JSON.parse(readFileSync(join(dir, f), "utf8")) as Omit<Vector, "file">),
+      file: `${kind}/${f}`,
+    }));
 }
 
 /**
@@ -41,7 +44,10 @@ export function readVectors(kind: string): Vector[] {
  */
 function document(ref: unknown, folder: "catalogs" | "policies"): { doc: unknown; file: string } {
   if (typeof ref !== "string") return { doc: ref, file: "<inline>" };
-  const file = ref === "demo" ? join(VECTOR_ROOT, "..", folder === "catalogs" ? "catalog.yaml" : "policy.yaml") : join(VECTOR_ROOT, folder, `${ref}.yaml`);
+  const file =
+    ref === "demo"
+      ? join(VECTOR_ROOT, "..", folder === "catalogs" ? "catalog.yaml" : "policy.yaml")
+      : join(VECTOR_ROOT, folder, `${ref}.yaml`);
   return { doc: parseDocumentText(readFileSync(file, "utf8"), file), file };
 }
 
@@ -75,16 +81,22 @@ export function grantOf(ref: unknown, catalog: Catalog, policy: Policy | undefin
   if (r.compose === undefined) return ref as TaskGrant;
   if (!policy) throw new Error("a composed grant needs a policy in the vector's input");
   const composed = compose(r.compose.request, policy, catalog, r.compose.now, r.compose.id);
-  if (composed.kind !== "granted") throw new Error(`compose step failed: ${JSON.stringify(composed)}`);
+  if (composed.kind !== "granted")
+    throw new Error(`compose step failed: ${JSON.stringify(composed)}`);
   return delegateAll(composed.grant, r.delegations ?? [], catalog);
 }
 
 /** Applies delegation steps in order; every step but the caller's last must succeed. */
-export function delegateAll(parent: TaskGrant, steps: readonly DelegateStep[], catalog: Catalog): TaskGrant {
+export function delegateAll(
+  parent: TaskGrant,
+  steps: readonly DelegateStep[],
+  catalog: Catalog,
+): TaskGrant {
   let grant = parent;
   for (const step of steps) {
     const result = delegate(grant, step.spec, catalog, step.now, step.id);
-    if (result.kind !== "granted") throw new Error(`delegation step ${step.id} failed: ${JSON.stringify(result)}`);
+    if (result.kind !== "granted")
+      throw new Error(`delegation step ${step.id} failed: ${JSON.stringify(result)}`);
     grant = result.grant;
   }
   return grant;
@@ -95,7 +107,9 @@ export function substitute(value: unknown, placeholder: string, replacement: str
   if (value === placeholder) return replacement;
   if (Array.isArray(value)) return value.map((v) => substitute(v, placeholder, replacement));
   if (typeof value === "object" && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, placeholder, replacement)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, substitute(v, placeholder, replacement)]),
+    );
   }
   return value;
 }

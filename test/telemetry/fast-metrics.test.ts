@@ -27,8 +27,19 @@ function fast(): Registry {
 
 function reference(): Registry {
   const registry = new Registry();
-  const h = new Histogram({ name: "x_seconds", help: "help h", labelNames: ["method", "status"], buckets: BOUNDS, registers: [registry] });
-  const c = new Counter({ name: "x_total", help: "help c", labelNames: ["method", "status"], registers: [registry] });
+  const h = new Histogram({
+    name: "x_seconds",
+    help: "help h",
+    labelNames: ["method", "status"],
+    buckets: BOUNDS,
+    registers: [registry],
+  });
+  const c = new Counter({
+    name: "x_total",
+    help: "help c",
+    labelNames: ["method", "status"],
+    registers: [registry],
+  });
   for (const [m, s, v] of OBSERVED) {
     h.labels(m, s).observe(v);
     c.labels(m, s).inc();

@@ -17,13 +17,24 @@ describe("the metrics endpoint", () => {
 
   it("counts decisions by verdict and reason, RPC latency by method and status, store and audit-commit latency, and the token cache", async () => {
     const before = await scrape(address);
-    const { grantToken } = await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:m", owner: "ana@example.com", purpose: "metrics" });
+    const { grantToken } = await charter.clients.grants.issueGrant({
+      profile: "owner-assistant",
+      subject: "agent:m",
+      owner: "ana@example.com",
+      purpose: "metrics",
+    });
     for (let i = 0; i < 5; i++) {
-      const { verdict } = await charter.clients.authority.authorize({ grantToken, call: { callId: `a${i}`, toolName: "web_search", argumentsJson: '{"query":"q"}' } });
+      const { verdict } = await charter.clients.authority.authorize({
+        grantToken,
+        call: { callId: `a${i}`, toolName: "web_search", argumentsJson: '{"query":"q"}' },
+      });
       expect(verdict?.decision).toBe(Decision.ALLOW);
     }
     for (let i = 0; i < 3; i++) {
-      const { verdict } = await charter.clients.authority.authorize({ grantToken, call: { callId: `d${i}`, toolName: "run_shell", argumentsJson: '{"command":"ls"}' } });
+      const { verdict } = await charter.clients.authority.authorize({
+        grantToken,
+        call: { callId: `d${i}`, toolName: "run_shell", argumentsJson: '{"command":"ls"}' },
+      });
       expect(verdict?.reason?.code).toBe("EXPLICIT_DENY");
     }
     const after = await scrape(address);
@@ -31,7 +42,11 @@ describe("the metrics endpoint", () => {
     expect(moved(ALLOWS)).toBe(5);
     expect(moved('charter_decisions_total{verdict="deny",reason="EXPLICIT_DENY"}')).toBe(3);
     expect(moved(AUTHORIZE_OK)).toBe(8);
-    expect(moved('charter_rpc_duration_seconds_count{method="/charter.v1.GrantService/IssueGrant",status="OK"}')).toBe(1);
+    expect(
+      moved(
+        'charter_rpc_duration_seconds_count{method="/charter.v1.GrantService/IssueGrant",status="OK"}',
+      ),
+    ).toBe(1);
     expect(moved('charter_store_operation_seconds_count{operation="commitDecision"}')).toBe(8);
     expect(moved("charter_audit_commit_units_total")).toBeGreaterThanOrEqual(9);
     expect(moved("charter_audit_commit_seconds_count")).toBeGreaterThanOrEqual(1);
@@ -57,8 +72,12 @@ describe("metricsListen", () => {
       (e: unknown) => e,
     );
     expect(isConfigError(err)).toBe(true);
-    expect((err as Error).message).toMatch(/refusing to serve metrics on 0\.0\.0\.0:0 .*set metricsAllowRemote/);
-    const allowed = await startTestCharter({ config: { metricsListen: "0.0.0.0:0", metricsAllowRemote: true } });
+    expect((err as Error).message).toMatch(
+      /refusing to serve metrics on 0\.0\.0\.0:0 .*set metricsAllowRemote/,
+    );
+    const allowed = await startTestCharter({
+      config: { metricsListen: "0.0.0.0:0", metricsAllowRemote: true },
+    });
     try {
       expect(allowed.server.metricsAddress).toMatch(/^0\.0\.0\.0:\d+$/);
     } finally {

@@ -27,11 +27,19 @@ beforeAll(async () => {
     req.on("data", (d: Buffer) => (body += d.toString()));
     req.on("end", () => {
       const doc = JSON.parse(body) as {
-        resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: OtlpSpan[] }[] }[];
+        resourceSpans: {
+          resource: { attributes: { key: string; value: { stringValue?: string } }[] };
+          scopeSpans: { spans: OtlpSpan[] }[];
+        }[];
       };
       for (const rs of doc.resourceSpans) {
-        const service = rs.resource.attributes.find((a) => a.key === "service.name")?.value.stringValue;
-        received.push({ path: req.url ?? "", service, spans: rs.scopeSpans.flatMap((s) => s.spans) });
+        const service = rs.resource.attributes.find((a) => a.key === "service.name")?.value
+          .stringValue;
+        received.push({
+          path: req.url ?? "",
+          service,
+          spans: rs.scopeSpans.flatMap((s) => s.spans),
+        });
       }
       res.writeHead(200, { "content-type": "application/json" }).end("{}");
     });
@@ -46,20 +54,43 @@ describe("tracing", () => {
   it("exports an Authorize's RPC span with load, decide, approval, commit and sign as its children, sign during commit", async () => {
     const charter = await startTestCharter({ config: { tracingOtlpEndpoint: endpoint } });
     try {
-      const { grantToken } = await charter.clients.grants.issueGrant({ profile: "owner-assistant", subject: "agent:t", owner: "ana@example.com", purpose: "trace" });
-      const { verdict } = await charter.clients.authority.authorize({ grantToken, call: { callId: "t1", toolName: "web_search", argumentsJson: '{"query":"q"}' } });
+      const { grantToken } = await charter.clients.grants.issueGrant({
+        profile: "owner-assistant",
+        subject: "agent:t",
+        owner: "ana@example.com",
+        purpose: "trace",
+      });
+      const { verdict } = await charter.clients.authority.authorize({
+        grantToken,
+        call: { callId: "t1", toolName: "web_search", argumentsJson: '{"query":"q"}' },
+      });
       expect(verdict?.decision).toBe(Decision.ALLOW);
     } finally {
       await charter.stop(); // flushes the queued spans
     }
     expect(received.every((r) => r.path === "/v1/traces" && r.service === "charter")).toBe(true);
     const spans = received.flatMap((r) => r.spans);
-    const rpc = spans.find((s) => s.name === "charter.rpc" && s.attributes?.some((a) => a.key === "rpc.method" && a.value.stringValue?.endsWith("/Authorize")));
+    const rpc = spans.find(
+      (s) =>
+        s.name === "charter.rpc" &&
+        s.attributes?.some(
+          (a) => a.key === "rpc.method" && a.value.stringValue?.endsWith("/Authorize"),
+        ),
+    );
     expect(rpc).toBeDefined();
-    const status = rpc?.attributes?.find((a) => a.key === "rpc.grpc.status_code")?.value.stringValue;
+    const status = rpc?.attributes?.find((a) => a.key === "rpc.grpc.status_code")?.value
+      .stringValue;
     expect(status).toBe("OK");
-    const children = spans.filter((s) => s.parentSpanId === rpc?.spanId && s.traceId === rpc?.traceId);
-    const steps = ["charter.load", "charter.decide", "charter.approval", "charter.commit", "charter.sign"];
+    const children = spans.filter(
+      (s) => s.parentSpanId === rpc?.spanId && s.traceId === rpc?.traceId,
+    );
+    const steps = [
+      "charter.load",
+      "charter.decide",
+      "charter.approval",
+      "charter.commit",
+      "charter.sign",
+    ];
     expect(children.map((s) => s.name).sort()).toEqual([...steps].sort());
     const at = (name: string) => {
       const span = children.find((s) => s.name === name) as OtlpSpan;
@@ -67,7 +98,11 @@ describe("tracing", () => {
     };
     // They begin in pipeline order (start times may share a millisecond); the receipt is signed
     // while the commit is made durable, so sign begins before commit ends.
-    steps.slice(1).forEach((name, i) => expect(at(name).start).toBeGreaterThanOrEqual(at(steps[i] as string).start));
+    steps
+      .slice(1)
+      .forEach((name, i) =>
+        expect(at(name).start).toBeGreaterThanOrEqual(at(steps[i] as string).start),
+      );
     expect(at("charter.sign").start).toBeLessThan(at("charter.commit").end);
   });
 });

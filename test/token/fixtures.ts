@@ -1,4 +1,10 @@
-import { generateKeyPair, SignJWT, type CryptoKey, type JWTHeaderParameters, type JWTPayload } from "jose";
+import {
+  generateKeyPair,
+  SignJWT,
+  type CryptoKey,
+  type JWTHeaderParameters,
+  type JWTPayload,
+} from "jose";
 import { onTestFinished } from "vitest";
 import type { TaskGrant } from "../../src/core/grant.js";
 import { openSqliteStore, type Store } from "../../src/store/index.js";
@@ -32,7 +38,12 @@ export function sampleGrant(overrides: Partial<Record<keyof TaskGrant, unknown>>
         constraints: [{ type: "object", properties: { to: { pattern: "@example\\.com$" } } }],
         binds: { from: "agent@example.com" },
         rules: [
-          { when: { properties: { cc: { minItems: 1 } }, required: ["cc"] }, then: "require_approval", requirement: "owner", source: "mail" },
+          {
+            when: { properties: { cc: { minItems: 1 } }, required: ["cc"] },
+            then: "require_approval",
+            requirement: "owner",
+            source: "mail",
+          },
           { when: true, then: "deny", reason: "never on Sundays", source: "calendar" },
         ],
       },
@@ -73,7 +84,11 @@ export function grantClaims(grant: TaskGrant): JWTPayload {
 }
 
 /** Signs arbitrary claims with an arbitrary header and key: the attacker's (or a buggy peer's) tool. */
-export function forge(header: JWTHeaderParameters, payload: JWTPayload, key: CryptoKey | Uint8Array): Promise<string> {
+export function forge(
+  header: JWTHeaderParameters,
+  payload: JWTPayload,
+  key: CryptoKey | Uint8Array,
+): Promise<string> {
   return new SignJWT(payload).setProtectedHeader(header).sign(key);
 }
 

@@ -8,7 +8,11 @@ describe("GrantInterner", () => {
     const a = interner.compact(sampleGrant());
     const b = interner.compact(sampleGrant({ id: "grant-2", rootId: "grant-2" }));
     expect(a.grant).toEqual(sampleGrant());
-    expect(Object.isFrozen(a.grant) && Object.isFrozen(a.grant.allowed) && Object.isFrozen(a.grant.caveats["email.send"]?.rules[0])).toBe(true);
+    expect(
+      Object.isFrozen(a.grant) &&
+        Object.isFrozen(a.grant.allowed) &&
+        Object.isFrozen(a.grant.caveats["email.send"]?.rules[0]),
+    ).toBe(true);
     expect(b.grant.caveats["email.send"]).toBe(a.grant.caveats["email.send"]);
     expect(interner.bytes).toBeGreaterThan(0);
     expect(b.bytes).toBeGreaterThanOrEqual(ENTRY_BASE_BYTES);
@@ -24,9 +28,13 @@ describe("GrantInterner", () => {
   });
 
   it("keeps members it does not know, counted by their text", () => {
-    const withExtra = { ...sampleGrant(), targets: ["x".repeat(1000)] } as unknown as ReturnType<typeof sampleGrant>;
+    const withExtra = { ...sampleGrant(), targets: ["x".repeat(1000)] } as unknown as ReturnType<
+      typeof sampleGrant
+    >;
     const compact = new GrantInterner(1 << 20).compact(withExtra);
     expect(compact.grant).toEqual(withExtra);
-    expect(compact.bytes).toBeGreaterThan(new GrantInterner(1 << 20).compact(sampleGrant()).bytes + 2000);
+    expect(compact.bytes).toBeGreaterThan(
+      new GrantInterner(1 << 20).compact(sampleGrant()).bytes + 2000,
+    );
   });
 });

@@ -1,8 +1,22 @@
 import { calculateJwkThumbprint, decodeProtectedHeader } from "jose";
 import { describe, expect, it } from "vitest";
 import { isStoreError, type KeyStore, type StoredKey } from "../../src/store/port.js";
-import { isTokenError, openKeyRing, signGrantToken, verifyGrantToken } from "../../src/token/index.js";
-import { forge, freshRing, grantClaims, NOW, PARTIES, sampleGrant, sqliteMemoryStore, strangerKey } from "./fixtures.js";
+import {
+  isTokenError,
+  openKeyRing,
+  signGrantToken,
+  verifyGrantToken,
+} from "../../src/token/index.js";
+import {
+  forge,
+  freshRing,
+  grantClaims,
+  NOW,
+  PARTIES,
+  sampleGrant,
+  sqliteMemoryStore,
+  strangerKey,
+} from "./fixtures.js";
 import { spyKeyStore } from "./key-store-spy.js";
 
 /** A real store holding exactly `key`, written as is (the store does not check key material). */
@@ -30,7 +44,9 @@ describe("openKeyRing()", () => {
     expect(key).toMatchObject({ kid: ring.signingKey().kid, alg: "EdDSA", createdAt: NOW });
     const publicJwk = JSON.parse(key?.publicJwk ?? "") as { kty: string; crv: string; x: string };
     expect(publicJwk).toMatchObject({ kty: "OKP", crv: "Ed25519" });
-    expect(await calculateJwkThumbprint({ kty: publicJwk.kty, crv: publicJwk.crv, x: publicJwk.x })).toBe(key?.kid);
+    expect(
+      await calculateJwkThumbprint({ kty: publicJwk.kty, crv: publicJwk.crv, x: publicJwk.x }),
+    ).toBe(key?.kid);
     expect(JSON.parse(key?.privateJwk ?? "")).toHaveProperty("d");
   });
 
@@ -40,12 +56,17 @@ describe("openKeyRing()", () => {
     const restarted = await openKeyRing(store, { now: NOW + 60 });
     expect(restarted.signingKey().kid).toBe(ring.signingKey().kid);
     expect(await store.listKeys()).toHaveLength(1);
-    expect(await verifyGrantToken(token, restarted, verifyAt(NOW + 60))).toMatchObject({ ok: true });
+    expect(await verifyGrantToken(token, restarted, verifyAt(NOW + 60))).toMatchObject({
+      ok: true,
+    });
   });
 
   it("stores one signing key when two replicas start together, whatever their clocks", async () => {
     const store = await sqliteMemoryStore();
-    const [a, b] = await Promise.all([openKeyRing(store, { now: NOW + 5 }), openKeyRing(store, { now: NOW })]);
+    const [a, b] = await Promise.all([
+      openKeyRing(store, { now: NOW + 5 }),
+      openKeyRing(store, { now: NOW }),
+    ]);
     const stored = await store.listKeys();
     expect(stored).toHaveLength(1);
     expect(a.signingKey().kid).toBe(b.signingKey().kid);
@@ -85,7 +106,9 @@ describe("openKeyRing()", () => {
   });
 
   it("fails when the store cannot answer", async () => {
-    await expect(openKeyRing(await closedStore(), { now: NOW })).rejects.toSatisfy((err) => isStoreError(err) && err.code === "UNAVAILABLE");
+    await expect(openKeyRing(await closedStore(), { now: NOW })).rejects.toSatisfy(
+      (err) => isStoreError(err) && err.code === "UNAVAILABLE",
+    );
   });
 
   it("refuses a stored key whose kid is not its thumbprint", async () => {
@@ -93,7 +116,9 @@ describe("openKeyRing()", () => {
     const [key] = await store.listKeys();
     if (!key) throw new Error("no key");
     const bad = await storeHolding({ ...key, kid: "not-the-thumbprint" });
-    await expect(openKeyRing(bad, { now: NOW })).rejects.toSatisfy((err) => isTokenError(err) && err.code === "KEY_INVALID" && /thumbprint/.test(err.message));
+    await expect(openKeyRing(bad, { now: NOW })).rejects.toSatisfy(
+      (err) => isTokenError(err) && err.code === "KEY_INVALID" && /thumbprint/.test(err.message),
+    );
   });
 
   it("refuses a stored key whose private half belongs to another key", async () => {
@@ -103,16 +128,25 @@ describe("openKeyRing()", () => {
     const [b] = await second.listKeys();
     if (!a || !b) throw new Error("no key");
     const bad = await storeHolding({ ...a, privateJwk: b.privateJwk });
-    await expect(openKeyRing(bad, { now: NOW })).rejects.toSatisfy((err) => isTokenError(err) && err.code === "KEY_INVALID");
+    await expect(openKeyRing(bad, { now: NOW })).rejects.toSatisfy(
+      (err) => isTokenError(err) && err.code === "KEY_INVALID",
+    );
   });
 
   it("refuses a stored key that is not an Ed25519 JWK", async () => {
     const { store } = await freshRing();
     const [key] = await store.listKeys();
     if (!key) throw new Error("no key");
-    for (const publicJwk of ["not json", "[]", JSON.stringify({ kty: "EC", crv: "P-256", x: "abc" }), JSON.stringify({ kty: "OKP", crv: "Ed25519", x: "short" })]) {
+    for (const publicJwk of [
+      "not json",
+      "[]",
+      JSON.stringify({ kty: "EC", crv: "P-256", x: "abc" }),
+      JSON.stringify({ kty: "OKP", crv: "Ed25519", x: "short" }),
+    ]) {
       const bad = await storeHolding({ ...key, publicJwk });
-      await expect(openKeyRing(bad, { now: NOW })).rejects.toSatisfy((err) => isTokenError(err) && err.code === "KEY_INVALID");
+      await expect(openKeyRing(bad, { now: NOW })).rejects.toSatisfy(
+        (err) => isTokenError(err) && err.code === "KEY_INVALID",
+      );
     }
   });
 });
@@ -126,7 +160,11 @@ describe("KeyRing.rotate()", () => {
     const newKid = await ring.rotate(NOW + 100);
     expect(newKid).not.toBe(oldKid);
     expect(ring.signingKey().kid).toBe(newKid);
-    const newToken = await signGrantToken(sampleGrant({ id: "grant-2", rootId: "grant-2" }), ring, PARTIES);
+    const newToken = await signGrantToken(
+      sampleGrant({ id: "grant-2", rootId: "grant-2" }),
+      ring,
+      PARTIES,
+    );
     expect(decodeProtectedHeader(newToken).kid).toBe(newKid);
 
     expect(await store.listKeys()).toMatchObject([
@@ -139,7 +177,9 @@ describe("KeyRing.rotate()", () => {
 
     const restarted = await openKeyRing(store, { now: NOW + 300 });
     expect(restarted.signingKey().kid).toBe(newKid);
-    expect(await verifyGrantToken(oldToken, restarted, verifyAt(NOW + 300))).toMatchObject({ ok: true });
+    expect(await verifyGrantToken(oldToken, restarted, verifyAt(NOW + 300))).toMatchObject({
+      ok: true,
+    });
     expect(restarted.jwks().keys.map((k) => k.kid)).toEqual([oldKid, newKid]);
   });
 });
@@ -205,10 +245,27 @@ describe("KeyRing.resolveKey()", () => {
     const { store, ring } = await freshRing();
     const [key] = await store.listKeys();
     if (!key) throw new Error("no key");
-    await store.insertKey({ ...key, kid: "corrupt-kid", publicJwk: "{not json", createdAt: NOW + 1 });
-    const token = await forge({ alg: "EdDSA", kid: "corrupt-kid", typ: "charter-grant+jwt" }, grantClaims(sampleGrant()), await strangerKey());
-    await expect(verifyGrantToken(token, ring, verifyAt(NOW + 60))).rejects.toSatisfy((err) => isTokenError(err) && err.code === "KEY_INVALID");
-    expect(await verifyGrantToken(await signGrantToken(sampleGrant(), ring, PARTIES), ring, verifyAt(NOW + 61))).toMatchObject({ ok: true });
+    await store.insertKey({
+      ...key,
+      kid: "corrupt-kid",
+      publicJwk: "{not json",
+      createdAt: NOW + 1,
+    });
+    const token = await forge(
+      { alg: "EdDSA", kid: "corrupt-kid", typ: "charter-grant+jwt" },
+      grantClaims(sampleGrant()),
+      await strangerKey(),
+    );
+    await expect(verifyGrantToken(token, ring, verifyAt(NOW + 60))).rejects.toSatisfy(
+      (err) => isTokenError(err) && err.code === "KEY_INVALID",
+    );
+    expect(
+      await verifyGrantToken(
+        await signGrantToken(sampleGrant(), ring, PARTIES),
+        ring,
+        verifyAt(NOW + 61),
+      ),
+    ).toMatchObject({ ok: true });
   });
 
   it("fails (rather than refusing the token) when the store cannot answer for an unknown kid", async () => {
@@ -218,8 +275,13 @@ describe("KeyRing.resolveKey()", () => {
     const b = await openKeyRing(await sqliteMemoryStore(), { now: NOW });
     const token = await signGrantToken(sampleGrant(), b, PARTIES);
     store.target = await closedStore();
-    await expect(verifyGrantToken(token, a, verifyAt(NOW + 60))).rejects.toSatisfy((err) => isStoreError(err) && err.code === "UNAVAILABLE");
+    await expect(verifyGrantToken(token, a, verifyAt(NOW + 60))).rejects.toSatisfy(
+      (err) => isStoreError(err) && err.code === "UNAVAILABLE",
+    );
     store.target = real;
-    expect(await verifyGrantToken(token, a, verifyAt(NOW + 120))).toMatchObject({ ok: false, code: "GRANT_INVALID" });
+    expect(await verifyGrantToken(token, a, verifyAt(NOW + 120))).toMatchObject({
+      ok: false,
+      code: "GRANT_INVALID",
+    });
   });
 });

@@ -1,6 +1,14 @@
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
-import { isTokenError, signGrantToken, signReceipt, verifyGrantToken, verifyReceipt, type Jwks, type ReceiptClaims } from "../../src/token/index.js";
+import {
+  isTokenError,
+  signGrantToken,
+  signReceipt,
+  verifyGrantToken,
+  verifyReceipt,
+  type Jwks,
+  type ReceiptClaims,
+} from "../../src/token/index.js";
 import { forge, freshRing, NOW, PARTIES, sampleGrant, strangerKey } from "./fixtures.js";
 
 const claims: ReceiptClaims = {
@@ -15,13 +23,21 @@ const claims: ReceiptClaims = {
   argumentsDigest: "9c2e",
   catalogVersion: "2025-06-01",
 };
-const signAt = (now: number, ttlSeconds?: number) => ({ ...PARTIES, now, ...(ttlSeconds === undefined ? {} : { ttlSeconds }) });
+const signAt = (now: number, ttlSeconds?: number) => ({
+  ...PARTIES,
+  now,
+  ...(ttlSeconds === undefined ? {} : { ttlSeconds }),
+});
 
 describe("signReceipt()", () => {
   it("binds the decision in a short-lived token of typ charter-receipt+jwt", async () => {
     const { ring } = await freshRing();
     const token = await signReceipt(claims, ring, signAt(NOW));
-    expect(decodeProtectedHeader(token)).toEqual({ alg: "EdDSA", kid: ring.signingKey().kid, typ: "charter-receipt+jwt" });
+    expect(decodeProtectedHeader(token)).toEqual({
+      alg: "EdDSA",
+      kid: ring.signingKey().kid,
+      typ: "charter-receipt+jwt",
+    });
     expect(decodeJwt(token)).toEqual({
       iss: PARTIES.issuer,
       aud: PARTIES.audience,
@@ -43,10 +59,23 @@ describe("signReceipt()", () => {
   it("is byte for byte the token jose's SignJWT makes of the same claims, and jose verifies it", async () => {
     const { ring } = await freshRing();
     const { kid, privateKey } = ring.signingKey();
-    const withoutResource: ReceiptClaims = Object.fromEntries(Object.entries(claims).filter(([k]) => k !== "resource")) as unknown as ReceiptClaims;
+    const withoutResource: ReceiptClaims = Object.fromEntries(
+      Object.entries(claims).filter(([k]) => k !== "resource"),
+    ) as unknown as ReceiptClaims;
     for (const c of [claims, withoutResource, { ...claims, toolName: "", callId: "ünïcode ✓" }]) {
       const token = await signReceipt(c, ring, signAt(NOW));
-      const { decisionId, subject, grantId, actionId, toolName, resource, callId, argsDigest, argumentsDigest, catalogVersion } = c;
+      const {
+        decisionId,
+        subject,
+        grantId,
+        actionId,
+        toolName,
+        resource,
+        callId,
+        argsDigest,
+        argumentsDigest,
+        catalogVersion,
+      } = c;
       const payload = {
         grant_id: grantId,
         action_id: actionId,
@@ -67,7 +96,11 @@ describe("signReceipt()", () => {
         .setExpirationTime(NOW + 300)
         .sign(privateKey);
       expect(token).toBe(expected);
-      const verified = await jwtVerify(token, createLocalJWKSet(ring.jwks() as never), { ...PARTIES, currentDate: new Date(NOW * 1000), typ: "charter-receipt+jwt" });
+      const verified = await jwtVerify(token, createLocalJWKSet(ring.jwks() as never), {
+        ...PARTIES,
+        currentDate: new Date(NOW * 1000),
+        typ: "charter-receipt+jwt",
+      });
       expect(verified.payload.jti).toBe(decisionId);
     }
   });
@@ -75,9 +108,13 @@ describe("signReceipt()", () => {
   it("refuses a non-positive ttl and malformed claims", async () => {
     const { ring } = await freshRing();
     for (const ttl of [0, -5, 1.5]) {
-      await expect(signReceipt(claims, ring, signAt(NOW, ttl))).rejects.toSatisfy((err) => isTokenError(err) && err.code === "INVALID_INPUT");
+      await expect(signReceipt(claims, ring, signAt(NOW, ttl))).rejects.toSatisfy(
+        (err) => isTokenError(err) && err.code === "INVALID_INPUT",
+      );
     }
-    await expect(signReceipt({ ...claims, argsDigest: "" }, ring, signAt(NOW))).rejects.toSatisfy((err) => isTokenError(err) && /argsDigest/.test(err.message));
+    await expect(signReceipt({ ...claims, argsDigest: "" }, ring, signAt(NOW))).rejects.toSatisfy(
+      (err) => isTokenError(err) && /argsDigest/.test(err.message),
+    );
   });
 });
 
@@ -85,7 +122,10 @@ describe("verifyReceipt()", () => {
   it("answers the receipt's claims, verified against the ring", async () => {
     const { ring } = await freshRing();
     const token = await signReceipt(claims, ring, signAt(NOW, 60));
-    expect(await verifyReceipt(token, ring, { ...PARTIES, now: NOW + 59 })).toEqual({ ok: true, receipt: { ...claims, issuedAt: NOW, expiresAt: NOW + 60 } });
+    expect(await verifyReceipt(token, ring, { ...PARTIES, now: NOW + 59 })).toEqual({
+      ok: true,
+      receipt: { ...claims, issuedAt: NOW, expiresAt: NOW + 60 },
+    });
   });
 
   it("verifies offline against the published JWKS, across a rotation", async () => {
@@ -94,23 +134,44 @@ describe("verifyReceipt()", () => {
     await ring.rotate(NOW + 1);
     const after = await signReceipt({ ...claims, decisionId: "dec-43" }, ring, signAt(NOW + 1));
     const jwks = JSON.parse(JSON.stringify(ring.jwks())) as Jwks;
-    expect(await verifyReceipt(before, jwks, { ...PARTIES, now: NOW + 2 })).toMatchObject({ ok: true, receipt: { decisionId: "dec-42" } });
-    expect(await verifyReceipt(after, jwks, { ...PARTIES, now: NOW + 2 })).toMatchObject({ ok: true, receipt: { decisionId: "dec-43" } });
+    expect(await verifyReceipt(before, jwks, { ...PARTIES, now: NOW + 2 })).toMatchObject({
+      ok: true,
+      receipt: { decisionId: "dec-42" },
+    });
+    expect(await verifyReceipt(after, jwks, { ...PARTIES, now: NOW + 2 })).toMatchObject({
+      ok: true,
+      receipt: { decisionId: "dec-43" },
+    });
   });
 
   it("leaves out resource when the call has none", async () => {
     const { ring } = await freshRing();
     const { resource: _resource, ...withoutResource } = claims;
-    const result = await verifyReceipt(await signReceipt(withoutResource, ring, signAt(NOW)), ring, { ...PARTIES, now: NOW });
-    expect(result).toEqual({ ok: true, receipt: { ...withoutResource, issuedAt: NOW, expiresAt: NOW + 300 } });
+    const result = await verifyReceipt(
+      await signReceipt(withoutResource, ring, signAt(NOW)),
+      ring,
+      { ...PARTIES, now: NOW },
+    );
+    expect(result).toEqual({
+      ok: true,
+      receipt: { ...withoutResource, issuedAt: NOW, expiresAt: NOW + 300 },
+    });
   });
 
   it("refuses an expired receipt, unless within the caller's clock tolerance", async () => {
     const { ring } = await freshRing();
     const token = await signReceipt(claims, ring, signAt(NOW));
-    expect(await verifyReceipt(token, ring, { ...PARTIES, now: NOW + 300 })).toEqual({ ok: false, code: "RECEIPT_EXPIRED", message: "the receipt has expired" });
-    expect(await verifyReceipt(token, ring, { ...PARTIES, now: NOW + 305, clockToleranceSeconds: 10 })).toMatchObject({ ok: true });
-    expect(await verifyReceipt(token, ring, { ...PARTIES, now: NOW + 311, clockToleranceSeconds: 10 })).toMatchObject({ ok: false, code: "RECEIPT_EXPIRED" });
+    expect(await verifyReceipt(token, ring, { ...PARTIES, now: NOW + 300 })).toEqual({
+      ok: false,
+      code: "RECEIPT_EXPIRED",
+      message: "the receipt has expired",
+    });
+    expect(
+      await verifyReceipt(token, ring, { ...PARTIES, now: NOW + 305, clockToleranceSeconds: 10 }),
+    ).toMatchObject({ ok: true });
+    expect(
+      await verifyReceipt(token, ring, { ...PARTIES, now: NOW + 311, clockToleranceSeconds: 10 }),
+    ).toMatchObject({ ok: false, code: "RECEIPT_EXPIRED" });
   });
 
   it("refuses a grant token presented as a receipt", async () => {
@@ -146,12 +207,16 @@ describe("verifyReceipt()", () => {
       message: "the receipt's signature does not verify",
     });
     const token = await signReceipt(claims, ring, signAt(NOW));
-    expect(await verifyReceipt(token, ring, { ...PARTIES, audience: "tool-b", now: NOW })).toMatchObject({
+    expect(
+      await verifyReceipt(token, ring, { ...PARTIES, audience: "tool-b", now: NOW }),
+    ).toMatchObject({
       ok: false,
       code: "RECEIPT_INVALID",
       message: "the receipt is meant for another audience",
     });
-    expect(await verifyReceipt(token, ring, { ...PARTIES, issuer: "https://evil.test", now: NOW })).toMatchObject({
+    expect(
+      await verifyReceipt(token, ring, { ...PARTIES, issuer: "https://evil.test", now: NOW }),
+    ).toMatchObject({
       ok: false,
       code: "RECEIPT_INVALID",
       message: "the receipt was issued by another issuer",
@@ -162,7 +227,11 @@ describe("verifyReceipt()", () => {
     const { ring } = await freshRing();
     const { kid, privateKey } = ring.signingKey();
     const payload = { ...decodeJwt(await signReceipt(claims, ring, signAt(NOW))), tool_name: 7 };
-    const token = await forge({ alg: "EdDSA", kid, typ: "charter-receipt+jwt" }, payload, privateKey);
+    const token = await forge(
+      { alg: "EdDSA", kid, typ: "charter-receipt+jwt" },
+      payload,
+      privateKey,
+    );
     expect(await verifyReceipt(token, ring, { ...PARTIES, now: NOW })).toEqual({
       ok: false,
       code: "RECEIPT_INVALID",

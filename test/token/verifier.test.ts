@@ -1,6 +1,19 @@
 import { describe, expect, it } from "vitest";
-import { createGrantVerifier, signGrantToken, type KeyResolver, type KeyRing } from "../../src/token/index.js";
-import { forge, freshRing, grantClaims, NOW, PARTIES, sampleGrant, strangerKey } from "./fixtures.js";
+import {
+  createGrantVerifier,
+  signGrantToken,
+  type KeyResolver,
+  type KeyRing,
+} from "../../src/token/index.js";
+import {
+  forge,
+  freshRing,
+  grantClaims,
+  NOW,
+  PARTIES,
+  sampleGrant,
+  strangerKey,
+} from "./fixtures.js";
 
 /** A resolver that counts key look-ups: each full verification looks the key up exactly once. */
 function counting(ring: KeyRing): KeyResolver & { lookups: number } {
@@ -37,9 +50,16 @@ describe("createGrantVerifier()", () => {
     expect((await verifier.verify(token, NOW)).ok).toBe(true);
 
     expect(await verifier.verify(token, grant.expiresAt - 1)).toMatchObject({ ok: true });
-    expect(await verifier.verify(token, grant.expiresAt)).toEqual({ ok: false, code: "GRANT_EXPIRED", message: "the grant token has expired" });
+    expect(await verifier.verify(token, grant.expiresAt)).toEqual({
+      ok: false,
+      code: "GRANT_EXPIRED",
+      message: "the grant token has expired",
+    });
     expect(verifier.stats().signatureVerifications).toBe(1);
-    expect(await verifier.verify(token, grant.expiresAt + 1)).toMatchObject({ ok: false, code: "GRANT_EXPIRED" });
+    expect(await verifier.verify(token, grant.expiresAt + 1)).toMatchObject({
+      ok: false,
+      code: "GRANT_EXPIRED",
+    });
   });
 
   it("refuses a cached token at a time before it is valid", async () => {
@@ -48,7 +68,11 @@ describe("createGrantVerifier()", () => {
     const grant = sampleGrant();
     const token = await signGrantToken(grant, ring, PARTIES);
     expect((await verifier.verify(token, NOW + 5)).ok).toBe(true);
-    expect(await verifier.verify(token, grant.issuedAt - 1)).toEqual({ ok: false, code: "GRANT_EXPIRED", message: "the grant token is not yet valid" });
+    expect(await verifier.verify(token, grant.issuedAt - 1)).toEqual({
+      ok: false,
+      code: "GRANT_EXPIRED",
+      message: "the grant token is not yet valid",
+    });
     expect(verifier.stats()).toMatchObject({ signatureVerifications: 1, cacheHits: 1 });
   });
 
@@ -56,8 +80,16 @@ describe("createGrantVerifier()", () => {
     const { ring } = await freshRing();
     const keys = counting(ring);
     const verifier = createGrantVerifier(keys, PARTIES);
-    const forged = await forge({ alg: "EdDSA", kid: ring.signingKey().kid, typ: "charter-grant+jwt" }, grantClaims(sampleGrant()), await strangerKey());
-    for (let i = 0; i < 3; i += 1) expect(await verifier.verify(forged, NOW)).toMatchObject({ ok: false, code: "GRANT_INVALID" });
+    const forged = await forge(
+      { alg: "EdDSA", kid: ring.signingKey().kid, typ: "charter-grant+jwt" },
+      grantClaims(sampleGrant()),
+      await strangerKey(),
+    );
+    for (let i = 0; i < 3; i += 1)
+      expect(await verifier.verify(forged, NOW)).toMatchObject({
+        ok: false,
+        code: "GRANT_INVALID",
+      });
     expect(keys.lookups).toBe(3);
     expect(verifier.stats()).toMatchObject({ signatureVerifications: 3, cacheHits: 0, size: 0 });
   });
@@ -67,14 +99,21 @@ describe("createGrantVerifier()", () => {
     const verifier = createGrantVerifier(ring, PARTIES);
     const grant = sampleGrant();
     const token = await signGrantToken(grant, ring, PARTIES);
-    expect(await verifier.verify(token, grant.expiresAt)).toMatchObject({ ok: false, code: "GRANT_EXPIRED" });
+    expect(await verifier.verify(token, grant.expiresAt)).toMatchObject({
+      ok: false,
+      code: "GRANT_EXPIRED",
+    });
     expect(verifier.stats().size).toBe(0);
   });
 
   it("keeps at most maxEntries tokens, forgetting the least recently used", async () => {
     const { ring } = await freshRing();
     const verifier = createGrantVerifier(ring, { ...PARTIES, maxEntries: 2 });
-    const tokens = await Promise.all(["g-1", "g-2", "g-3"].map((id) => signGrantToken(sampleGrant({ id, rootId: id }), ring, PARTIES)));
+    const tokens = await Promise.all(
+      ["g-1", "g-2", "g-3"].map((id) =>
+        signGrantToken(sampleGrant({ id, rootId: id }), ring, PARTIES),
+      ),
+    );
     const [t1, t2, t3] = tokens as [string, string, string];
     await verifier.verify(t1, NOW);
     await verifier.verify(t2, NOW);
@@ -111,7 +150,9 @@ describe("createGrantVerifier()", () => {
     const { ring } = await freshRing();
     const token = await signGrantToken(sampleGrant(), ring, PARTIES);
     expect((await createGrantVerifier(ring, PARTIES).verify(token, NOW)).ok).toBe(true);
-    expect(await createGrantVerifier(ring, { ...PARTIES, audience: "other" }).verify(token, NOW)).toMatchObject({ ok: false, code: "GRANT_INVALID" });
+    expect(
+      await createGrantVerifier(ring, { ...PARTIES, audience: "other" }).verify(token, NOW),
+    ).toMatchObject({ ok: false, code: "GRANT_INVALID" });
   });
 });
 
@@ -127,8 +168,16 @@ describe("createGrantVerifier() bounded memory", () => {
     const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     const spare = alphabet[alphabet.indexOf(last) ^ 1] as string;
     expect(Buffer.from(s.slice(0, -1) + spare, "base64url")).toEqual(Buffer.from(s, "base64url"));
-    for (const variant of [`${h}.${p}.${s.slice(0, -1)}${spare}`, `${h}.${p}.${s}==`, `${h}=.${p}.${s}`, `${h}.${p}.${s} `]) {
-      expect(await verifier.verify(variant, NOW + 1)).toMatchObject({ ok: false, code: "GRANT_INVALID" });
+    for (const variant of [
+      `${h}.${p}.${s.slice(0, -1)}${spare}`,
+      `${h}.${p}.${s}==`,
+      `${h}=.${p}.${s}`,
+      `${h}.${p}.${s} `,
+    ]) {
+      expect(await verifier.verify(variant, NOW + 1)).toMatchObject({
+        ok: false,
+        code: "GRANT_INVALID",
+      });
     }
     expect(verifier.stats()).toMatchObject({ size: 1, signatureVerifications: 5 });
   });
@@ -136,9 +185,17 @@ describe("createGrantVerifier() bounded memory", () => {
   it("bounds the bytes the cache holds, not only its entries", async () => {
     const { ring } = await freshRing();
     const token = await signGrantToken(sampleGrant(), ring, PARTIES);
-    const verifier = createGrantVerifier(ring, { ...PARTIES, maxEntries: 1000, maxBytes: 3 * (2 * token.length + 256) });
+    const verifier = createGrantVerifier(ring, {
+      ...PARTIES,
+      maxEntries: 1000,
+      maxBytes: 3 * (2 * token.length + 256),
+    });
     for (let i = 0; i < 10; i++) {
-      const t = await signGrantToken(sampleGrant({ id: `grant-${i}`, rootId: `grant-${i}` }), ring, PARTIES);
+      const t = await signGrantToken(
+        sampleGrant({ id: `grant-${i}`, rootId: `grant-${i}` }),
+        ring,
+        PARTIES,
+      );
       expect(await verifier.verify(t, NOW + 1)).toMatchObject({ ok: true });
     }
     expect(verifier.stats().size).toBeLessThanOrEqual(3);

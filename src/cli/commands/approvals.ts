@@ -1,5 +1,12 @@
 import { create, toJson, toJsonString } from "@bufbuild/protobuf";
-import { APPROVAL_STATUSES, decideApproval, getApproval, listApprovals, watchApprovals, type ApprovalStatus } from "../../authority/index.js";
+import {
+  APPROVAL_STATUSES,
+  decideApproval,
+  getApproval,
+  listApprovals,
+  watchApprovals,
+  type ApprovalStatus,
+} from "../../authority/index.js";
 import {
   ApprovalOutcome,
   ListApprovalsResponseSchema,
@@ -7,8 +14,16 @@ import {
   type ListApprovalsResponse,
   type WatchApprovalsResponse,
 } from "../../gen/charter/v1/approval_pb.js";
-import { ApprovalSchema, ApprovalStatus as PbApprovalStatus, type Approval as PbApproval } from "../../gen/charter/v1/common_pb.js";
-import { APPROVAL_STATUS_TO_PROTO, approvalEventToProto, approvalToProto } from "../../interop/approval-codec.js";
+import {
+  ApprovalSchema,
+  ApprovalStatus as PbApprovalStatus,
+  type Approval as PbApproval,
+} from "../../gen/charter/v1/common_pb.js";
+import {
+  APPROVAL_STATUS_TO_PROTO,
+  approvalEventToProto,
+  approvalToProto,
+} from "../../interop/approval-codec.js";
 import type { CliIo } from "../io.js";
 import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
 import { SERVER_FLAGS, serverAddress, withTarget, type Target } from "../target.js";
@@ -42,7 +57,13 @@ export async function approvalsCommand(args: readonly string[], io: CliIo): Prom
   const { values, positionals } = parse(args, FLAGS, true);
   const [verb, id, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0] ?? ""}"`);
-  const run = (fn: (target: Target) => Promise<number>) => withTarget(serverAddress(values.server, io, values["api-key"]), () => configFrom(values, io.env), io, fn);
+  const run = (fn: (target: Target) => Promise<number>) =>
+    withTarget(
+      serverAddress(values.server, io, values["api-key"]),
+      () => configFrom(values, io.env),
+      io,
+      fn,
+    );
   switch (verb) {
     case "list": {
       const owner = values.owner ?? "";
@@ -94,7 +115,11 @@ export async function approvalsCommand(args: readonly string[], io: CliIo): Prom
       });
     }
     default:
-      throw new UsageError(verb === undefined ? `approvals needs a subcommand\n${APPROVALS_USAGE}` : `unknown approvals subcommand "${verb}"\n${APPROVALS_USAGE}`);
+      throw new UsageError(
+        verb === undefined
+          ? `approvals needs a subcommand\n${APPROVALS_USAGE}`
+          : `unknown approvals subcommand "${verb}"\n${APPROVALS_USAGE}`,
+      );
   }
 }
 
@@ -105,7 +130,8 @@ function required(id: string | undefined): string {
 
 function statusFlag(value: string | undefined): ApprovalStatus | undefined {
   if (value === undefined) return undefined;
-  if (!(APPROVAL_STATUSES as readonly string[]).includes(value)) throw new UsageError(`--status must be one of ${APPROVAL_STATUSES.join(", ")}`);
+  if (!(APPROVAL_STATUSES as readonly string[]).includes(value))
+    throw new UsageError(`--status must be one of ${APPROVAL_STATUSES.join(", ")}`);
   return value as ApprovalStatus;
 }
 
@@ -115,33 +141,78 @@ function intFlag(value: string | undefined, flag: string): number | undefined {
   return Number(value);
 }
 
-async function listOn(t: Target, owner: string, status: ApprovalStatus | undefined, pageSize: number, pageToken: string): Promise<ListApprovalsResponse> {
+async function listOn(
+  t: Target,
+  owner: string,
+  status: ApprovalStatus | undefined,
+  pageSize: number,
+  pageToken: string,
+): Promise<ListApprovalsResponse> {
   if (t.kind === "server") {
-    return t.clients.approvals.listApprovals({ owner, status: status ? APPROVAL_STATUS_TO_PROTO[status] : PbApprovalStatus.UNSPECIFIED, pageSize, pageToken });
+    return t.clients.approvals.listApprovals({
+      owner,
+      status: status ? APPROVAL_STATUS_TO_PROTO[status] : PbApprovalStatus.UNSPECIFIED,
+      pageSize,
+      pageToken,
+    });
   }
-  const page = await listApprovals(t.ctx, { owner, pageSize, pageToken, ...(status ? { status } : {}) });
-  return create(ListApprovalsResponseSchema, { approvals: page.approvals.map(approvalToProto), nextPageToken: page.nextPageToken });
+  const page = await listApprovals(t.ctx, {
+    owner,
+    pageSize,
+    pageToken,
+    ...(status ? { status } : {}),
+  });
+  return create(ListApprovalsResponseSchema, {
+    approvals: page.approvals.map(approvalToProto),
+    nextPageToken: page.nextPageToken,
+  });
 }
 
 async function showOn(t: Target, approvalId: string): Promise<PbApproval> {
-  if (t.kind === "server") return orThrow((await t.clients.approvals.getApproval({ approvalId })).approval);
+  if (t.kind === "server")
+    return orThrow((await t.clients.approvals.getApproval({ approvalId })).approval);
   return approvalToProto(await getApproval(t.ctx, approvalId));
 }
 
-async function decideOn(t: Target, req: { approvalId: string; outcome: "approve" | "reject"; decidedBy: string; note: string }): Promise<PbApproval> {
+async function decideOn(
+  t: Target,
+  req: { approvalId: string; outcome: "approve" | "reject"; decidedBy: string; note: string },
+): Promise<PbApproval> {
   if (t.kind === "server") {
     const outcome = req.outcome === "approve" ? ApprovalOutcome.APPROVE : ApprovalOutcome.REJECT;
-    return orThrow((await t.clients.approvals.decideApproval({ approvalId: req.approvalId, outcome, decidedBy: req.decidedBy, note: req.note })).approval);
+    return orThrow(
+      (
+        await t.clients.approvals.decideApproval({
+          approvalId: req.approvalId,
+          outcome,
+          decidedBy: req.decidedBy,
+          note: req.note,
+        })
+      ).approval,
+    );
   }
   return approvalToProto(await decideApproval(t.ctx, req));
 }
 
-async function* watchOn(t: Target, owner: string, after: number | undefined, signal: AbortSignal): AsyncGenerator<WatchApprovalsResponse> {
+async function* watchOn(
+  t: Target,
+  owner: string,
+  after: number | undefined,
+  signal: AbortSignal,
+): AsyncGenerator<WatchApprovalsResponse> {
   if (t.kind === "server") {
-    yield* t.clients.approvals.watchApprovals({ owner, ...(after === undefined ? {} : { afterSequence: BigInt(after) }) }, { signal });
+    yield* t.clients.approvals.watchApprovals(
+      { owner, ...(after === undefined ? {} : { afterSequence: BigInt(after) }) },
+      { signal },
+    );
     return;
   }
-  for await (const event of watchApprovals(t.ctx, { owner, ...(after === undefined ? {} : { afterSequence: after }) }, { signal })) yield approvalEventToProto(event);
+  for await (const event of watchApprovals(
+    t.ctx,
+    { owner, ...(after === undefined ? {} : { afterSequence: after }) },
+    { signal },
+  ))
+    yield approvalEventToProto(event);
 }
 
 function orThrow(approval: PbApproval | undefined): PbApproval {

@@ -1,7 +1,13 @@
 import { createWriteStream } from "node:fs";
 import { once } from "node:events";
 import { createAppContext } from "../../app/context.js";
-import { auditHeadSeq, followAudit, readAuditRecords, verifyAudit, type ExportedRecord } from "../../authority/index.js";
+import {
+  auditHeadSeq,
+  followAudit,
+  readAuditRecords,
+  verifyAudit,
+  type ExportedRecord,
+} from "../../authority/index.js";
 import type { CliIo } from "../io.js";
 import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
 
@@ -10,7 +16,13 @@ charter audit export [--out FILE] [--after SEQ]  write the records as JSONL (pro
 charter audit tail [--lines N] [--count N]       print the last N records (default 10), then follow new ones
 (offline only, on the data dir: the audit log has no RPC)`;
 
-const FLAGS = { ...CONFIG_FLAGS, out: { type: "string" }, after: { type: "string" }, lines: { type: "string" }, count: { type: "string" } } as const;
+const FLAGS = {
+  ...CONFIG_FLAGS,
+  out: { type: "string" },
+  after: { type: "string" },
+  lines: { type: "string" },
+  count: { type: "string" },
+} as const;
 
 /** Progress is reported every this many records, for logs at least this long. */
 export const PROGRESS_EVERY = 1000;
@@ -28,7 +40,11 @@ export async function auditCommand(args: readonly string[], io: CliIo): Promise<
   const [verb, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0] ?? ""}"`);
   if (verb !== "verify" && verb !== "export" && verb !== "tail") {
-    throw new UsageError(verb === undefined ? `audit needs a subcommand\n${AUDIT_USAGE}` : `unknown audit subcommand "${verb}"\n${AUDIT_USAGE}`);
+    throw new UsageError(
+      verb === undefined
+        ? `audit needs a subcommand\n${AUDIT_USAGE}`
+        : `unknown audit subcommand "${verb}"\n${AUDIT_USAGE}`,
+    );
   }
   const after = intFlag(values.after, "--after") ?? 0;
   const lines = intFlag(values.lines, "--lines") ?? 10;
@@ -44,7 +60,9 @@ export async function auditCommand(args: readonly string[], io: CliIo): Promise<
           io.out(`audit log broken at record ${result.seq}: ${result.problem}`);
           return EXIT_AUDIT_BROKEN;
         }
-        io.out(`audit log ok: ${result.records} records, ${result.checkpoints} signed checkpoints${result.head ? `, head ${result.head.hash}` : ""}`);
+        io.out(
+          `audit log ok: ${result.records} records, ${result.checkpoints} signed checkpoints${result.head ? `, head ${result.head.hash}` : ""}`,
+        );
         return 0;
       }
       case "export":
@@ -56,7 +74,11 @@ export async function auditCommand(args: readonly string[], io: CliIo): Promise<
         process.once("SIGTERM", onSignal);
         let printed = 0;
         try {
-          for await (const record of followAudit(ctx, Math.max(0, (await auditHeadSeq(ctx)) - lines), stop.signal)) {
+          for await (const record of followAudit(
+            ctx,
+            Math.max(0, (await auditHeadSeq(ctx)) - lines),
+            stop.signal,
+          )) {
             io.out(line(record));
             if (count !== undefined && ++printed >= count) break;
           }
@@ -72,7 +94,12 @@ export async function auditCommand(args: readonly string[], io: CliIo): Promise<
   }
 }
 
-async function exportTo(out: string | undefined, after: number, io: CliIo, ctx: Parameters<typeof readAuditRecords>[0]): Promise<number> {
+async function exportTo(
+  out: string | undefined,
+  after: number,
+  io: CliIo,
+  ctx: Parameters<typeof readAuditRecords>[0],
+): Promise<number> {
   const total = (await auditHeadSeq(ctx)) - after;
   const file = out === undefined ? undefined : createWriteStream(out, { flags: "w" });
   let written = 0;
@@ -82,7 +109,8 @@ async function exportTo(out: string | undefined, after: number, io: CliIo, ctx: 
       if (!file.write(text)) await once(file, "drain");
     } else io.out(text);
     written += 1;
-    if (total >= PROGRESS_EVERY && written % PROGRESS_EVERY === 0) io.err(`exported ${written}/${total} records`);
+    if (total >= PROGRESS_EVERY && written % PROGRESS_EVERY === 0)
+      io.err(`exported ${written}/${total} records`);
   }
   if (file) {
     file.end();

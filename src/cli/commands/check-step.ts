@@ -17,7 +17,10 @@ export const TARGET_STEP_FLAGS = {
   "delegated-token": { type: "string" },
 } as const;
 
-type Values = { readonly [K in keyof typeof TARGET_STEP_FLAGS]?: string | undefined } & { readonly action?: string | undefined; readonly tool?: string | undefined };
+type Values = { readonly [K in keyof typeof TARGET_STEP_FLAGS]?: string | undefined } & {
+  readonly action?: string | undefined;
+  readonly tool?: string | undefined;
+};
 
 const OPERATION_KINDS = Object.keys(OPERATION_KIND_TO_PROTO);
 
@@ -26,18 +29,35 @@ const OPERATION_KINDS = Object.keys(OPERATION_KIND_TO_PROTO);
  * defaults to the action id) or `--agent NAME [--agent-version V] [--delegated-token T]`; a step is
  * `--run ID` with `--tool-call ID` or `--activation ID [--attempt N]` (attempt 1 by default).
  */
-export function targetAndStep(values: Values): Pick<CallRequest, "callId" | "target" | "step" | "delegatedGrantToken"> {
+export function targetAndStep(
+  values: Values,
+): Pick<CallRequest, "callId" | "target" | "step" | "delegatedGrantToken"> {
   const callId = values["call-id"] ?? "cli";
-  if (values.operation !== undefined && values.agent !== undefined) throw new UsageError("give --operation or --agent, not both");
-  const out: { -readonly [K in "callId" | "target" | "step" | "delegatedGrantToken"]?: CallRequest[K] } = { callId };
+  if (values.operation !== undefined && values.agent !== undefined)
+    throw new UsageError("give --operation or --agent, not both");
+  const out: {
+    -readonly [K in "callId" | "target" | "step" | "delegatedGrantToken"]?: CallRequest[K];
+  } = { callId };
   if (values.operation !== undefined) {
-    if (!OPERATION_KINDS.includes(values.operation)) throw new UsageError(`--operation must be one of ${OPERATION_KINDS.join(", ")}`);
+    if (!OPERATION_KINDS.includes(values.operation))
+      throw new UsageError(`--operation must be one of ${OPERATION_KINDS.join(", ")}`);
     const definition = values.definition ?? values.action;
-    if (definition === undefined) throw new UsageError("--operation needs --definition or --action");
-    out.target = { kind: "graph_operation", nodeName: values.node ?? "", operationDefinitionId: definition, operationKind: values.operation };
+    if (definition === undefined)
+      throw new UsageError("--operation needs --definition or --action");
+    out.target = {
+      kind: "graph_operation",
+      nodeName: values.node ?? "",
+      operationDefinitionId: definition,
+      operationKind: values.operation,
+    };
   } else if (values.agent !== undefined) {
-    out.target = { kind: "start_agent", definitionName: values.agent, definitionVersion: values["agent-version"] ?? "" };
-    if (values["delegated-token"] !== undefined) out.delegatedGrantToken = values["delegated-token"];
+    out.target = {
+      kind: "start_agent",
+      definitionName: values.agent,
+      definitionVersion: values["agent-version"] ?? "",
+    };
+    if (values["delegated-token"] !== undefined)
+      out.delegatedGrantToken = values["delegated-token"];
   }
   const step = stepOf(values);
   if (step) out.step = step;
@@ -48,12 +68,15 @@ function stepOf(values: Values): CallRequest["step"] {
   const { run, activation } = values;
   const toolCall = values["tool-call"];
   if (run === undefined) {
-    if (toolCall !== undefined || activation !== undefined) throw new UsageError("--tool-call and --activation need --run");
+    if (toolCall !== undefined || activation !== undefined)
+      throw new UsageError("--tool-call and --activation need --run");
     return undefined;
   }
-  if ((toolCall === undefined) === (activation === undefined)) throw new UsageError("--run needs --tool-call or --activation (one of them)");
+  if ((toolCall === undefined) === (activation === undefined))
+    throw new UsageError("--run needs --tool-call or --activation (one of them)");
   if (toolCall !== undefined) return { runId: run, toolCallId: toolCall };
   const attempt = Number(values.attempt ?? "1");
-  if (!Number.isSafeInteger(attempt) || attempt < 1) throw new UsageError("--attempt must be a whole number from 1");
+  if (!Number.isSafeInteger(attempt) || attempt < 1)
+    throw new UsageError("--attempt must be a whole number from 1");
   return { runId: run, activationId: activation as string, attempt };
 }

@@ -11,7 +11,12 @@ import { TARGET_STEP_FLAGS, targetAndStep } from "./check-step.js";
 import { issueOn } from "./issue.js";
 
 /** Exit codes of `charter check`, one per decision. */
-export const CHECK_EXIT: Readonly<Record<Decision, number>> = { allow: 0, deny: 1, require_approval: 2, effect_suppressed: 3 };
+export const CHECK_EXIT: Readonly<Record<Decision, number>> = {
+  allow: 0,
+  deny: 1,
+  require_approval: 2,
+  effect_suppressed: 3,
+};
 
 /**
  * `charter check`: authorizes one call under a grant token (--token) or under a grant issued on
@@ -30,12 +35,16 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
     ...TARGET_STEP_FLAGS,
     ...SERVER_FLAGS,
   });
-  if (values.token !== undefined && values.profile !== undefined) throw new UsageError("give --token or --profile, not both");
+  if (values.token !== undefined && values.profile !== undefined)
+    throw new UsageError("give --token or --profile, not both");
   // CHARTER_TOKEN stands in for --token unless a profile is named.
-  const token = values.token ?? (values.profile === undefined ? io.env["CHARTER_TOKEN"] : undefined);
+  const token =
+    values.token ?? (values.profile === undefined ? io.env["CHARTER_TOKEN"] : undefined);
   const profile = values.profile;
-  if (token === undefined && profile === undefined) throw new UsageError("--token (or CHARTER_TOKEN) or --profile is required");
-  if (values.tool === undefined && values.action === undefined) throw new UsageError("--tool or --action is required");
+  if (token === undefined && profile === undefined)
+    throw new UsageError("--token (or CHARTER_TOKEN) or --profile is required");
+  if (values.tool === undefined && values.action === undefined)
+    throw new UsageError("--tool or --action is required");
   const argumentsJson = values.args ?? "{}";
   try {
     JSON.parse(argumentsJson);
@@ -56,7 +65,16 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
     () => configFrom(values, io.env),
     io,
     async (target) => {
-      const grantToken = token ?? (await issueOn(target, { profile: profile as string, subject: "agent:cli", owner: "owner:cli", purpose: "check" })).token;
+      const grantToken =
+        token ??
+        (
+          await issueOn(target, {
+            profile: profile as string,
+            subject: "agent:cli",
+            owner: "owner:cli",
+            purpose: "check",
+          })
+        ).token;
       const verdict = await authorizeOn(target, grantToken, call);
       const decision = decisionFromProto(verdict.decision);
       if (decision === undefined) throw new Error("the server answered no decision");
@@ -66,7 +84,11 @@ export async function checkCommand(args: readonly string[], io: CliIo): Promise<
   );
 }
 
-async function authorizeOn(target: Target, grantToken: string, call: CallRequest): Promise<Verdict> {
+async function authorizeOn(
+  target: Target,
+  grantToken: string,
+  call: CallRequest,
+): Promise<Verdict> {
   if (target.kind === "server") {
     const { verdict } = await target.clients.authority.authorize({
       grantToken,

@@ -28,7 +28,8 @@ export async function issueCommand(args: readonly string[], io: CliIo): Promise<
   });
   if (!values.profile) throw new UsageError("--profile is required");
   const ttl = values.ttl === undefined ? undefined : Number(values.ttl);
-  if (ttl !== undefined && !(Number.isSafeInteger(ttl) && ttl > 0)) throw new UsageError("--ttl must be a positive number of seconds");
+  if (ttl !== undefined && !(Number.isSafeInteger(ttl) && ttl > 0))
+    throw new UsageError("--ttl must be a positive number of seconds");
   const request: IssueRequest = {
     profile: values.profile,
     subject: values.subject ?? "agent:cli",
@@ -44,16 +45,23 @@ export async function issueCommand(args: readonly string[], io: CliIo): Promise<
     io,
     async (target) => {
       const { grant, token } = await issueOn(target, request);
-      io.out(values.json ? JSON.stringify({ grant: toJson(GrantSchema, grant), token }, null, 2) : token);
+      io.out(
+        values.json ? JSON.stringify({ grant: toJson(GrantSchema, grant), token }, null, 2) : token,
+      );
       return 0;
     },
   );
 }
 
 /** Issues a grant on the target; answers it as its proto message and its token. */
-export async function issueOn(target: Target, request: IssueRequest): Promise<{ grant: Grant; token: string }> {
+export async function issueOn(
+  target: Target,
+  request: IssueRequest,
+): Promise<{ grant: Grant; token: string }> {
   if (target.kind === "server") {
-    const { grant, grantToken } = await target.clients.grants.issueGrant(issueRequestToProto(request));
+    const { grant, grantToken } = await target.clients.grants.issueGrant(
+      issueRequestToProto(request),
+    );
     if (!grant) throw new Error("the server answered no grant");
     return { grant, token: grantToken };
   }

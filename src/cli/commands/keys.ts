@@ -1,5 +1,12 @@
 import type { createAppContext } from "../../app/context.js";
-import { ROLES, createApiKey, listApiKeys, revokeApiKey, rotateSigningKey, type StoredApiKey } from "../../authority/index.js";
+import {
+  ROLES,
+  createApiKey,
+  listApiKeys,
+  revokeApiKey,
+  rotateSigningKey,
+  type StoredApiKey,
+} from "../../authority/index.js";
 import type { CliIo } from "../io.js";
 import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
 import { withTarget } from "../target.js";
@@ -23,7 +30,9 @@ export async function keysCommand(args: readonly string[], io: CliIo): Promise<n
   const [action, ...rest] = args;
   const { values, positionals } = parseKeys(rest);
   if (values.server !== undefined || (io.env["CHARTER_SERVER"] ?? "") !== "") {
-    throw new UsageError("charter keys works on the data dir only: there is no key-management RPC (unset --server / CHARTER_SERVER)");
+    throw new UsageError(
+      "charter keys works on the data dir only: there is no key-management RPC (unset --server / CHARTER_SERVER)",
+    );
   }
   const run = (fn: (ctx: Awaited<ReturnType<typeof createAppContext>>) => Promise<number>) =>
     withTarget(
@@ -37,12 +46,15 @@ export async function keysCommand(args: readonly string[], io: CliIo): Promise<n
     );
   switch (action) {
     case "create": {
-      if (positionals.length > 0) throw new UsageError(`unexpected argument "${String(positionals[0])}"`);
+      if (positionals.length > 0)
+        throw new UsageError(`unexpected argument "${String(positionals[0])}"`);
       if (values.principal === undefined) throw new UsageError("--principal is required");
       const principal = values.principal;
       return run(async (ctx) => {
         const { key, secret } = await createApiKey(ctx, { principal, roles: values.role ?? [] });
-        io.err(`created ${key.id} for ${key.principal} (${key.roles.join(", ")}); the secret below is shown only now`);
+        io.err(
+          `created ${key.id} for ${key.principal} (${key.roles.join(", ")}); the secret below is shown only now`,
+        );
         io.out(secret);
         return 0;
       });
@@ -54,7 +66,8 @@ export async function keysCommand(args: readonly string[], io: CliIo): Promise<n
       });
     case "revoke": {
       const [id, ...extra] = positionals;
-      if (id === undefined || extra.length > 0) throw new UsageError("charter keys revoke takes one KEY_ID");
+      if (id === undefined || extra.length > 0)
+        throw new UsageError("charter keys revoke takes one KEY_ID");
       return run(async (ctx) => {
         await revokeApiKey(ctx, id);
         io.out(`revoked ${id}`);
@@ -67,13 +80,26 @@ export async function keysCommand(args: readonly string[], io: CliIo): Promise<n
         return 0;
       });
     default:
-      throw new UsageError(action === undefined ? "a keys command is required" : `unknown keys command "${action}"\n\n${KEYS_USAGE}`);
+      throw new UsageError(
+        action === undefined
+          ? "a keys command is required"
+          : `unknown keys command "${action}"\n\n${KEYS_USAGE}`,
+      );
   }
 }
 
 function parseKeys(args: readonly string[]) {
   try {
-    return parse(args, { ...CONFIG_FLAGS, principal: { type: "string" }, role: { type: "string", multiple: true }, server: { type: "string" } }, true);
+    return parse(
+      args,
+      {
+        ...CONFIG_FLAGS,
+        principal: { type: "string" },
+        role: { type: "string", multiple: true },
+        server: { type: "string" },
+      },
+      true,
+    );
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\n\n${KEYS_USAGE}`);
   }
@@ -82,5 +108,11 @@ function parseKeys(args: readonly string[]) {
 /** One key per line: id, principal, roles, creation time and revocation time (or `active`). */
 function keyLine(key: StoredApiKey): string {
   const at = (s: number) => new Date(s * 1000).toISOString();
-  return [key.id, key.principal, key.roles.join(","), at(key.createdAt), key.revokedAt === undefined ? "active" : `revoked ${at(key.revokedAt)}`].join("\t");
+  return [
+    key.id,
+    key.principal,
+    key.roles.join(","),
+    at(key.createdAt),
+    key.revokedAt === undefined ? "active" : `revoked ${at(key.revokedAt)}`,
+  ].join("\t");
 }

@@ -31,7 +31,10 @@ export async function mcpGatewayCommand(args: readonly string[], io: CliIo): Pro
   const token = values.token ?? io.env["CHARTER_TOKEN"];
   if (!token) throw new UsageError("--token (or CHARTER_TOKEN) is required");
   const url = values["upstream-url"];
-  if (command.length > 0 === (url !== undefined)) throw new UsageError("give the upstream MCP server as `-- COMMAND ARGS…` or as --upstream-url URL (one of them)");
+  if (command.length > 0 === (url !== undefined))
+    throw new UsageError(
+      "give the upstream MCP server as `-- COMMAND ARGS…` or as --upstream-url URL (one of them)",
+    );
 
   const server = serverAddress(values.server, io, values["api-key"]);
   const closers: (() => Promise<void> | void)[] = [];
@@ -44,7 +47,8 @@ export async function mcpGatewayCommand(args: readonly string[], io: CliIo): Pro
     closers.push(() => clients.close());
     authority = remoteGatewayAuthority(clients, token);
   } else {
-    if (values["api-key"] !== undefined) throw new UsageError("--api-key is for --server (remote mode)");
+    if (values["api-key"] !== undefined)
+      throw new UsageError("--api-key is for --server (remote mode)");
     const ctx = await createAppContext(await configFrom(values, io.env), { tokenCacheSize: 16 });
     closers.push(() => ctx.close());
     authority = localGatewayAuthority(ctx, token);
@@ -59,9 +63,13 @@ export async function mcpGatewayCommand(args: readonly string[], io: CliIo): Pro
       upstream,
       events: {
         pinViolation: (tool, problem) => {
-          io.err(`charter mcp-gateway: tool pinning: ${problem}; "${tool}" is hidden and its calls are refused`);
+          io.err(
+            `charter mcp-gateway: tool pinning: ${problem}; "${tool}" is hidden and its calls are refused`,
+          );
           auditPin?.(tool, problem).catch((err: unknown) =>
-            io.err(`charter mcp-gateway: could not write the pinning refusal to the audit log: ${(err as Error).message}`),
+            io.err(
+              `charter mcp-gateway: could not write the pinning refusal to the audit log: ${(err as Error).message}`,
+            ),
           );
         },
         log: (line) => io.err(line),

@@ -19,10 +19,16 @@ export async function serveCommand(args: readonly string[], io: CliIo): Promise<
   const { values } = parse(args, SERVE_FLAGS);
   const { workers, ...configValues } = values;
   // The flag is the environment variable's override (flags win over the environment and the file).
-  const config = await configFrom(configValues, workers === undefined ? io.env : { ...io.env, CHARTER_WORKERS: workers });
+  const config = await configFrom(
+    configValues,
+    workers === undefined ? io.env : { ...io.env, CHARTER_WORKERS: workers },
+  );
   // One line per call, written off the call's path: buffered and written asynchronously, flushed
   // synchronously when the process exits (pino registers that) and after a graceful stop.
-  const log = pino({ level: config.logLevel, base: { service: "charter" } }, pino.destination({ dest: 1, sync: false }));
+  const log = pino(
+    { level: config.logLevel, base: { service: "charter" } },
+    pino.destination({ dest: 1, sync: false }),
+  );
   if (isClusterWorker()) {
     await serveAsWorker(config, log);
     return 0;

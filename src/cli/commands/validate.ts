@@ -16,7 +16,12 @@ export async function validateCommand(args: readonly string[], io: CliIo): Promi
     return 0;
   } catch (err) {
     if (!isLoadError(err)) throw err;
-    for (const p of err.problems) io.err(p.subject === undefined ? `${p.file}: ${p.message}` : `${p.file}: ${p.subject}: ${p.message}`);
+    for (const p of err.problems)
+      io.err(
+        p.subject === undefined
+          ? `${p.file}: ${p.message}`
+          : `${p.file}: ${p.subject}: ${p.message}`,
+      );
     io.err(`${err.problems.length} problem${err.problems.length === 1 ? "" : "s"} found`);
     return 1;
   }

@@ -24,7 +24,11 @@ export function malformed(problem: string): never {
  * unique, and calls without an id get a stable id derived from the turn (its digest and the
  * call's index). Only `Malformed` is caught; any other throw is a bug and propagates.
  */
-export function parseWith(dialect: DialectName, payload: unknown, read: (payload: unknown) => readonly RawCall[]): ParsedTurn {
+export function parseWith(
+  dialect: DialectName,
+  payload: unknown,
+  read: (payload: unknown) => readonly RawCall[],
+): ParsedTurn {
   try {
     const raw = read(payload);
     const seen = new Set<string>();
@@ -32,7 +36,12 @@ export function parseWith(dialect: DialectName, payload: unknown, read: (payload
       const callId = c.id === undefined ? derivedId(dialect, payload, index) : String(c.id);
       if (seen.has(callId)) malformed(`call id ${JSON.stringify(callId)} appears more than once`);
       seen.add(callId);
-      return { callId, ...(c.id === undefined ? {} : { wireId: c.id }), toolName: c.name, argumentsJson: c.argumentsJson };
+      return {
+        callId,
+        ...(c.id === undefined ? {} : { wireId: c.id }),
+        toolName: c.name,
+        argumentsJson: c.argumentsJson,
+      };
     });
     return { ok: true, calls };
   } catch (err) {
@@ -101,7 +110,8 @@ export function feedbackText(v: Verdict): string {
       return `Not run (${v.reason?.code ?? "SHADOW_MODE"}): ${v.reason?.message ?? "this is a dry run; the call's effect is suppressed."}`;
     case "require_approval": {
       const held = `Not run yet: this call needs the owner's approval (requirement "${v.requirement ?? "owner"}").`;
-      const id = v.approvalId === undefined || v.approvalId === "" ? "" : ` Approval id: ${v.approvalId}.`;
+      const id =
+        v.approvalId === undefined || v.approvalId === "" ? "" : ` Approval id: ${v.approvalId}.`;
       return `${held}${id} Once the owner has approved, make the same call again with the same arguments.`;
     }
   }
@@ -150,8 +160,10 @@ function jsonText(value: unknown, depth: number): string {
     return text;
   }
   if (depth === 0) return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map((v: unknown) => (v === undefined ? "null" : jsonText(v, depth - 1))).join(",")}]`;
+  if (Array.isArray(value))
+    return `[${value.map((v: unknown) => (v === undefined ? "null" : jsonText(v, depth - 1))).join(",")}]`;
   const members: string[] = [];
-  for (const [key, v] of Object.entries(value)) if (v !== undefined) members.push(`${JSON.stringify(key)}:${jsonText(v, depth - 1)}`);
+  for (const [key, v] of Object.entries(value))
+    if (v !== undefined) members.push(`${JSON.stringify(key)}:${jsonText(v, depth - 1)}`);
   return `{${members.join(",")}}`;
 }

@@ -1,7 +1,19 @@
 import type { JsonObject } from "../../core/json.js";
 import type { Verdict } from "../../core/verdict.js";
 import type { CatalogView } from "../../core/project.js";
-import { argumentsAt, arrayAt, describeTool, feedbackText, malformed, nameAt, objectAt, parseWith, perEntry, stringIdAt, type RawCall } from "./common.js";
+import {
+  argumentsAt,
+  arrayAt,
+  describeTool,
+  feedbackText,
+  malformed,
+  nameAt,
+  objectAt,
+  parseWith,
+  perEntry,
+  stringIdAt,
+  type RawCall,
+} from "./common.js";
 import { expressible } from "./schema-subset.js";
 import type { DialectCodec, TurnCall } from "./types.js";
 
@@ -10,10 +22,14 @@ import type { DialectCodec, TurnCall } from "./types.js";
  * `parametersJsonSchema` (not the OpenAPI-subset `parameters`), rewritten by `expressible`: bound
  * values as typed one-value enums, other narrowings in the description.
  */
-export type GeminiTool = { functionDeclarations: { name: string; description: string; parametersJsonSchema: JsonObject }[] };
+export type GeminiTool = {
+  functionDeclarations: { name: string; description: string; parametersJsonSchema: JsonObject }[];
+};
 
 /** A `functionResponse` part answering one call. */
-export type GeminiResponsePart = { functionResponse: { id?: string; name: string; response: { error: string } } };
+export type GeminiResponsePart = {
+  functionResponse: { id?: string; name: string; response: { error: string } };
+};
 
 /** The content that carries a turn's function responses. */
 export type GeminiResponseContent = { role: "user"; parts: GeminiResponsePart[] };
@@ -23,7 +39,11 @@ export function renderGeminiTools(view: CatalogView): GeminiTool[] {
   return [{ functionDeclarations: view.tools.map(geminiDeclaration) }];
 }
 
-const geminiDeclaration = perEntry((t) => ({ name: t.name, description: describeTool(t), parametersJsonSchema: expressible(t.inputSchema) }));
+const geminiDeclaration = perEntry((t) => ({
+  name: t.name,
+  description: describeTool(t),
+  parametersJsonSchema: expressible(t.inputSchema),
+}));
 
 /**
  * `functionCall` parts of a Gemini turn: a whole `generateContent` response (one candidate), its
@@ -35,14 +55,21 @@ function readGemini(payload: unknown): RawCall[] {
   const top = objectAt(payload, "the turn");
   if (top["candidates"] !== undefined) {
     const candidates = arrayAt(top["candidates"], "candidates");
-    if (candidates.length !== 1) malformed(`candidates must hold exactly one candidate (it holds ${candidates.length}); send the chosen content`);
-    return readContent(objectAt(objectAt(candidates[0], "candidates[0]")["content"], "candidates[0].content"), "candidates[0].content.");
+    if (candidates.length !== 1)
+      malformed(
+        `candidates must hold exactly one candidate (it holds ${candidates.length}); send the chosen content`,
+      );
+    return readContent(
+      objectAt(objectAt(candidates[0], "candidates[0]")["content"], "candidates[0].content"),
+      "candidates[0].content.",
+    );
   }
   return readContent(top, "");
 }
 
 function readContent(content: JsonObject, at: string): RawCall[] {
-  if (content["role"] !== undefined && content["role"] !== "model") malformed(`${at}role must be "model"`);
+  if (content["role"] !== undefined && content["role"] !== "model")
+    malformed(`${at}role must be "model"`);
   if (content["parts"] === undefined) return [];
   return readParts(arrayAt(content["parts"], `${at}parts`), `${at}parts`);
 }
@@ -67,7 +94,13 @@ function readParts(parts: readonly unknown[], at: string): RawCall[] {
  * id is echoed only when the model sent one; Gemini matches responses to calls by name and order.
  */
 export function geminiFeedback(call: TurnCall, verdict: Verdict): GeminiResponsePart {
-  return { functionResponse: { ...(typeof call.wireId === "string" ? { id: call.wireId } : {}), name: call.toolName, response: { error: feedbackText(verdict) } } };
+  return {
+    functionResponse: {
+      ...(typeof call.wireId === "string" ? { id: call.wireId } : {}),
+      name: call.toolName,
+      response: { error: feedbackText(verdict) },
+    },
+  };
 }
 
 /** A turn's function responses as the one user content Gemini expects next. */

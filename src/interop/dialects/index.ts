@@ -31,5 +31,12 @@ export { toolsJson } from "./common.js";
 
 export { DIALECT_NAMES } from "./types.js";
 export type { DialectCodec, DialectName, ParsedTurn, TurnCall } from "./types.js";
-export { MCP_INVALID_PARAMS, isMcpError, mcpAnnotations, mcpCallKey, mcpTool, mcpToolDigest } from "./mcp.js";
+export {
+  MCP_INVALID_PARAMS,
+  isMcpError,
+  mcpAnnotations,
+  mcpCallKey,
+  mcpTool,
+  mcpToolDigest,
+} from "./mcp.js";
 export type { McpFeedback, McpTool, McpToolList } from "./mcp.js";

@@ -1,6 +1,16 @@
 import type { JsonObject } from "../../core/json.js";
 import type { Verdict } from "../../core/verdict.js";
-import { argumentsAt, arrayAt, feedbackText, malformed, nameAt, objectAt, parseWith, stringIdAt, type RawCall } from "./common.js";
+import {
+  argumentsAt,
+  arrayAt,
+  feedbackText,
+  malformed,
+  nameAt,
+  objectAt,
+  parseWith,
+  stringIdAt,
+  type RawCall,
+} from "./common.js";
 import { renderChatTools } from "./openai-chat.js";
 import type { DialectCodec, TurnCall } from "./types.js";
 
@@ -16,9 +26,14 @@ function readLangchain(payload: unknown): RawCall[] {
   let message = objectAt(payload, "the turn");
   if (message["lc"] !== undefined) {
     const id = message["id"];
-    if (message["type"] !== "constructor" || !Array.isArray(id) || id.at(-1) !== "AIMessage") malformed("a serialized message must be an AIMessage constructor");
+    if (message["type"] !== "constructor" || !Array.isArray(id) || id.at(-1) !== "AIMessage")
+      malformed("a serialized message must be an AIMessage constructor");
     message = objectAt(message["kwargs"], "kwargs");
-  } else if (message["type"] !== undefined && message["type"] !== "ai" && message["type"] !== "AIMessageChunk") {
+  } else if (
+    message["type"] !== undefined &&
+    message["type"] !== "ai" &&
+    message["type"] !== "AIMessageChunk"
+  ) {
     malformed(`type must be "ai" (got ${JSON.stringify(message["type"])})`);
   }
   return [...listAt(message, "tool_calls"), ...listAt(message, "invalid_tool_calls")];
@@ -33,16 +48,33 @@ function listAt(message: JsonObject, key: string): RawCall[] {
 function readCall(raw: unknown, at: string): RawCall {
   const call = objectAt(raw, at);
   const type = call["type"];
-  if (type !== undefined && type !== "tool_call" && type !== "invalid_tool_call") malformed(`${at}.type must be "tool_call" or "invalid_tool_call"`);
-  return { id: stringIdAt(call["id"], `${at}.id`), name: nameAt(call["name"], `${at}.name`), argumentsJson: argumentsAt(call["args"] ?? undefined, `${at}.args`) };
+  if (type !== undefined && type !== "tool_call" && type !== "invalid_tool_call")
+    malformed(`${at}.type must be "tool_call" or "invalid_tool_call"`);
+  return {
+    id: stringIdAt(call["id"], `${at}.id`),
+    name: nameAt(call["name"], `${at}.name`),
+    argumentsJson: argumentsAt(call["args"] ?? undefined, `${at}.args`),
+  };
 }
 
 /** A LangChain `ToolMessage` (as a dict) reporting a failed call. */
-export type LangchainToolMessage = { type: "tool"; content: string; tool_call_id: string; name: string; status: "error" };
+export type LangchainToolMessage = {
+  type: "tool";
+  content: string;
+  tool_call_id: string;
+  name: string;
+  status: "error";
+};
 
 /** A non-allowed call's answer as a `ToolMessage` with `status: "error"`. */
 export function langchainFeedback(call: TurnCall, verdict: Verdict): LangchainToolMessage {
-  return { type: "tool", content: feedbackText(verdict), tool_call_id: call.callId, name: call.toolName, status: "error" };
+  return {
+    type: "tool",
+    content: feedbackText(verdict),
+    tool_call_id: call.callId,
+    name: call.toolName,
+    status: "error",
+  };
 }
 
 export const langchain: DialectCodec = {

@@ -1,6 +1,15 @@
 import type { JsonObject, JsonValue } from "../../core/json.js";
 import type { CatalogView } from "../../core/project.js";
-import { argumentsAt, arrayAt, nameAt, objectAt, parseWith, perEntry, stringIdAt, type RawCall } from "./common.js";
+import {
+  argumentsAt,
+  arrayAt,
+  nameAt,
+  objectAt,
+  parseWith,
+  perEntry,
+  stringIdAt,
+  type RawCall,
+} from "./common.js";
 import type { DialectCodec } from "./types.js";
 
 /** Charter's own shape: the view's entries as they are. */
@@ -21,7 +30,8 @@ const neutralTool = perEntry((t): JsonObject => ({
 function readNeutral(payload: unknown): RawCall[] {
   if (Array.isArray(payload)) return payload.map((c, i) => readCall(c, `calls[${i}]`));
   const top = objectAt(payload, "the turn");
-  if (top["calls"] !== undefined) return arrayAt(top["calls"], "calls").map((c, i) => readCall(c, `calls[${i}]`));
+  if (top["calls"] !== undefined)
+    return arrayAt(top["calls"], "calls").map((c, i) => readCall(c, `calls[${i}]`));
   return [readCall(top, "the call")];
 }
 

@@ -1,11 +1,26 @@
 import type { JsonObject } from "../../core/json.js";
 import type { Verdict } from "../../core/verdict.js";
 import type { CatalogView } from "../../core/project.js";
-import { argumentsAt, arrayAt, describeTool, feedbackText, malformed, nameAt, objectAt, parseWith, perEntry, stringIdAt, type RawCall } from "./common.js";
+import {
+  argumentsAt,
+  arrayAt,
+  describeTool,
+  feedbackText,
+  malformed,
+  nameAt,
+  objectAt,
+  parseWith,
+  perEntry,
+  stringIdAt,
+  type RawCall,
+} from "./common.js";
 import type { DialectCodec, TurnCall } from "./types.js";
 
 /** A Chat Completions function tool. */
-export type ChatTool = { type: "function"; function: { name: string; description: string; parameters: JsonObject } };
+export type ChatTool = {
+  type: "function";
+  function: { name: string; description: string; parameters: JsonObject };
+};
 
 /** A `role: "tool"` message answering one tool call. */
 export type ChatToolMessage = { role: "tool"; tool_call_id: string; content: string };
@@ -15,7 +30,10 @@ export function renderChatTools(view: CatalogView): ChatTool[] {
   return view.tools.map(chatTool);
 }
 
-const chatTool = perEntry((t): ChatTool => ({ type: "function", function: { name: t.name, description: describeTool(t), parameters: t.inputSchema } }));
+const chatTool = perEntry((t): ChatTool => ({
+  type: "function",
+  function: { name: t.name, description: describeTool(t), parameters: t.inputSchema },
+}));
 
 /** A non-allowed call's answer, as the `role: "tool"` message the model reads. */
 export function chatFeedback(call: TurnCall, verdict: Verdict): ChatToolMessage {
@@ -32,14 +50,21 @@ function readChat(payload: unknown): RawCall[] {
   const top = objectAt(payload, "the turn");
   if (top["choices"] !== undefined) {
     const choices = arrayAt(top["choices"], "choices");
-    if (choices.length !== 1) malformed(`choices must hold exactly one choice (it holds ${choices.length}); send the chosen message`);
-    return readMessage(objectAt(objectAt(choices[0], "choices[0]")["message"], "choices[0].message"), "choices[0].message.");
+    if (choices.length !== 1)
+      malformed(
+        `choices must hold exactly one choice (it holds ${choices.length}); send the chosen message`,
+      );
+    return readMessage(
+      objectAt(objectAt(choices[0], "choices[0]")["message"], "choices[0].message"),
+      "choices[0].message.",
+    );
   }
   return readMessage(top, "");
 }
 
 function readMessage(message: JsonObject, at: string): RawCall[] {
-  if (message["role"] !== undefined && message["role"] !== "assistant") malformed(`${at}role must be "assistant"`);
+  if (message["role"] !== undefined && message["role"] !== "assistant")
+    malformed(`${at}role must be "assistant"`);
   if (message["function_call"] !== undefined && message["function_call"] !== null)
     malformed(`${at}function_call (the deprecated single call) is not supported; send tool_calls`);
   const calls = message["tool_calls"];
@@ -49,7 +74,8 @@ function readMessage(message: JsonObject, at: string): RawCall[] {
 
 function readToolCall(raw: unknown, at: string): RawCall {
   const call = objectAt(raw, at);
-  if (call["type"] !== undefined && call["type"] !== "function") malformed(`${at}.type must be "function" (got ${JSON.stringify(call["type"])})`);
+  if (call["type"] !== undefined && call["type"] !== "function")
+    malformed(`${at}.type must be "function" (got ${JSON.stringify(call["type"])})`);
   const fn = objectAt(call["function"], `${at}.function`);
   return {
     id: stringIdAt(call["id"], `${at}.id`),

@@ -1,7 +1,19 @@
 import type { JsonObject } from "../../core/json.js";
 import type { Verdict } from "../../core/verdict.js";
 import type { CatalogView } from "../../core/project.js";
-import { argumentsAt, arrayAt, describeTool, feedbackText, malformed, nameAt, objectAt, parseWith, perEntry, stringIdAt, type RawCall } from "./common.js";
+import {
+  argumentsAt,
+  arrayAt,
+  describeTool,
+  feedbackText,
+  malformed,
+  nameAt,
+  objectAt,
+  parseWith,
+  perEntry,
+  stringIdAt,
+  type RawCall,
+} from "./common.js";
 import { expressible, strictCompatible } from "./schema-subset.js";
 import type { DialectCodec, TurnCall } from "./types.js";
 
@@ -10,7 +22,13 @@ import type { DialectCodec, TurnCall } from "./types.js";
  * as strict): `true` only when the schema is already in strict form, so strict never makes an
  * optional argument required; otherwise `false` and the view's schema as it is.
  */
-export type ResponsesTool = { type: "function"; name: string; description: string; parameters: JsonObject; strict: boolean };
+export type ResponsesTool = {
+  type: "function";
+  name: string;
+  description: string;
+  parameters: JsonObject;
+  strict: boolean;
+};
 
 /** A `function_call_output` item answering one call. */
 export type ResponsesCallOutput = { type: "function_call_output"; call_id: string; output: string };
@@ -22,7 +40,13 @@ export function renderResponsesTools(view: CatalogView): ResponsesTool[] {
 const responsesTool = perEntry((t): ResponsesTool => {
   const subset = expressible(t.inputSchema);
   const strict = strictCompatible(subset);
-  return { type: "function", name: t.name, description: describeTool(t), parameters: strict ? subset : t.inputSchema, strict };
+  return {
+    type: "function",
+    name: t.name,
+    description: describeTool(t),
+    parameters: strict ? subset : t.inputSchema,
+    strict,
+  };
 });
 
 /**

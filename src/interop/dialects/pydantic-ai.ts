@@ -1,20 +1,47 @@
 import type { JsonObject } from "../../core/json.js";
 import type { Verdict } from "../../core/verdict.js";
 import type { CatalogView } from "../../core/project.js";
-import { argumentsAt, arrayAt, describeTool, feedbackText, malformed, nameAt, objectAt, parseWith, perEntry, stringIdAt, type RawCall } from "./common.js";
+import {
+  argumentsAt,
+  arrayAt,
+  describeTool,
+  feedbackText,
+  malformed,
+  nameAt,
+  objectAt,
+  parseWith,
+  perEntry,
+  stringIdAt,
+  type RawCall,
+} from "./common.js";
 import type { DialectCodec, TurnCall } from "./types.js";
 
 /** Pydantic AI `ToolDefinition`s: `{name, description, parameters_json_schema, kind: "function"}`. */
-export type PydanticToolDefinition = { name: string; description: string; parameters_json_schema: JsonObject; kind: "function" };
+export type PydanticToolDefinition = {
+  name: string;
+  description: string;
+  parameters_json_schema: JsonObject;
+  kind: "function";
+};
 
 /** A `RetryPromptPart` telling the model why its call did not run. */
-export type PydanticRetryPrompt = { part_kind: "retry-prompt"; content: string; tool_name: string; tool_call_id: string };
+export type PydanticRetryPrompt = {
+  part_kind: "retry-prompt";
+  content: string;
+  tool_name: string;
+  tool_call_id: string;
+};
 
 export function renderPydanticTools(view: CatalogView): PydanticToolDefinition[] {
   return view.tools.map(pydanticTool);
 }
 
-const pydanticTool = perEntry((t): PydanticToolDefinition => ({ name: t.name, description: describeTool(t), parameters_json_schema: t.inputSchema, kind: "function" }));
+const pydanticTool = perEntry((t): PydanticToolDefinition => ({
+  name: t.name,
+  description: describeTool(t),
+  parameters_json_schema: t.inputSchema,
+  kind: "function",
+}));
 
 /**
  * `tool-call` parts of a Pydantic AI turn: a `ModelResponse` (`{kind: "response", parts}`) or
@@ -25,7 +52,8 @@ const pydanticTool = perEntry((t): PydanticToolDefinition => ({ name: t.name, de
 function readPydantic(payload: unknown): RawCall[] {
   if (Array.isArray(payload)) return readParts(payload, "parts");
   const response = objectAt(payload, "the turn");
-  if (response["kind"] !== "response") malformed(`kind must be "response" (got ${JSON.stringify(response["kind"])})`);
+  if (response["kind"] !== "response")
+    malformed(`kind must be "response" (got ${JSON.stringify(response["kind"])})`);
   return readParts(arrayAt(response["parts"], "parts"), "parts");
 }
 
@@ -46,7 +74,12 @@ function readParts(parts: readonly unknown[], at: string): RawCall[] {
 
 /** A non-allowed call's answer as a `retry-prompt` part. */
 export function pydanticFeedback(call: TurnCall, verdict: Verdict): PydanticRetryPrompt {
-  return { part_kind: "retry-prompt", content: feedbackText(verdict), tool_name: call.toolName, tool_call_id: call.callId };
+  return {
+    part_kind: "retry-prompt",
+    content: feedbackText(verdict),
+    tool_name: call.toolName,
+    tool_call_id: call.callId,
+  };
 }
 
 export const pydanticAi: DialectCodec = {
@@ -54,5 +87,6 @@ export const pydanticAi: DialectCodec = {
   renderTools: renderPydanticTools,
   parseCalls: (payload) => parseWith("pydantic_ai", payload, readPydantic),
   renderFeedback: pydanticFeedback,
-  feedbackMessages: (feedback) => (feedback.length === 0 ? [] : [{ kind: "request", parts: [...feedback] }]),
+  feedbackMessages: (feedback) =>
+    feedback.length === 0 ? [] : [{ kind: "request", parts: [...feedback] }],
 };

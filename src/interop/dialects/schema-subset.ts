@@ -55,13 +55,19 @@ function jsonType(value: JsonValue): string | undefined {
 
 /** A constraint keyword in words a model can follow. */
 function sayConstraint(key: string, value: JsonValue): string {
-  if (key === "allOf" && Array.isArray(value)) return value.map((v) => sayConstraint("schema", v)).join(" ");
+  if (key === "allOf" && Array.isArray(value))
+    return value.map((v) => sayConstraint("schema", v)).join(" ");
   if (key === "not") return `It must not satisfy: ${plain(value)}.`;
   return `It must also satisfy: ${plain(value)}.`;
 }
 
 function plain(value: JsonValue): string {
-  if (isJsonObject(value) && Object.keys(value).length === 1 && typeof value["pattern"] === "string") return `the pattern ${value["pattern"]}`;
+  if (
+    isJsonObject(value) &&
+    Object.keys(value).length === 1 &&
+    typeof value["pattern"] === "string"
+  )
+    return `the pattern ${value["pattern"]}`;
   return JSON.stringify(value);
 }
 
@@ -90,7 +96,17 @@ const STRICT_KEYWORDS = new Set([
   "maxItems",
   "title",
 ]);
-const STRICT_FORMATS = new Set(["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"]);
+const STRICT_FORMATS = new Set([
+  "date-time",
+  "time",
+  "date",
+  "duration",
+  "email",
+  "hostname",
+  "ipv4",
+  "ipv6",
+  "uuid",
+]);
 
 /** Whether OpenAI's strict mode accepts this schema as it is, with the same meaning. */
 export function strictCompatible(schema: JsonValue): boolean {
@@ -105,7 +121,8 @@ export function strictCompatible(schema: JsonValue): boolean {
   if (schema["type"] === "object" || properties !== undefined) {
     if (!isJsonObject(properties) || schema["additionalProperties"] !== false) return false;
     const required = new Set(Array.isArray(schema["required"]) ? schema["required"] : []);
-    for (const [name, sub] of Object.entries(properties)) if (!required.has(name) || !strictCompatible(sub)) return false;
+    for (const [name, sub] of Object.entries(properties))
+      if (!required.has(name) || !strictCompatible(sub)) return false;
   }
   return true;
 }

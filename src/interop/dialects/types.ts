@@ -3,7 +3,16 @@ import type { CatalogView } from "../../core/project.js";
 import type { Verdict } from "../../core/verdict.js";
 
 /** The model frameworks a catalog is rendered for and a turn is parsed from. */
-export const DIALECT_NAMES = ["neutral", "openai_chat", "openai_responses", "anthropic", "mcp", "gemini", "langchain", "pydantic_ai"] as const;
+export const DIALECT_NAMES = [
+  "neutral",
+  "openai_chat",
+  "openai_responses",
+  "anthropic",
+  "mcp",
+  "gemini",
+  "langchain",
+  "pydantic_ai",
+] as const;
 
 export type DialectName = (typeof DIALECT_NAMES)[number];
 
@@ -19,7 +28,9 @@ export interface TurnCall {
 }
 
 /** A parsed turn, or why it is malformed (a message naming the dialect and what was wrong). */
-export type ParsedTurn = { readonly ok: true; readonly calls: readonly TurnCall[] } | { readonly ok: false; readonly error: string };
+export type ParsedTurn =
+  | { readonly ok: true; readonly calls: readonly TurnCall[] }
+  | { readonly ok: false; readonly error: string };
 
 /**
  * One framework's shapes. Pure: no I/O. `parseCalls` never throws on any JSON value, and a

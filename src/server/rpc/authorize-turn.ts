@@ -1,4 +1,7 @@
-import { authorizeTurn as authorizeWholeTurn, type AuthorityContext } from "../../authority/index.js";
+import {
+  authorizeTurn as authorizeWholeTurn,
+  type AuthorityContext,
+} from "../../authority/index.js";
 import type { AuthorityService } from "../../gen/charter/v1/authority_pb.js";
 import { DecodeError } from "../../interop/decode-error.js";
 import { dialectFromProto } from "../../interop/enums.js";
@@ -7,10 +10,13 @@ import { callerGone, callerOf } from "../call-context.js";
 import type { ServiceHandlers } from "../router.js";
 
 /** AuthorizeTurn: every tool call of a model turn in a dialect, with feedback for the model. */
-export function authorizeTurn(ctx: AuthorityContext): ServiceHandlers<typeof AuthorityService>["authorizeTurn"] {
+export function authorizeTurn(
+  ctx: AuthorityContext,
+): ServiceHandlers<typeof AuthorityService>["authorizeTurn"] {
   return async (req, call) => {
     const dialect = dialectFromProto(req.dialect);
-    if (dialect === undefined) throw new DecodeError("dialect", `unknown value ${String(req.dialect)}`);
+    if (dialect === undefined)
+      throw new DecodeError("dialect", `unknown value ${String(req.dialect)}`);
     const approvalIds = new Map(Object.entries(req.approvalIds));
     const answer = await authorizeWholeTurn(
       ctx,

@@ -6,12 +6,17 @@ import { callerGone, callerOf } from "../call-context.js";
 import type { ServiceHandlers } from "../router.js";
 
 /** Authorize: one tool call, one verdict. A bad token is a deny verdict, not an error. */
-export function authorize(ctx: AuthorityContext): ServiceHandlers<typeof AuthorityService>["authorize"] {
+export function authorize(
+  ctx: AuthorityContext,
+): ServiceHandlers<typeof AuthorityService>["authorize"] {
   return async (req, call) => {
     const tool = callFromProto(req.call, "call");
     const decided = await authorizeCall(
       ctx,
-      { grantToken: req.grantToken, call: req.approvalId === undefined ? tool : { ...tool, approvalId: req.approvalId } },
+      {
+        grantToken: req.grantToken,
+        call: req.approvalId === undefined ? tool : { ...tool, approvalId: req.approvalId },
+      },
       { signal: callerGone(call), ...callerOf(call) },
     );
     return { verdict: verdictToProto(decided.verdict, decided) };

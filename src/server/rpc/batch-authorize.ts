@@ -6,13 +6,19 @@ import { callerGone, callerOf } from "../call-context.js";
 import type { ServiceHandlers } from "../router.js";
 
 /** BatchAuthorize: many calls under one grant token; verdicts in request order. */
-export function batchAuthorize(ctx: AuthorityContext): ServiceHandlers<typeof AuthorityService>["batchAuthorize"] {
+export function batchAuthorize(
+  ctx: AuthorityContext,
+): ServiceHandlers<typeof AuthorityService>["batchAuthorize"] {
   return async (req, call) => {
     const calls = req.items.map((item, i) => {
       const tool = callFromProto(item.call, `items[${i}].call`);
       return item.approvalId === undefined ? tool : { ...tool, approvalId: item.approvalId };
     });
-    const decided = await authorizeBatch(ctx, { grantToken: req.grantToken, calls }, { signal: callerGone(call), ...callerOf(call) });
+    const decided = await authorizeBatch(
+      ctx,
+      { grantToken: req.grantToken, calls },
+      { signal: callerGone(call), ...callerOf(call) },
+    );
     return { verdicts: decided.map((d) => verdictToProto(d.verdict, d)) };
   };
 }

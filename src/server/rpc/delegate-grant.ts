@@ -5,9 +5,15 @@ import { grantToProto } from "../../interop/grant-codec.js";
 import type { ServiceHandlers } from "../router.js";
 
 /** DelegateGrant: a child grant that only narrows the parent token's grant, recorded and signed. */
-export function delegateGrant(ctx: AuthorityContext): ServiceHandlers<typeof GrantService>["delegateGrant"] {
+export function delegateGrant(
+  ctx: AuthorityContext,
+): ServiceHandlers<typeof GrantService>["delegateGrant"] {
   return async (req, call) => {
-    const { grant, token } = await delegate(ctx, delegateRequestFromProto(req), call.caller?.principal);
+    const { grant, token } = await delegate(
+      ctx,
+      delegateRequestFromProto(req),
+      call.caller?.principal,
+    );
     return { grant: grantToProto(grant), grantToken: token };
   };
 }

@@ -4,6 +4,10 @@ import { approvalToProto } from "../../interop/approval-codec.js";
 import type { ServiceHandlers } from "../router.js";
 
 /** GetApproval: one approval by id. */
-export function getApproval(ctx: AuthorityContext): ServiceHandlers<typeof ApprovalService>["getApproval"] {
-  return async (req, call) => ({ approval: approvalToProto(await get(ctx, req.approvalId, call.caller)) });
+export function getApproval(
+  ctx: AuthorityContext,
+): ServiceHandlers<typeof ApprovalService>["getApproval"] {
+  return async (req, call) => ({
+    approval: approvalToProto(await get(ctx, req.approvalId, call.caller)),
+  });
 }

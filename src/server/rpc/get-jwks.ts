@@ -1,6 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { publishedKeys, type AuthorityContext } from "../../authority/index.js";
-import { GetJwksResponseSchema, type GetJwksResponse, type KeyService } from "../../gen/charter/v1/key_pb.js";
+import {
+  GetJwksResponseSchema,
+  type GetJwksResponse,
+  type KeyService,
+} from "../../gen/charter/v1/key_pb.js";
 import type { ServiceHandlers } from "../router.js";
 
 /**
@@ -14,8 +18,18 @@ export function getJwks(ctx: AuthorityContext): ServiceHandlers<typeof KeyServic
     const jwks = publishedKeys(ctx);
     const kids = jwks.keys.map((k) => k.kid).join(" ");
     if (last?.kids !== kids) {
-      const keys = jwks.keys.map((k) => ({ kid: k.kid, kty: k.kty, crv: k.crv, x: k.x, alg: k.alg, use: k.use }));
-      last = { kids, response: create(GetJwksResponseSchema, { jwksJson: JSON.stringify(jwks), keys }) };
+      const keys = jwks.keys.map((k) => ({
+        kid: k.kid,
+        kty: k.kty,
+        crv: k.crv,
+        x: k.x,
+        alg: k.alg,
+        use: k.use,
+      }));
+      last = {
+        kids,
+        response: create(GetJwksResponseSchema, { jwksJson: JSON.stringify(jwks), keys }),
+      };
     }
     return last.response;
   };

@@ -4,10 +4,21 @@ import { approvalStatusFilterFromProto, approvalToProto } from "../../interop/ap
 import type { ServiceHandlers } from "../router.js";
 
 /** ListApprovals: an owner's approvals, newest first, with the safe argument summary. */
-export function listApprovals(ctx: AuthorityContext): ServiceHandlers<typeof ApprovalService>["listApprovals"] {
+export function listApprovals(
+  ctx: AuthorityContext,
+): ServiceHandlers<typeof ApprovalService>["listApprovals"] {
   return async (req, call) => {
     const status = approvalStatusFilterFromProto(req.status, "status");
-    const page = await list(ctx, { owner: req.owner, pageSize: req.pageSize, pageToken: req.pageToken, ...(status ? { status } : {}) }, call.caller);
+    const page = await list(
+      ctx,
+      {
+        owner: req.owner,
+        pageSize: req.pageSize,
+        pageToken: req.pageToken,
+        ...(status ? { status } : {}),
+      },
+      call.caller,
+    );
     return { approvals: page.approvals.map(approvalToProto), nextPageToken: page.nextPageToken };
   };
 }

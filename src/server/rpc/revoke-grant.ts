@@ -4,7 +4,9 @@ import { revokeRequestFromProto } from "../../interop/delegate-codec.js";
 import type { ServiceHandlers } from "../router.js";
 
 /** RevokeGrant: the grant and every descendant, effective at the next call on this replica. */
-export function revokeGrant(ctx: AuthorityContext): ServiceHandlers<typeof GrantService>["revokeGrant"] {
+export function revokeGrant(
+  ctx: AuthorityContext,
+): ServiceHandlers<typeof GrantService>["revokeGrant"] {
   return async (req, call) => {
     const { revoked } = await revoke(ctx, revokeRequestFromProto(req), call.caller?.principal);
     return { revokedIds: [...revoked] };

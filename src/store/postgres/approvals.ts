@@ -1,7 +1,15 @@
 import type pg from "pg";
 import type { Approval } from "../../core/approval.js";
 import type { ApprovalStatus } from "../../core/verdict.js";
-import { APPROVAL_COLUMNS, approvalAudit, approvalEventFromRow, approvalFromRow, approvalRow, type ApprovalEventRow, type ApprovalRow } from "../approval-row.js";
+import {
+  APPROVAL_COLUMNS,
+  approvalAudit,
+  approvalEventFromRow,
+  approvalFromRow,
+  approvalRow,
+  type ApprovalEventRow,
+  type ApprovalRow,
+} from "../approval-row.js";
 import { StoreError, type ApprovalEventKind, type ApprovalStore } from "../port.js";
 import { inChainUnit, type ChainUnit } from "./chain.js";
 
@@ -14,7 +22,11 @@ const INSERT = `INSERT INTO approvals (${COLS}) VALUES (${APPROVAL_COLUMNS.map((
 const UPDATE = `UPDATE approvals SET status = $2, approved_by_json = $3, decided_at = $4, decided_by = $5, note = $6, status_reason_json = $7 WHERE id = $1`;
 const EVENTS = "SELECT seq, kind, at, approval_json FROM approval_events";
 
-async function one(tx: pg.PoolClient | pg.Pool, sql: string, params: unknown[]): Promise<ApprovalRow | undefined> {
+async function one(
+  tx: pg.PoolClient | pg.Pool,
+  sql: string,
+  params: unknown[],
+): Promise<ApprovalRow | undefined> {
   return (await tx.query<ApprovalRow>(sql, params)).rows[0];
 }
 
@@ -22,10 +34,24 @@ async function one(tx: pg.PoolClient | pg.Pool, sql: string, params: unknown[]):
  * Writes the approval's new state, its feed event and its audit record, inside a unit of work
  * that holds the chain lock: the event's seq is the feed's max + 1, so it commits in order.
  */
-async function record(unit: ChainUnit, a: Approval, kind: ApprovalEventKind, at: number, extra: { readonly argumentsJson?: string; readonly actor?: string } = {}) {
+async function record(
+  unit: ChainUnit,
+  a: Approval,
+  kind: ApprovalEventKind,
+  at: number,
+  extra: { readonly argumentsJson?: string; readonly actor?: string } = {},
+) {
   const row = approvalRow(a, extra.argumentsJson ?? "");
   if (extra.argumentsJson === undefined) {
-    await unit.tx.query(UPDATE, [row.id, row.status, row.approved_by_json, row.decided_at, row.decided_by, row.note, row.status_reason_json]);
+    await unit.tx.query(UPDATE, [
+      row.id,
+      row.status,
+      row.approved_by_json,
+      row.decided_at,
+      row.decided_by,
+      row.note,
+      row.status_reason_json,
+    ]);
   } else {
     await unit.tx.query(
       INSERT,
@@ -41,13 +67,22 @@ async function record(unit: ChainUnit, a: Approval, kind: ApprovalEventKind, at:
 
 /** Marks live approvals whose time ran out at `now` expired (never rejected); answers how many. */
 export async function expireDue(unit: ChainUnit, now: number): Promise<number> {
-  const { rows } = await unit.tx.query<ApprovalRow>(`SELECT ${COLS} FROM approvals WHERE ${LIVE} AND expires_at <= $1 ORDER BY expires_at, id COLLATE "C"`, [now]);
-  for (const row of rows) await record(unit, { ...approvalFromRow(row), status: "expired" }, "expired", now);
+  const { rows } = await unit.tx.query<ApprovalRow>(
+    `SELECT ${COLS} FROM approvals WHERE ${LIVE} AND expires_at <= $1 ORDER BY expires_at, id COLLATE "C"`,
+    [now],
+  );
+  for (const row of rows)
+    await record(unit, { ...approvalFromRow(row), status: "expired" }, "expired", now);
   return rows.length;
 }
 
 /** Consumes an approved approval inside a decision's unit of work; answers undefined when consumed. */
-export async function consumeApproval(unit: ChainUnit, approvalId: string, callDigest: string, at: number): Promise<ConsumeProblem | undefined> {
+export async function consumeApproval(
+  unit: ChainUnit,
+  approvalId: string,
+  callDigest: string,
+  at: number,
+): Promise<ConsumeProblem | undefined> {
   const row = await one(unit.tx, `SELECT ${COLS} FROM approvals WHERE id = $1`, [approvalId]);
   if (row === undefined) return "missing";
   const a = approvalFromRow(row);
@@ -69,16 +104,25 @@ export function postgresApprovalStore(pool: pg.Pool): ApprovalStore {
     createApprovalOnce: (draft, now) =>
       inChainUnit(pool, async (unit) => {
         await expireDue(unit, now);
-        const live = await one(unit.tx, `SELECT ${COLS} FROM approvals WHERE call_digest = $1 AND ${LIVE}`, [draft.approval.callDigest]);
+        const live = await one(
+          unit.tx,
+          `SELECT ${COLS} FROM approvals WHERE call_digest = $1 AND ${LIVE}`,
+          [draft.approval.callDigest],
+        );
         if (live !== undefined) return { approval: approvalFromRow(live), created: false };
-        if (draft.approval.status !== "pending") throw new StoreError("CONFLICT", `approval ${draft.approval.id} must be created pending`);
-        await record(unit, draft.approval, "created", draft.approval.createdAt, { argumentsJson: draft.argumentsJson });
+        if (draft.approval.status !== "pending")
+          throw new StoreError("CONFLICT", `approval ${draft.approval.id} must be created pending`);
+        await record(unit, draft.approval, "created", draft.approval.createdAt, {
+          argumentsJson: draft.argumentsJson,
+        });
         return { approval: draft.approval, created: true };
       }),
 
     async getApproval(id) {
       const row = await one(pool, `SELECT ${COLS} FROM approvals WHERE id = $1`, [id]);
-      return row === undefined ? undefined : { approval: approvalFromRow(row), argumentsJson: row.arguments_json };
+      return row === undefined
+        ? undefined
+        : { approval: approvalFromRow(row), argumentsJson: row.arguments_json };
     },
 
     async listApprovals(q) {
@@ -89,7 +133,9 @@ export function postgresApprovalStore(pool: pg.Pool): ApprovalStore {
       if (q.status !== undefined) where.push(`status = ${param(q.status)}`);
       if (q.after) {
         const created = param(q.after.createdAt);
-        where.push(`(created_at < ${created} OR (created_at = ${created} AND id COLLATE "C" < ${param(q.after.id)}))`);
+        where.push(
+          `(created_at < ${created} OR (created_at = ${created} AND id COLLATE "C" < ${param(q.after.id)}))`,
+        );
       }
       const sql = `SELECT ${COLS} FROM approvals ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT ${param(q.limit)}`;
       return (await pool.query<ApprovalRow>(sql, params)).rows.map(approvalFromRow);
@@ -97,22 +143,29 @@ export function postgresApprovalStore(pool: pg.Pool): ApprovalStore {
 
     decideApproval: (v) =>
       inChainUnit(pool, async (unit) => {
-        const row = await one(unit.tx, `SELECT ${COLS} FROM approvals WHERE id = $1`, [v.approvalId]);
-        if (row === undefined) throw new StoreError("NOT_FOUND", `approval ${v.approvalId} is not known`);
+        const row = await one(unit.tx, `SELECT ${COLS} FROM approvals WHERE id = $1`, [
+          v.approvalId,
+        ]);
+        if (row === undefined)
+          throw new StoreError("NOT_FOUND", `approval ${v.approvalId} is not known`);
         let a = approvalFromRow(row);
         if (a.status === "pending" && v.at >= a.expiresAt) {
           a = { ...a, status: "expired" };
           await record(unit, a, "expired", v.at);
         }
-        if (a.status !== "pending") return { ok: false, problem: "not_pending", approval: a } as const;
-        const voted = await unit.tx.query("INSERT INTO approval_votes (approval_id, approver, outcome, at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING", [
-          v.approvalId,
-          v.approver,
-          v.outcome,
-          v.at,
-        ]);
-        if (voted.rowCount === 0) return { ok: false, problem: "already_answered", approval: a } as const;
-        const decided = { decidedAt: v.at, decidedBy: v.approver, ...(v.note === undefined || v.note === "" ? {} : { note: v.note }) };
+        if (a.status !== "pending")
+          return { ok: false, problem: "not_pending", approval: a } as const;
+        const voted = await unit.tx.query(
+          "INSERT INTO approval_votes (approval_id, approver, outcome, at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+          [v.approvalId, v.approver, v.outcome, v.at],
+        );
+        if (voted.rowCount === 0)
+          return { ok: false, problem: "already_answered", approval: a } as const;
+        const decided = {
+          decidedAt: v.at,
+          decidedBy: v.approver,
+          ...(v.note === undefined || v.note === "" ? {} : { note: v.note }),
+        };
         if (v.outcome === "reject") {
           a = { ...a, status: "rejected", ...decided };
           await record(unit, a, "decided", v.at, { actor: v.approver });
@@ -134,11 +187,23 @@ export function postgresApprovalStore(pool: pg.Pool): ApprovalStore {
       grantIds.length === 0
         ? Promise.resolve(0)
         : inChainUnit(pool, async (unit) => {
-            const { rows } = await unit.tx.query<ApprovalRow>(`SELECT ${COLS} FROM approvals WHERE ${LIVE} AND grant_id = ANY($1::text[]) ORDER BY id COLLATE "C"`, [
-              grantIds,
-            ]);
+            const { rows } = await unit.tx.query<ApprovalRow>(
+              `SELECT ${COLS} FROM approvals WHERE ${LIVE} AND grant_id = ANY($1::text[]) ORDER BY id COLLATE "C"`,
+              [grantIds],
+            );
             for (const row of rows) {
-              await record(unit, { ...approvalFromRow(row), status: "superseded", decidedAt: at, decidedBy: "charter", statusReason: reason }, "superseded", at);
+              await record(
+                unit,
+                {
+                  ...approvalFromRow(row),
+                  status: "superseded",
+                  decidedAt: at,
+                  decidedBy: "charter",
+                  statusReason: reason,
+                },
+                "superseded",
+                at,
+              );
             }
             return rows.length;
           }),
@@ -146,13 +211,25 @@ export function postgresApprovalStore(pool: pg.Pool): ApprovalStore {
     async approvalEvents(owner, afterSequence, limit) {
       const { rows } =
         owner === undefined
-          ? await pool.query<ApprovalEventRow>(`${EVENTS} WHERE seq > $1 ORDER BY seq LIMIT $2`, [afterSequence, limit])
-          : await pool.query<ApprovalEventRow>(`${EVENTS} WHERE owner = $1 AND seq > $2 ORDER BY seq LIMIT $3`, [owner, afterSequence, limit]);
+          ? await pool.query<ApprovalEventRow>(`${EVENTS} WHERE seq > $1 ORDER BY seq LIMIT $2`, [
+              afterSequence,
+              limit,
+            ])
+          : await pool.query<ApprovalEventRow>(
+              `${EVENTS} WHERE owner = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+              [owner, afterSequence, limit],
+            );
       return rows.map(approvalEventFromRow);
     },
 
     async lastApprovalSequence() {
-      return (await pool.query<{ seq: number }>("SELECT coalesce(max(seq), 0)::bigint AS seq FROM approval_events")).rows[0]?.seq ?? 0;
+      return (
+        (
+          await pool.query<{ seq: number }>(
+            "SELECT coalesce(max(seq), 0)::bigint AS seq FROM approval_events",
+          )
+        ).rows[0]?.seq ?? 0
+      );
     },
   };
 }

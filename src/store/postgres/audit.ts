@@ -11,22 +11,33 @@ import { inChainUnit } from "./chain.js";
 export function postgresAuditStore(pool: pg.Pool): AuditStore {
   return {
     async readAudit(afterSeq, limit) {
-      return (await pool.query<AuditRow>("SELECT seq, entry, hash FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2", [afterSeq, limit])).rows;
+      return (
+        await pool.query<AuditRow>(
+          "SELECT seq, entry, hash FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2",
+          [afterSeq, limit],
+        )
+      ).rows;
     },
     async auditHead() {
-      return (await pool.query<{ seq: number; hash: string }>("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1")).rows[0];
+      return (
+        await pool.query<{ seq: number; hash: string }>(
+          "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1",
+        )
+      ).rows[0];
     },
     async putCheckpoint(cp) {
-      await pool.query("INSERT INTO audit_checkpoints (seq, hash, at, signature) VALUES ($1, $2, $3, $4) ON CONFLICT (seq) DO NOTHING", [
-        cp.seq,
-        cp.hash,
-        cp.at,
-        cp.signature,
-      ]);
+      await pool.query(
+        "INSERT INTO audit_checkpoints (seq, hash, at, signature) VALUES ($1, $2, $3, $4) ON CONFLICT (seq) DO NOTHING",
+        [cp.seq, cp.hash, cp.at, cp.signature],
+      );
     },
     appendAudit: (draft) => inChainUnit(pool, (unit) => unit.append(draft)),
     async listCheckpoints() {
-      return (await pool.query<AuditCheckpoint>("SELECT seq, hash, at, signature FROM audit_checkpoints ORDER BY seq")).rows;
+      return (
+        await pool.query<AuditCheckpoint>(
+          "SELECT seq, hash, at, signature FROM audit_checkpoints ORDER BY seq",
+        )
+      ).rows;
     },
   };
 }

@@ -15,7 +15,8 @@ export interface ChainUnit {
  * replicas on one schema share it; other schemas on the database do not), released at COMMIT or
  * ROLLBACK after the commit is visible. The two-key form keeps it apart from the migration lock.
  */
-const CHAIN_LOCK = "SELECT pg_advisory_xact_lock(hashtext('charter.chain'), hashtext(current_schema()))";
+const CHAIN_LOCK =
+  "SELECT pg_advisory_xact_lock(hashtext('charter.chain'), hashtext(current_schema()))";
 
 /**
  * Runs `work` as one READ COMMITTED transaction that first takes the chain lock. Every unit of
@@ -38,8 +39,14 @@ export function inChainUnit<T>(pool: pg.Pool, work: (unit: ChainUnit) => Promise
 }
 
 async function appendAudit(tx: pg.PoolClient, draft: AuditDraft): Promise<number> {
-  const head = (await tx.query<AuditRow>("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1")).rows[0];
+  const head = (
+    await tx.query<AuditRow>("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1")
+  ).rows[0];
   const row = nextAuditRow(head, draft);
-  await tx.query("INSERT INTO audit_log (seq, entry, hash) VALUES ($1, $2, $3)", [row.seq, row.entry, row.hash]);
+  await tx.query("INSERT INTO audit_log (seq, entry, hash) VALUES ($1, $2, $3)", [
+    row.seq,
+    row.entry,
+    row.hash,
+  ]);
   return row.seq;
 }

@@ -1,7 +1,28 @@
 import type pg from "pg";
-import { DECISION_COLUMNS, decisionAudit, decisionRecord, decisionRow, recommitOutcome, type DecisionRow } from "../decision-row.js";
-import type { CommitOutcome, CommitRefusalCode, DecisionEffects, DecisionRecord, DecisionStore, StepStore } from "../port.js";
-import { heldStep, replacesHeld, selectStepSql, STEP_COLUMNS, stepRow, type HeldStepRow } from "../step-row.js";
+import {
+  DECISION_COLUMNS,
+  decisionAudit,
+  decisionRecord,
+  decisionRow,
+  recommitOutcome,
+  type DecisionRow,
+} from "../decision-row.js";
+import type {
+  CommitOutcome,
+  CommitRefusalCode,
+  DecisionEffects,
+  DecisionRecord,
+  DecisionStore,
+  StepStore,
+} from "../port.js";
+import {
+  heldStep,
+  replacesHeld,
+  selectStepSql,
+  STEP_COLUMNS,
+  stepRow,
+  type HeldStepRow,
+} from "../step-row.js";
 import { consumeApproval, expireDue } from "./approvals.js";
 import { budgetUsage, chargeBudget } from "./budgets.js";
 import { inChainUnit, type ChainUnit } from "./chain.js";
@@ -21,12 +42,18 @@ const PUT_STEP = `
 type Refusal = { readonly reasonCode: CommitRefusalCode; readonly detail: string };
 
 /** An allow's effects, in order: the approval, then every budget counter; the first that cannot be had refuses. */
-async function effectsOf(unit: ChainUnit, record: DecisionRecord, effects: DecisionEffects): Promise<Refusal | undefined> {
+async function effectsOf(
+  unit: ChainUnit,
+  record: DecisionRecord,
+  effects: DecisionEffects,
+): Promise<Refusal | undefined> {
   if (effects.approval) {
     const { approvalId, callDigest } = effects.approval;
     const problem = await consumeApproval(unit, approvalId, callDigest, record.decidedAt);
-    if (problem === "expired") return { reasonCode: "APPROVAL_EXPIRED", detail: `approval ${approvalId} expired` };
-    if (problem !== undefined) return { reasonCode: "APPROVAL_CONSUMED", detail: `approval ${approvalId} is ${problem}` };
+    if (problem === "expired")
+      return { reasonCode: "APPROVAL_EXPIRED", detail: `approval ${approvalId} expired` };
+    if (problem !== undefined)
+      return { reasonCode: "APPROVAL_CONSUMED", detail: `approval ${approvalId} is ${problem}` };
   }
   if (effects.budget) {
     const spent = await chargeBudget(unit.tx, effects.budget);
@@ -52,7 +79,16 @@ export function postgresDecisionStore(pool: pg.Pool): DecisionStore & StepStore 
         if (stored !== undefined) return recommitOutcome(stored, row);
         // The step first, under the chain lock: a step another replica decided already is answered, not decided again.
         const slot = effects.step;
-        const heldRow = slot === undefined ? undefined : (await unit.tx.query<HeldStepRow>(SELECT_STEP, [record.grantId, slot.runId, slot.stepKey])).rows[0];
+        const heldRow =
+          slot === undefined
+            ? undefined
+            : (
+                await unit.tx.query<HeldStepRow>(SELECT_STEP, [
+                  record.grantId,
+                  slot.runId,
+                  slot.stepKey,
+                ])
+              ).rows[0];
         if (slot !== undefined && heldRow !== undefined) {
           const held = heldStep(heldRow);
           if (!replacesHeld(held, slot, record)) return { kind: "step_held", held };

@@ -14,7 +14,9 @@ import { scrub } from "./url.js";
 export function toStoreError(err: unknown, doing: string, secret = ""): StoreError {
   if (isStoreError(err)) return err;
   const detail = scrub(describe(err), secret);
-  return new StoreError(codeFor(err), `postgres store could not ${doing}: ${detail}`, { cause: err });
+  return new StoreError(codeFor(err), `postgres store could not ${doing}: ${detail}`, {
+    cause: err,
+  });
 }
 
 /** The SQLSTATE of a server error, or undefined for client, network and timeout errors. */
@@ -32,7 +34,8 @@ function codeFor(err: unknown): StoreErrorCode {
 
 /** A readable detail: the message, else the errno code (an AggregateError from a dual-stack connect has none). */
 function describe(err: unknown): string {
-  if (err instanceof AggregateError) return err.errors.map(describe).join("; ") || "connection failed";
+  if (err instanceof AggregateError)
+    return err.errors.map(describe).join("; ") || "connection failed";
   if (!(err instanceof Error)) return String(err);
   const code = "code" in err && typeof err.code === "string" ? err.code : undefined;
   return err.message !== "" ? err.message : (code ?? err.name);

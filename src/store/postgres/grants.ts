@@ -46,13 +46,19 @@ export function postgresGrantStore(pool: pg.Pool): GrantStore {
           });
           return;
         }
-        const stored = await unit.tx.query<{ grant_json: string }>("SELECT grant_json FROM grants WHERE id = $1", [grant.id]);
+        const stored = await unit.tx.query<{ grant_json: string }>(
+          "SELECT grant_json FROM grants WHERE id = $1",
+          [grant.id],
+        );
         if (stored.rows[0]?.grant_json === json) return;
         throw new StoreError("CONFLICT", `grant ${grant.id} exists already with other content`);
       }),
 
     async getGrant(id) {
-      const { rows } = await pool.query<GrantRow>("SELECT grant_json, revoked_at, revoked_reason FROM grants WHERE id = $1", [id]);
+      const { rows } = await pool.query<GrantRow>(
+        "SELECT grant_json, revoked_at, revoked_reason FROM grants WHERE id = $1",
+        [id],
+      );
       const row = rows[0];
       return row === undefined ? undefined : storedGrant(row, id);
     },
@@ -76,7 +82,10 @@ export function postgresGrantStore(pool: pg.Pool): GrantStore {
     revokeGrant: (id, reason, at, caller) =>
       inChainUnit(pool, async (unit) => {
         const tx = unit.tx;
-        const subtree = await tx.query<{ id: string }>(`${SUBTREE} SELECT id FROM subtree ORDER BY id <> $1, id COLLATE "C"`, [id]);
+        const subtree = await tx.query<{ id: string }>(
+          `${SUBTREE} SELECT id FROM subtree ORDER BY id <> $1, id COLLATE "C"`,
+          [id],
+        );
         const ids = subtree.rows.map((r) => r.id);
         if (ids.length === 0) throw new StoreError("NOT_FOUND", `grant ${id} is not known`);
         const fresh = await tx.query<{ id: string; root_id: string; subject: string }>(
@@ -85,15 +94,23 @@ export function postgresGrantStore(pool: pg.Pool): GrantStore {
         );
         const revoked = [...fresh.rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
         for (const g of revoked)
-          await unit.append({ at, kind: "grant.revoked", grantId: g.id, rootId: g.root_id, subject: g.subject, ...(caller === undefined ? {} : { caller }) });
+          await unit.append({
+            at,
+            kind: "grant.revoked",
+            grantId: g.id,
+            rootId: g.root_id,
+            subject: g.subject,
+            ...(caller === undefined ? {} : { caller }),
+          });
         return ids;
       }),
 
     async anyRevoked(ids) {
       if (ids.length === 0) return false;
-      const { rows } = await pool.query<{ revoked: boolean }>("SELECT EXISTS (SELECT 1 FROM grants WHERE id = ANY($1::text[]) AND revoked_at IS NOT NULL) AS revoked", [
-        ids,
-      ]);
+      const { rows } = await pool.query<{ revoked: boolean }>(
+        "SELECT EXISTS (SELECT 1 FROM grants WHERE id = ANY($1::text[]) AND revoked_at IS NOT NULL) AS revoked",
+        [ids],
+      );
       return rows[0]?.revoked === true;
     },
   };
@@ -106,6 +123,9 @@ function grantParams(g: TaskGrant, json: string): unknown[] {
 function storedGrant(row: GrantRow, id: string): StoredGrant {
   const grant = grantFromJson(row.grant_json, id);
   if (row.revoked_at === null) return { grant };
-  if (!Number.isSafeInteger(row.revoked_at)) throw new StoreError("CORRUPT", `grant ${id}: revoked_at is not a time`);
-  return row.revoked_reason === null ? { grant, revokedAt: row.revoked_at } : { grant, revokedAt: row.revoked_at, revokedReason: row.revoked_reason };
+  if (!Number.isSafeInteger(row.revoked_at))
+    throw new StoreError("CORRUPT", `grant ${id}: revoked_at is not a time`);
+  return row.revoked_reason === null
+    ? { grant, revokedAt: row.revoked_at }
+    : { grant, revokedAt: row.revoked_at, revokedReason: row.revoked_reason };
 }

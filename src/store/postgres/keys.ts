@@ -24,7 +24,9 @@ const INSERT = `
 export function postgresKeyStore(pool: pg.Pool): KeyStore {
   return {
     async listKeys() {
-      const { rows } = await pool.query<KeyRow>("SELECT kid, alg, public_jwk, private_jwk, created_at, retired_at FROM keys ORDER BY created_at, seq");
+      const { rows } = await pool.query<KeyRow>(
+        "SELECT kid, alg, public_jwk, private_jwk, created_at, retired_at FROM keys ORDER BY created_at, seq",
+      );
       return rows.map(storedKey);
     },
 
@@ -38,7 +40,9 @@ export function postgresKeyStore(pool: pg.Pool): KeyStore {
         pool,
         async (tx) => {
           await tx.query("LOCK TABLE keys IN SHARE ROW EXCLUSIVE MODE");
-          const active = await tx.query<{ found: boolean }>("SELECT EXISTS (SELECT 1 FROM keys WHERE retired_at IS NULL) AS found");
+          const active = await tx.query<{ found: boolean }>(
+            "SELECT EXISTS (SELECT 1 FROM keys WHERE retired_at IS NULL) AS found",
+          );
           if (active.rows[0]?.found === true) return false;
           const { rowCount } = await tx.query(INSERT, keyParams(key));
           if (rowCount === 0) throw new StoreError("CONFLICT", `key ${key.kid} exists already`);
@@ -49,16 +53,25 @@ export function postgresKeyStore(pool: pg.Pool): KeyStore {
     },
 
     async rewrapKey(kid, expected, next) {
-      const { rowCount } = await pool.query("UPDATE keys SET private_jwk = $3 WHERE kid = $1 AND private_jwk = $2", [kid, expected, next]);
+      const { rowCount } = await pool.query(
+        "UPDATE keys SET private_jwk = $3 WHERE kid = $1 AND private_jwk = $2",
+        [kid, expected, next],
+      );
       if (rowCount !== null && rowCount > 0) return;
-      const { rows } = await pool.query<{ found: boolean }>("SELECT EXISTS (SELECT 1 FROM keys WHERE kid = $1) AS found", [kid]);
+      const { rows } = await pool.query<{ found: boolean }>(
+        "SELECT EXISTS (SELECT 1 FROM keys WHERE kid = $1) AS found",
+        [kid],
+      );
       if (rows[0]?.found !== true) throw new StoreError("NOT_FOUND", `key ${kid} is not known`);
       throw new StoreError("CONFLICT", `key ${kid} changed since it was read`);
     },
 
     async retireKey(kid, at) {
       // A retirement never moves later: retiring twice keeps the earlier time.
-      const { rowCount } = await pool.query("UPDATE keys SET retired_at = LEAST(COALESCE(retired_at, $2), $2) WHERE kid = $1", [kid, at]);
+      const { rowCount } = await pool.query(
+        "UPDATE keys SET retired_at = LEAST(COALESCE(retired_at, $2), $2) WHERE kid = $1",
+        [kid, at],
+      );
       if (rowCount === 0) throw new StoreError("NOT_FOUND", `key ${kid} is not known`);
     },
   };
@@ -69,10 +82,20 @@ function keyParams(key: StoredKey): unknown[] {
 }
 
 function storedKey(row: KeyRow): StoredKey {
-  if (row.alg !== "EdDSA") throw new StoreError("CORRUPT", `key ${row.kid}: unsupported alg ${row.alg}`);
-  if (!Number.isSafeInteger(row.created_at) || (row.retired_at !== null && !Number.isSafeInteger(row.retired_at))) {
+  if (row.alg !== "EdDSA")
+    throw new StoreError("CORRUPT", `key ${row.kid}: unsupported alg ${row.alg}`);
+  if (
+    !Number.isSafeInteger(row.created_at) ||
+    (row.retired_at !== null && !Number.isSafeInteger(row.retired_at))
+  ) {
     throw new StoreError("CORRUPT", `key ${row.kid}: a time is not a time`);
   }
-  const key: StoredKey = { kid: row.kid, alg: row.alg, publicJwk: row.public_jwk, privateJwk: row.private_jwk, createdAt: row.created_at };
+  const key: StoredKey = {
+    kid: row.kid,
+    alg: row.alg,
+    publicJwk: row.public_jwk,
+    privateJwk: row.private_jwk,
+    createdAt: row.created_at,
+  };
   return row.retired_at === null ? key : { ...key, retiredAt: row.retired_at };
 }

@@ -10,25 +10,38 @@ import { inTransaction } from "./transaction.js";
  * never race on CREATE. Answers the migrations it applied; refuses, CORRUPT, a schema from a
  * newer Charter or with a diverging history (`pendingMigrations`).
  */
-export async function applyPostgresMigrations(pool: pg.Pool, schema: string, migrations: readonly Migration[], now: () => number): Promise<Migration[]> {
+export async function applyPostgresMigrations(
+  pool: pg.Pool,
+  schema: string,
+  migrations: readonly Migration[],
+  now: () => number,
+): Promise<Migration[]> {
   const applied: Migration[] = [];
   for (;;) {
     const next = await inTransaction(
       pool,
       async (tx) => {
         await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`charter.migrate.${schema}`]);
-        const exists = await tx.query<{ found: boolean }>("SELECT to_regnamespace($1) IS NOT NULL AS found", [schema]);
+        const exists = await tx.query<{ found: boolean }>(
+          "SELECT to_regnamespace($1) IS NOT NULL AS found",
+          [schema],
+        );
         if (exists.rows[0]?.found !== true) await tx.query(`CREATE SCHEMA ${schema}`);
         await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
           version    INTEGER PRIMARY KEY,
           name       TEXT NOT NULL,
           applied_at BIGINT NOT NULL
         )`);
-        const history = await tx.query<AppliedMigration>("SELECT version, name FROM schema_migrations ORDER BY version");
+        const history = await tx.query<AppliedMigration>(
+          "SELECT version, name FROM schema_migrations ORDER BY version",
+        );
         const pending = pendingMigrations(migrations, history.rows)[0];
         if (pending === undefined) return undefined;
         await tx.query(pending.sql);
-        await tx.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [pending.version, pending.name, now()]);
+        await tx.query(
+          "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+          [pending.version, pending.name, now()],
+        );
         return pending;
       },
       { isolation: "read committed" },

@@ -36,7 +36,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await applyPostgresMigrations(pool, target.schema, POSTGRES_MIGRATIONS, now);
   } catch (err) {
     await pool.end().catch(() => undefined);
-    if (isStoreError(err)) throw new StoreError(err.code, `${target.redacted}: ${scrub(err.message, target.password)}`, { cause: err });
+    if (isStoreError(err))
+      throw new StoreError(err.code, `${target.redacted}: ${scrub(err.message, target.password)}`, {
+        cause: err,
+      });
     throw toStoreError(err, `open ${target.redacted}`, target.password);
   }
   const ops: StoreOperations = {

@@ -28,7 +28,9 @@ function parseInt8(text: string): number {
 /** pg's parsers, except that BIGINT columns read as numbers instead of strings. */
 const TYPES: pg.CustomTypesConfig = {
   getTypeParser: ((oid: Parameters<TypeParser>[0], format?: Parameters<TypeParser>[1]): unknown =>
-    oid === pg.types.builtins.INT8 && format !== "binary" ? parseInt8 : (builtinParser(oid, format) as unknown)) as TypeParser,
+    oid === pg.types.builtins.INT8 && format !== "binary"
+      ? parseInt8
+      : (builtinParser(oid, format) as unknown)) as TypeParser,
 };
 
 /**

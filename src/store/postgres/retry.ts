@@ -26,7 +26,10 @@ export function isRetryable(err: unknown): boolean {
  * because every store operation is idempotent (a decision is keyed by its id, a grant by its id
  * and content) and rolled back whole when it fails. Any other failure is thrown at once.
  */
-export async function retrying<T>(work: () => Promise<T>, options: RetryOptions = DEFAULT_RETRY): Promise<T> {
+export async function retrying<T>(
+  work: () => Promise<T>,
+  options: RetryOptions = DEFAULT_RETRY,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();

@@ -17,12 +17,18 @@ export interface TransactionOptions {
  * transaction again (`retrying`); anything else is thrown as is. A connection that failed below
  * SQL (network, timeout) or whose rollback fails is destroyed rather than returned to the pool.
  */
-export async function inTransaction<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<T>, options: TransactionOptions): Promise<T> {
+export async function inTransaction<T>(
+  pool: pg.Pool,
+  work: (tx: pg.PoolClient) => Promise<T>,
+  options: TransactionOptions,
+): Promise<T> {
   return retrying(async () => {
     const client = await pool.connect();
     let broken = false;
     try {
-      await client.query(`BEGIN ISOLATION LEVEL ${options.isolation === "serializable" ? "SERIALIZABLE" : "READ COMMITTED"}`);
+      await client.query(
+        `BEGIN ISOLATION LEVEL ${options.isolation === "serializable" ? "SERIALIZABLE" : "READ COMMITTED"}`,
+      );
       const result = await work(client);
       await client.query("COMMIT");
       return result;

@@ -28,13 +28,20 @@ export function parsePostgresUrl(url: string, schema?: string): PostgresTarget {
   try {
     parsed = new URL(url);
   } catch {
-    throw new StoreError("UNAVAILABLE", "the PostgreSQL url is not a valid URL (expected postgres://user@host:port/database)");
+    throw new StoreError(
+      "UNAVAILABLE",
+      "the PostgreSQL url is not a valid URL (expected postgres://user@host:port/database)",
+    );
   }
   const scheme = parsed.protocol.slice(0, -1).toLowerCase();
-  if (scheme !== "postgres" && scheme !== "postgresql") throw new StoreError("UNAVAILABLE", `the PostgreSQL url has scheme "${scheme}:"`);
+  if (scheme !== "postgres" && scheme !== "postgresql")
+    throw new StoreError("UNAVAILABLE", `the PostgreSQL url has scheme "${scheme}:"`);
   const chosen = schema ?? parsed.searchParams.get("schema") ?? DEFAULT_SCHEMA;
   if (!SCHEMA_NAME.test(chosen)) {
-    throw new StoreError("UNAVAILABLE", `the PostgreSQL schema "${chosen.slice(0, 64)}" is not a lower-case identifier (a-z, 0-9, _; at most 63)`);
+    throw new StoreError(
+      "UNAVAILABLE",
+      `the PostgreSQL schema "${chosen.slice(0, 64)}" is not a lower-case identifier (a-z, 0-9, _; at most 63)`,
+    );
   }
   parsed.searchParams.delete("schema");
   const password = decodeURIComponent(parsed.password);

@@ -10,11 +10,19 @@ export function sqliteApiKeyStore(db: Database): ApiKeyStore {
   const insert = db.prepare<[ApiKeyRow], never>(`
     INSERT INTO api_keys (${API_KEY_COLUMNS}) VALUES (@id, @principal, @roles_json, @secret_hash, @created_at, @revoked_at)
     ON CONFLICT DO NOTHING`);
-  const list = db.prepare<[], ApiKeyRow>(`SELECT ${API_KEY_COLUMNS} FROM api_keys ORDER BY created_at, rowid`);
-  const byHash = db.prepare<[string], ApiKeyRow>(`SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE secret_hash = ?`);
+  const list = db.prepare<[], ApiKeyRow>(
+    `SELECT ${API_KEY_COLUMNS} FROM api_keys ORDER BY created_at, rowid`,
+  );
+  const byHash = db.prepare<[string], ApiKeyRow>(
+    `SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE secret_hash = ?`,
+  );
   // A revocation never moves later: revoking twice keeps the earlier time.
-  const revoke = db.prepare<[{ id: string; at: number }], never>("UPDATE api_keys SET revoked_at = min(coalesce(revoked_at, @at), @at) WHERE id = @id");
-  const active = db.prepare<[], { n: number }>("SELECT EXISTS (SELECT 1 FROM api_keys WHERE revoked_at IS NULL) AS n");
+  const revoke = db.prepare<[{ id: string; at: number }], never>(
+    "UPDATE api_keys SET revoked_at = min(coalesce(revoked_at, @at), @at) WHERE id = @id",
+  );
+  const active = db.prepare<[], { n: number }>(
+    "SELECT EXISTS (SELECT 1 FROM api_keys WHERE revoked_at IS NULL) AS n",
+  );
 
   return {
     async createApiKey(key) {

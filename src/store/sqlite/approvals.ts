@@ -1,7 +1,15 @@
 import type { Database } from "better-sqlite3";
 import type { Approval } from "../../core/approval.js";
 import type { ApprovalStatus } from "../../core/verdict.js";
-import { APPROVAL_COLUMNS, approvalAudit, approvalEventFromRow, approvalFromRow, approvalRow, type ApprovalEventRow, type ApprovalRow } from "../approval-row.js";
+import {
+  APPROVAL_COLUMNS,
+  approvalAudit,
+  approvalEventFromRow,
+  approvalFromRow,
+  approvalRow,
+  type ApprovalEventRow,
+  type ApprovalRow,
+} from "../approval-row.js";
 import { StoreError, type ApprovalEventKind, type ApprovalStore } from "../port.js";
 import type { AuditAppend } from "./audit.js";
 import type { GroupCommit } from "./group-commit.js";
@@ -10,7 +18,11 @@ import type { GroupCommit } from "./group-commit.js";
 export type ConsumeProblem = ApprovalStatus | "missing" | "mismatch";
 
 /** Consumes an approval inside a unit of work; answers undefined when consumed. */
-export type ConsumeApproval = (approvalId: string, callDigest: string, at: number) => ConsumeProblem | undefined;
+export type ConsumeApproval = (
+  approvalId: string,
+  callDigest: string,
+  at: number,
+) => ConsumeProblem | undefined;
 
 const LIVE = "status IN ('pending', 'approved')";
 
@@ -23,13 +35,25 @@ export function sqliteApprovals(
   db: Database,
   group: GroupCommit,
   append: AuditAppend,
-): { readonly store: ApprovalStore; readonly consume: ConsumeApproval; readonly expireDue: (now: number) => number } {
+): {
+  readonly store: ApprovalStore;
+  readonly consume: ConsumeApproval;
+  readonly expireDue: (now: number) => number;
+} {
   const cols = APPROVAL_COLUMNS.join(", ");
-  const insert = db.prepare<[ApprovalRow], never>(`INSERT INTO approvals (${cols}) VALUES (${APPROVAL_COLUMNS.map((c) => `@${c}`).join(", ")})`);
+  const insert = db.prepare<[ApprovalRow], never>(
+    `INSERT INTO approvals (${cols}) VALUES (${APPROVAL_COLUMNS.map((c) => `@${c}`).join(", ")})`,
+  );
   const byId = db.prepare<[string], ApprovalRow>(`SELECT ${cols} FROM approvals WHERE id = ?`);
-  const liveByDigest = db.prepare<[string], ApprovalRow>(`SELECT ${cols} FROM approvals WHERE call_digest = ? AND ${LIVE}`);
-  const due = db.prepare<[number], ApprovalRow>(`SELECT ${cols} FROM approvals WHERE ${LIVE} AND expires_at <= ? ORDER BY expires_at, id`);
-  const liveOfGrants = db.prepare<[string], ApprovalRow>(`SELECT ${cols} FROM approvals WHERE ${LIVE} AND grant_id IN (SELECT value FROM json_each(?)) ORDER BY id`);
+  const liveByDigest = db.prepare<[string], ApprovalRow>(
+    `SELECT ${cols} FROM approvals WHERE call_digest = ? AND ${LIVE}`,
+  );
+  const due = db.prepare<[number], ApprovalRow>(
+    `SELECT ${cols} FROM approvals WHERE ${LIVE} AND expires_at <= ? ORDER BY expires_at, id`,
+  );
+  const liveOfGrants = db.prepare<[string], ApprovalRow>(
+    `SELECT ${cols} FROM approvals WHERE ${LIVE} AND grant_id IN (SELECT value FROM json_each(?)) ORDER BY id`,
+  );
   const update = db.prepare<[ApprovalRow], never>(`
     UPDATE approvals SET status = @status, approved_by_json = @approved_by_json, decided_at = @decided_at,
       decided_by = @decided_by, note = @note, status_reason_json = @status_reason_json
@@ -43,11 +67,20 @@ export function sqliteApprovals(
   const eventsOf = db.prepare<[string, number, number], ApprovalEventRow>(
     "SELECT seq, kind, at, approval_json FROM approval_events WHERE owner = ? AND seq > ? ORDER BY seq LIMIT ?",
   );
-  const events = db.prepare<[number, number], ApprovalEventRow>("SELECT seq, kind, at, approval_json FROM approval_events WHERE seq > ? ORDER BY seq LIMIT ?");
-  const lastSeq = db.prepare<[], number>("SELECT coalesce(max(seq), 0) FROM approval_events").pluck();
+  const events = db.prepare<[number, number], ApprovalEventRow>(
+    "SELECT seq, kind, at, approval_json FROM approval_events WHERE seq > ? ORDER BY seq LIMIT ?",
+  );
+  const lastSeq = db
+    .prepare<[], number>("SELECT coalesce(max(seq), 0) FROM approval_events")
+    .pluck();
 
   /** Writes the approval's new state, its event and its audit record. */
-  const record = (a: Approval, kind: ApprovalEventKind, at: number, extra: { readonly argumentsJson?: string; readonly actor?: string } = {}) => {
+  const record = (
+    a: Approval,
+    kind: ApprovalEventKind,
+    at: number,
+    extra: { readonly argumentsJson?: string; readonly actor?: string } = {},
+  ) => {
     const { argumentsJson, actor } = extra;
     const row = approvalRow(a, argumentsJson ?? "");
     if (argumentsJson === undefined) update.run(row);
@@ -80,13 +113,18 @@ export function sqliteApprovals(
         expireDue(now);
         const live = liveByDigest.get(draft.approval.callDigest);
         if (live !== undefined) return { approval: approvalFromRow(live), created: false };
-        if (draft.approval.status !== "pending") throw new StoreError("CONFLICT", `approval ${draft.approval.id} must be created pending`);
-        record(draft.approval, "created", draft.approval.createdAt, { argumentsJson: draft.argumentsJson });
+        if (draft.approval.status !== "pending")
+          throw new StoreError("CONFLICT", `approval ${draft.approval.id} must be created pending`);
+        record(draft.approval, "created", draft.approval.createdAt, {
+          argumentsJson: draft.argumentsJson,
+        });
         return { approval: draft.approval, created: true };
       }),
     async getApproval(id) {
       const row = byId.get(id);
-      return row === undefined ? undefined : { approval: approvalFromRow(row), argumentsJson: row.arguments_json };
+      return row === undefined
+        ? undefined
+        : { approval: approvalFromRow(row), argumentsJson: row.arguments_json };
     },
     async listApprovals(q) {
       const where: string[] = [];
@@ -100,25 +138,37 @@ export function sqliteApprovals(
         params["status"] = q.status;
       }
       if (q.after) {
-        where.push("(created_at < @afterCreated OR (created_at = @afterCreated AND id < @afterId))");
+        where.push(
+          "(created_at < @afterCreated OR (created_at = @afterCreated AND id < @afterId))",
+        );
         params["afterCreated"] = q.after.createdAt;
         params["afterId"] = q.after.id;
       }
       const sql = `SELECT ${cols} FROM approvals ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, id DESC LIMIT @limit`;
-      return db.prepare<[Record<string, string | number>], ApprovalRow>(sql).all(params).map(approvalFromRow);
+      return db
+        .prepare<[Record<string, string | number>], ApprovalRow>(sql)
+        .all(params)
+        .map(approvalFromRow);
     },
     decideApproval: (v) =>
       group.run(() => {
         const row = byId.get(v.approvalId);
-        if (row === undefined) throw new StoreError("NOT_FOUND", `approval ${v.approvalId} is not known`);
+        if (row === undefined)
+          throw new StoreError("NOT_FOUND", `approval ${v.approvalId} is not known`);
         let a = approvalFromRow(row);
         if (a.status === "pending" && v.at >= a.expiresAt) {
           a = { ...a, status: "expired" };
           record(a, "expired", v.at);
         }
-        if (a.status !== "pending") return { ok: false, problem: "not_pending", approval: a } as const;
-        if (vote.run(v.approvalId, v.approver, v.outcome, v.at).changes === 0) return { ok: false, problem: "already_answered", approval: a } as const;
-        const decided = { decidedAt: v.at, decidedBy: v.approver, ...(v.note === undefined || v.note === "" ? {} : { note: v.note }) };
+        if (a.status !== "pending")
+          return { ok: false, problem: "not_pending", approval: a } as const;
+        if (vote.run(v.approvalId, v.approver, v.outcome, v.at).changes === 0)
+          return { ok: false, problem: "already_answered", approval: a } as const;
+        const decided = {
+          decidedAt: v.at,
+          decidedBy: v.approver,
+          ...(v.note === undefined || v.note === "" ? {} : { note: v.note }),
+        };
         if (v.outcome === "reject") {
           a = { ...a, status: "rejected", ...decided };
           record(a, "decided", v.at, { actor: v.approver });
@@ -137,11 +187,25 @@ export function sqliteApprovals(
     supersedeApprovalsOf: (grantIds, reason, at) =>
       group.run(() => {
         const rows = grantIds.length === 0 ? [] : liveOfGrants.all(JSON.stringify(grantIds));
-        for (const row of rows) record({ ...approvalFromRow(row), status: "superseded", decidedAt: at, decidedBy: "charter", statusReason: reason }, "superseded", at);
+        for (const row of rows)
+          record(
+            {
+              ...approvalFromRow(row),
+              status: "superseded",
+              decidedAt: at,
+              decidedBy: "charter",
+              statusReason: reason,
+            },
+            "superseded",
+            at,
+          );
         return rows.length;
       }),
     async approvalEvents(owner, afterSequence, limit) {
-      const rows = owner === undefined ? events.all(afterSequence, limit) : eventsOf.all(owner, afterSequence, limit);
+      const rows =
+        owner === undefined
+          ? events.all(afterSequence, limit)
+          : eventsOf.all(owner, afterSequence, limit);
       return rows.map(approvalEventFromRow);
     },
     async lastApprovalSequence() {

@@ -11,14 +11,25 @@ export type AuditAppend = (draft: AuditDraft | AuditText) => number;
  * the head (the write lock is held, so no other process appends in between), and writes the next
  * record with seq = head + 1 and hash = sha256(head hash, record text). One chain per database.
  */
-export function sqliteAudit(db: Database): { readonly append: AuditAppend; readonly store: Omit<AuditStore, "appendAudit"> } {
-  const head = db.prepare<[], { seq: number; hash: string }>("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1");
-  const insert = db.prepare<[number, string, string], never>("INSERT INTO audit_log (seq, entry, hash) VALUES (?, ?, ?)");
-  const read = db.prepare<[number, number], AuditRow>("SELECT seq, entry, hash FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?");
+export function sqliteAudit(db: Database): {
+  readonly append: AuditAppend;
+  readonly store: Omit<AuditStore, "appendAudit">;
+} {
+  const head = db.prepare<[], { seq: number; hash: string }>(
+    "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1",
+  );
+  const insert = db.prepare<[number, string, string], never>(
+    "INSERT INTO audit_log (seq, entry, hash) VALUES (?, ?, ?)",
+  );
+  const read = db.prepare<[number, number], AuditRow>(
+    "SELECT seq, entry, hash FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?",
+  );
   const putCheckpoint = db.prepare<[AuditCheckpoint], never>(`
     INSERT INTO audit_checkpoints (seq, hash, at, signature) VALUES (@seq, @hash, @at, @signature)
     ON CONFLICT (seq) DO NOTHING`);
-  const checkpoints = db.prepare<[], AuditCheckpoint>("SELECT seq, hash, at, signature FROM audit_checkpoints ORDER BY seq");
+  const checkpoints = db.prepare<[], AuditCheckpoint>(
+    "SELECT seq, hash, at, signature FROM audit_checkpoints ORDER BY seq",
+  );
 
   const append: AuditAppend = (draft) => {
     const row = nextAuditRow(head.get(), draft);

@@ -23,12 +23,19 @@ interface Counter {
  * counters; a unit rolled back takes its charges with it. The group drops the counters when it
  * ends, so the next group reads them again.
  */
-export function sqliteBudgets(db: Database): { readonly charge: ChargeBudget; readonly usage: DecisionStore["getBudgetUsage"] } {
-  const read = db.prepare<[string, string], { used: unknown }>("SELECT used FROM budget_counters WHERE grant_id = ? AND action_id = ?");
+export function sqliteBudgets(db: Database): {
+  readonly charge: ChargeBudget;
+  readonly usage: DecisionStore["getBudgetUsage"];
+} {
+  const read = db.prepare<[string, string], { used: unknown }>(
+    "SELECT used FROM budget_counters WHERE grant_id = ? AND action_id = ?",
+  );
   const write = db.prepare<[string, string, number], never>(`
     INSERT INTO budget_counters (grant_id, action_id, used) VALUES (?, ?, ?)
     ON CONFLICT (grant_id, action_id) DO UPDATE SET used = excluded.used`);
-  const counters = db.prepare<[string], { action_id: string; used: number }>("SELECT action_id, used FROM budget_counters WHERE grant_id = ?");
+  const counters = db.prepare<[string], { action_id: string; used: number }>(
+    "SELECT action_id, used FROM budget_counters WHERE grant_id = ?",
+  );
 
   /** The counters of one group, by grant and action. */
   const groupCounters = () => {
@@ -40,13 +47,16 @@ export function sqliteBudgets(db: Database): { readonly charge: ChargeBudget; re
         let c = actions.get(action);
         if (c === undefined) {
           const used = read.get(grant, action)?.used ?? 0;
-          if (typeof used !== "number") throw new StoreError("CORRUPT", `budget counter (${grant}, ${action}) is not a number`);
+          if (typeof used !== "number")
+            throw new StoreError("CORRUPT", `budget counter (${grant}, ${action}) is not a number`);
           actions.set(action, (c = { grant, action, read: used, used }));
         }
         return c;
       },
       beforeCommit() {
-        for (const actions of byGrant.values()) for (const c of actions.values()) if (c.used !== c.read) write.run(c.grant, c.action, c.used);
+        for (const actions of byGrant.values())
+          for (const c of actions.values())
+            if (c.used !== c.read) write.run(c.grant, c.action, c.used);
       },
     };
     return state;
@@ -85,7 +95,10 @@ export function sqliteBudgets(db: Database): { readonly charge: ChargeBudget; re
 }
 
 /** Charges every counter of a call in order with `room`, stopping at the first without room; answers what is spent, or undefined. */
-function spentLimit(c: BudgetCharge, room: (grant: string, action: string, max: number) => boolean): string | undefined {
+function spentLimit(
+  c: BudgetCharge,
+  room: (grant: string, action: string, max: number) => boolean,
+): string | undefined {
   for (const g of c.grants) {
     if (g.maxCalls !== undefined && !room(g.grantId, "", g.maxCalls)) {
       return `grant ${g.grantId} has used all of its ${g.maxCalls} calls (maxCalls)`;

@@ -1,7 +1,29 @@
 import type { Database } from "better-sqlite3";
-import { DECISION_COLUMNS, decisionAuditText, decisionRecord, decisionRow, recommitOutcome, type DecisionRow } from "../decision-row.js";
-import type { BudgetCharge, CommitOutcome, CommitRefusalCode, DecisionEffects, DecisionRecord, DecisionStore, StepStore } from "../port.js";
-import { heldStep, replacesHeld, selectStepSql, STEP_COLUMNS, stepRow, type HeldStepRow } from "../step-row.js";
+import {
+  DECISION_COLUMNS,
+  decisionAuditText,
+  decisionRecord,
+  decisionRow,
+  recommitOutcome,
+  type DecisionRow,
+} from "../decision-row.js";
+import type {
+  BudgetCharge,
+  CommitOutcome,
+  CommitRefusalCode,
+  DecisionEffects,
+  DecisionRecord,
+  DecisionStore,
+  StepStore,
+} from "../port.js";
+import {
+  heldStep,
+  replacesHeld,
+  selectStepSql,
+  STEP_COLUMNS,
+  stepRow,
+  type HeldStepRow,
+} from "../step-row.js";
 import type { ConsumeApproval } from "./approvals.js";
 import type { AuditAppend } from "./audit.js";
 import type { ChargeBudget } from "./budgets.js";
@@ -20,7 +42,9 @@ export interface DecisionDeps {
 
 /** A decision row's values in DECISION_COLUMNS order. */
 type DecisionValues = ValuesOf<typeof DECISION_COLUMNS>;
-type ValuesOf<C extends readonly (keyof DecisionRow)[]> = { -readonly [I in keyof C]: DecisionRow[C[I]] };
+type ValuesOf<C extends readonly (keyof DecisionRow)[]> = {
+  -readonly [I in keyof C]: DecisionRow[C[I]];
+};
 
 /** Why an allow's effects could not be had: the record is written as a deny with this code. */
 interface Refused {
@@ -71,7 +95,9 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
       r.run_id,
       r.step_key,
     );
-  const select = db.prepare<[string], DecisionRow>(`SELECT ${DECISION_COLUMNS.join(", ")} FROM decisions WHERE decision_id = ?`);
+  const select = db.prepare<[string], DecisionRow>(
+    `SELECT ${DECISION_COLUMNS.join(", ")} FROM decisions WHERE decision_id = ?`,
+  );
   const selectStep = db.prepare<[string, string, string], HeldStepRow>(selectStepSql(() => "?"));
   // A replaceable held step (a require_approval superseded by the approved call) is overwritten in place.
   const putStep = db.prepare<[Record<string, string | null>], never>(`
@@ -88,21 +114,35 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
   };
 
   /** Consumes the approval, then charges the budget, in a savepoint: a refused charge undoes the consumption. */
-  const consumeAndCharge = db.transaction((approval: NonNullable<DecisionEffects["approval"]>, budget: BudgetCharge | undefined, at: number, unit: GroupUnit) => {
-    const problem = deps.consume(approval.approvalId, approval.callDigest, at);
-    if (problem === "expired") throw new Refusal("APPROVAL_EXPIRED", `approval ${approval.approvalId} expired`);
-    if (problem !== undefined) throw new Refusal("APPROVAL_CONSUMED", `approval ${approval.approvalId} is ${problem}`);
-    const refused = budget && budgetRefusal(budget, unit);
-    if (refused) throw new Refusal(refused.reasonCode, refused.detail);
-  });
+  const consumeAndCharge = db.transaction(
+    (
+      approval: NonNullable<DecisionEffects["approval"]>,
+      budget: BudgetCharge | undefined,
+      at: number,
+      unit: GroupUnit,
+    ) => {
+      const problem = deps.consume(approval.approvalId, approval.callDigest, at);
+      if (problem === "expired")
+        throw new Refusal("APPROVAL_EXPIRED", `approval ${approval.approvalId} expired`);
+      if (problem !== undefined)
+        throw new Refusal("APPROVAL_CONSUMED", `approval ${approval.approvalId} is ${problem}`);
+      const refused = budget && budgetRefusal(budget, unit);
+      if (refused) throw new Refusal(refused.reasonCode, refused.detail);
+    },
+  );
 
   /**
    * The allow's effects, or why it is refused. Budget charges alone write nothing inside the unit
    * (charged in the group's memory, written before the group commits; a refused charge gives back
    * its own), so only a consumed approval needs a savepoint to undo.
    */
-  const effectsRefusal = (record: DecisionRecord, effects: DecisionEffects, unit: GroupUnit): Refused | undefined => {
-    if (effects.approval === undefined) return effects.budget && budgetRefusal(effects.budget, unit);
+  const effectsRefusal = (
+    record: DecisionRecord,
+    effects: DecisionEffects,
+    unit: GroupUnit,
+  ): Refused | undefined => {
+    if (effects.approval === undefined)
+      return effects.budget && budgetRefusal(effects.budget, unit);
     try {
       consumeAndCharge(effects.approval, effects.budget, record.decidedAt, unit);
       return undefined;
@@ -112,13 +152,18 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
     }
   };
 
-  const commit = (record: DecisionRecord, effects: DecisionEffects, unit: GroupUnit): CommitOutcome => {
+  const commit = (
+    record: DecisionRecord,
+    effects: DecisionEffects,
+    unit: GroupUnit,
+  ): CommitOutcome => {
     const row = decisionRow(record);
     const stored = select.get(row.decision_id);
     if (stored !== undefined) return recommitOutcome(stored, row);
     // The step first: a step decided already (by a concurrent retry, or another process on the file) is answered, not decided again.
     const slot = effects.step;
-    const heldRow = slot === undefined ? undefined : selectStep.get(record.grantId, slot.runId, slot.stepKey);
+    const heldRow =
+      slot === undefined ? undefined : selectStep.get(record.grantId, slot.runId, slot.stepKey);
     if (slot !== undefined && heldRow !== undefined) {
       const held = heldStep(heldRow);
       if (!replacesHeld(held, slot, record)) return { kind: "step_held", held };
@@ -140,7 +185,8 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
   };
 
   return {
-    commitDecision: (record, effects = {}) => deps.group.run((unit) => commit(record, effects, unit)),
+    commitDecision: (record, effects = {}) =>
+      deps.group.run((unit) => commit(record, effects, unit)),
     async getDecision(decisionId) {
       const row = select.get(decisionId);
       return row === undefined ? undefined : decisionRecord(row);

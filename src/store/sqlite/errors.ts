@@ -10,7 +10,9 @@ export function toStoreError(err: unknown, doing: string): StoreError {
   if (isStoreError(err)) return err;
   const code = sqliteCode(err);
   const detail = err instanceof Error ? err.message : String(err);
-  return new StoreError(codeFor(code), `sqlite store could not ${doing}: ${detail}`, { cause: err });
+  return new StoreError(codeFor(code), `sqlite store could not ${doing}: ${detail}`, {
+    cause: err,
+  });
 }
 
 function codeFor(sqlite: string | undefined): StoreErrorCode {

@@ -21,7 +21,8 @@ interface Seen {
 
 export function watchFileIdentity(file: string): FileIdentity {
   const db = identity(file);
-  if (db === undefined) throw new StoreError("UNAVAILABLE", `${file}: the database file vanished as it was opened`);
+  if (db === undefined)
+    throw new StoreError("UNAVAILABLE", `${file}: the database file vanished as it was opened`);
   let wal = identity(`${file}-wal`);
   let size = statSync(file).size;
   let broken: string | undefined;
@@ -36,7 +37,11 @@ export function watchFileIdentity(file: string): FileIdentity {
   };
   return {
     check() {
-      if (broken !== undefined) throw new StoreError("UNAVAILABLE", `${file}: ${broken}; restart Charter on an intact store`);
+      if (broken !== undefined)
+        throw new StoreError(
+          "UNAVAILABLE",
+          `${file}: ${broken}; restart Charter on an intact store`,
+        );
       if (checkedThisTurn) return;
       let now;
       try {
@@ -44,12 +49,14 @@ export function watchFileIdentity(file: string): FileIdentity {
       } catch {
         return fail("the database file was deleted under the running store");
       }
-      if (now.dev !== db.dev || now.ino !== db.ino) fail("the database file was replaced under the running store");
+      if (now.dev !== db.dev || now.ino !== db.ino)
+        fail("the database file was replaced under the running store");
       // Without VACUUM (Charter never runs one) a SQLite file only grows.
       if (now.size < size) fail("the database file was truncated under the running store");
       size = now.size;
       const w = identity(`${file}-wal`);
-      if (wal !== undefined && (w === undefined || w.dev !== wal.dev || w.ino !== wal.ino)) fail("the write-ahead log was deleted or replaced under the running store");
+      if (wal !== undefined && (w === undefined || w.dev !== wal.dev || w.ino !== wal.ino))
+        fail("the write-ahead log was deleted or replaced under the running store");
       wal ??= w;
       checkedThisTurn = true;
       setImmediate(nextTurn).unref();

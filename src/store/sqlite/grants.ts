@@ -39,13 +39,19 @@ const SUBTREE = `
  * the write lock (waiting up to the busy timeout) before they read, so a read-then-write never
  * fails half way with SQLITE_BUSY_SNAPSHOT when another process wrote in between.
  */
-export function sqliteGrantStore(db: Database, group: GroupCommit, append: AuditAppend): GrantStore {
+export function sqliteGrantStore(
+  db: Database,
+  group: GroupCommit,
+  append: AuditAppend,
+): GrantStore {
   const insert = db.prepare<[GrantParams], never>(`
     INSERT INTO grants (id, root_id, parent_id, subject, owner, profile, issued_at, expires_at, grant_json)
     VALUES (@id, @rootId, @parentId, @subject, @owner, @profile, @issuedAt, @expiresAt, @json)
     ON CONFLICT (id) DO NOTHING`);
   const jsonOf = db.prepare<[string], string>("SELECT grant_json FROM grants WHERE id = ?").pluck();
-  const select = db.prepare<[string], GrantRow>("SELECT grant_json, revoked_at, revoked_reason FROM grants WHERE id = ?");
+  const select = db.prepare<[string], GrantRow>(
+    "SELECT grant_json, revoked_at, revoked_reason FROM grants WHERE id = ?",
+  );
   const revoke = db.prepare<[{ id: string; at: number; reason: string }], never>(`${SUBTREE}
     UPDATE grants SET revoked_at = @at, revoked_reason = @reason
     WHERE revoked_at IS NULL AND id IN subtree`);
@@ -70,7 +76,9 @@ export function sqliteGrantStore(db: Database, group: GroupCommit, append: Audit
       )`;
   const prune = db.prepare<[{ before: number }], never>(`DELETE FROM grants WHERE ${PRUNED}`);
   // A pruned grant's steps go with it: its token is refused before any step is looked up.
-  const pruneSteps = db.prepare<[{ before: number }], never>(`DELETE FROM decision_steps WHERE grant_id IN (SELECT id FROM grants WHERE ${PRUNED})`);
+  const pruneSteps = db.prepare<[{ before: number }], never>(
+    `DELETE FROM decision_steps WHERE grant_id IN (SELECT id FROM grants WHERE ${PRUNED})`,
+  );
 
   const put = (grant: TaskGrant, caller: string | undefined) => {
     const json = grantToJson(grant);
@@ -91,12 +99,25 @@ export function sqliteGrantStore(db: Database, group: GroupCommit, append: Audit
     throw new StoreError("CONFLICT", `grant ${grant.id} exists already with other content`);
   };
 
-  const revokeTree = (id: string, reason: string, at: number, caller: string | undefined): string[] => {
+  const revokeTree = (
+    id: string,
+    reason: string,
+    at: number,
+    caller: string | undefined,
+  ): string[] => {
     const ids = subtree.all({ id });
     if (ids.length === 0) throw new StoreError("NOT_FOUND", `grant ${id} is not known`);
     const fresh = unrevoked.all({ id });
     revoke.run({ id, at, reason });
-    for (const g of fresh) append({ at, kind: "grant.revoked", grantId: g.id, rootId: g.root_id, subject: g.subject, ...(caller === undefined ? {} : { caller }) });
+    for (const g of fresh)
+      append({
+        at,
+        kind: "grant.revoked",
+        grantId: g.id,
+        rootId: g.root_id,
+        subject: g.subject,
+        ...(caller === undefined ? {} : { caller }),
+      });
     return ids;
   };
 
@@ -134,6 +155,9 @@ function grantParams(g: TaskGrant, json: string): GrantParams {
 function storedGrant(row: GrantRow, id: string): StoredGrant {
   const grant = grantFromJson(row.grant_json, id);
   if (row.revoked_at === null) return { grant };
-  if (typeof row.revoked_at !== "number") throw new StoreError("CORRUPT", `grant ${id}: revoked_at is not a time`);
-  return row.revoked_reason === null ? { grant, revokedAt: row.revoked_at } : { grant, revokedAt: row.revoked_at, revokedReason: row.revoked_reason };
+  if (typeof row.revoked_at !== "number")
+    throw new StoreError("CORRUPT", `grant ${id}: revoked_at is not a time`);
+  return row.revoked_reason === null
+    ? { grant, revokedAt: row.revoked_at }
+    : { grant, revokedAt: row.revoked_at, revokedReason: row.revoked_reason };
 }

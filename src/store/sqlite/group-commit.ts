@@ -52,7 +52,12 @@ export interface LockWait {
 
 /** True when SQLite answered "another connection holds the lock" (SQLITE_BUSY and its extended codes). */
 function isBusy(err: unknown): boolean {
-  return err instanceof Error && "code" in err && typeof err.code === "string" && err.code.startsWith("SQLITE_BUSY");
+  return (
+    err instanceof Error &&
+    "code" in err &&
+    typeof err.code === "string" &&
+    err.code.startsWith("SQLITE_BUSY")
+  );
 }
 
 /** Called after every durable group with the number of its units (the WAL checkpointer counts them). */
@@ -83,7 +88,12 @@ export type OnDurable = (units: number) => void;
  * before it, so a later group never leaves an earlier one behind. Without `durable` (`:memory:`)
  * a group resolves once committed.
  */
-export function createGroupCommit(db: Database, durable?: DurableFile, lock: LockWait = { busyTimeoutMs: 5000 }, onDurable?: OnDurable): GroupCommit {
+export function createGroupCommit(
+  db: Database,
+  durable?: DurableFile,
+  lock: LockWait = { busyTimeoutMs: 5000 },
+  onDurable?: OnDurable,
+): GroupCommit {
   const retryMs = lock.retryMs ?? 1;
   let queue: Queued[] = [];
   let scheduled = false;

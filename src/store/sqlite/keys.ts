@@ -15,15 +15,20 @@ interface KeyRow {
  * raw for the caller (openSqliteStore) to translate.
  */
 export function sqliteKeyStore(db: Database): KeyStore {
-  const list = db.prepare<[], KeyRow>("SELECT kid, alg, public_jwk, private_jwk, created_at, retired_at FROM keys ORDER BY created_at, rowid");
+  const list = db.prepare<[], KeyRow>(
+    "SELECT kid, alg, public_jwk, private_jwk, created_at, retired_at FROM keys ORDER BY created_at, rowid",
+  );
   const insert = db.prepare<[KeyRow], never>(`
     INSERT INTO keys (kid, alg, public_jwk, private_jwk, created_at, retired_at)
     VALUES (@kid, @alg, @public_jwk, @private_jwk, @created_at, @retired_at)
     ON CONFLICT (kid) DO NOTHING`);
-  const anyActive = db.prepare<[], number>("SELECT EXISTS (SELECT 1 FROM keys WHERE retired_at IS NULL)").pluck();
+  const anyActive = db
+    .prepare<[], number>("SELECT EXISTS (SELECT 1 FROM keys WHERE retired_at IS NULL)")
+    .pluck();
   const insertUnlessActive = db.transaction((row: KeyRow): boolean => {
     if (anyActive.get() === 1) return false;
-    if (insert.run(row).changes === 0) throw new StoreError("CONFLICT", `key ${row.kid} exists already`);
+    if (insert.run(row).changes === 0)
+      throw new StoreError("CONFLICT", `key ${row.kid} exists already`);
     return true;
   });
   // A retirement never moves later: retiring twice keeps the earlier time.
@@ -32,7 +37,9 @@ export function sqliteKeyStore(db: Database): KeyStore {
 
   const rewrap = db.prepare<[{ kid: string; expected: string; next: string }], never>(`
     UPDATE keys SET private_jwk = @next WHERE kid = @kid AND private_jwk = @expected`);
-  const exists = db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM keys WHERE kid = ?");
+  const exists = db.prepare<[string], { n: number }>(
+    "SELECT count(*) AS n FROM keys WHERE kid = ?",
+  );
 
   return {
     async listKeys() {
@@ -57,7 +64,8 @@ export function sqliteKeyStore(db: Database): KeyStore {
         db.pragma("wal_checkpoint(TRUNCATE)");
         return;
       }
-      if ((exists.get(kid)?.n ?? 0) === 0) throw new StoreError("NOT_FOUND", `key ${kid} is not known`);
+      if ((exists.get(kid)?.n ?? 0) === 0)
+        throw new StoreError("NOT_FOUND", `key ${kid} is not known`);
       throw new StoreError("CONFLICT", `key ${kid} changed since it was read`);
     },
   };
@@ -75,7 +83,8 @@ function keyRow(key: StoredKey): KeyRow {
 }
 
 function storedKey(row: KeyRow): StoredKey {
-  if (row.alg !== "EdDSA") throw new StoreError("CORRUPT", `key ${row.kid}: unsupported alg ${row.alg}`);
+  if (row.alg !== "EdDSA")
+    throw new StoreError("CORRUPT", `key ${row.kid}: unsupported alg ${row.alg}`);
   const key: StoredKey = {
     kid: row.kid,
     alg: row.alg,

@@ -64,7 +64,9 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     db.pragma("foreign_keys = ON");
     db.pragma("secure_delete = ON");
     applySqliteMigrations(db, SQLITE_MIGRATIONS, now);
-    if (onDisk) for (const f of [options.file, `${options.file}-wal`, `${options.file}-shm`]) if (existsSync(f)) chmodSync(f, FILE_MODE);
+    if (onDisk)
+      for (const f of [options.file, `${options.file}-wal`, `${options.file}-shm`])
+        if (existsSync(f)) chmodSync(f, FILE_MODE);
     const lock = { busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS };
     return guarded(
       db,
@@ -80,7 +82,8 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     );
   } catch (err) {
     db?.close();
-    if (isStoreError(err)) throw new StoreError(err.code, `${options.file}: ${err.message}`, { cause: err });
+    if (isStoreError(err))
+      throw new StoreError(err.code, `${options.file}: ${err.message}`, { cause: err });
     throw toStoreError(err, `open ${options.file}`);
   }
 }
@@ -120,7 +123,14 @@ function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined
     insertKeyUnlessActive: (key) => outsideGroup(() => keys.insertKeyUnlessActive(key)),
     retireKey: (kid, at) => outsideGroup(() => keys.retireKey(kid, at)),
     rewrapKey: (kid, expected, next) => outsideGroup(() => keys.rewrapKey(kid, expected, next)),
-    ...sqliteDecisionStore(db, { group, append: audit.append, consume: approvals.consume, expireDue: approvals.expireDue, charge: budgets.charge, usage: budgets.usage }),
+    ...sqliteDecisionStore(db, {
+      group,
+      append: audit.append,
+      consume: approvals.consume,
+      expireDue: approvals.expireDue,
+      charge: budgets.charge,
+      usage: budgets.usage,
+    }),
     ...approvals.store,
     ...audit.store,
     putCheckpoint: (checkpoint) => outsideGroup(() => audit.store.putCheckpoint(checkpoint)),
@@ -145,7 +155,11 @@ function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined
 }
 
 /** SQLite's automatic checkpoint off, and the store's checkpointer thread instead (SQLite's back on if the thread fails). */
-function walCheckpointer(db: Database.Database, file: string, warn: ((message: string) => void) | undefined): WalCheckpointer {
+function walCheckpointer(
+  db: Database.Database,
+  file: string,
+  warn: ((message: string) => void) | undefined,
+): WalCheckpointer {
   db.pragma("wal_autocheckpoint = 0");
   return startWalCheckpointer(file, {
     onFailure: () => db.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`),

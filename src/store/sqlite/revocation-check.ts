@@ -39,7 +39,8 @@ export function sqliteRevocationCheck(db: Database): (ids: readonly string[]) =>
       SELECT 1 FROM grants WHERE revoked_at IS NOT NULL AND id IN (SELECT value FROM json_each(?))
     ) AS revoked`);
   const epochOf = (epoch: number | null | undefined): number => {
-    if (typeof epoch !== "number") throw new StoreError("CORRUPT", "the revocation epoch is missing");
+    if (typeof epoch !== "number")
+      throw new StoreError("CORRUPT", "the revocation epoch is missing");
     return epoch;
   };
   /**
@@ -68,7 +69,10 @@ export function sqliteRevocationCheck(db: Database): (ids: readonly string[]) =>
     const batch = waiting;
     waiting = [];
     if (!db.open) {
-      const closed = new StoreError("UNAVAILABLE", "sqlite store could not check revocations: the store closed before the check was read");
+      const closed = new StoreError(
+        "UNAVAILABLE",
+        "sqlite store could not check revocations: the store closed before the check was read",
+      );
       for (const check of batch) check.reject(closed);
       return;
     }

@@ -77,10 +77,15 @@ const SQLITE_MODULE = createRequire(import.meta.url).resolve("better-sqlite3");
  * in flight. When readers keep the WAL from being emptied it grows until they are done; a
  * warning names its size each time it doubles past `warnPages`.
  */
-export function startWalCheckpointer(file: string, options: WalCheckpointerOptions): WalCheckpointer {
+export function startWalCheckpointer(
+  file: string,
+  options: WalCheckpointerOptions,
+): WalCheckpointer {
   const everyUnits = options.everyUnits ?? 256;
   const warnPages = options.warnPages ?? 10_000;
-  const warn = options.warn ?? ((message: string) => process.emitWarning(message, { code: "CHARTER_WAL_CHECKPOINT" }));
+  const warn =
+    options.warn ??
+    ((message: string) => process.emitWarning(message, { code: "CHARTER_WAL_CHECKPOINT" }));
   let worker: Worker | undefined;
   let exited: Promise<void> = Promise.resolve();
   let units = 0;
@@ -92,15 +97,20 @@ export function startWalCheckpointer(file: string, options: WalCheckpointerOptio
     if (stopped) return;
     stopped = true;
     // An error thrown in the thread arrives structured-cloned: a SqliteError as a bare { code }.
-    const err = cause instanceof Error && cause.message !== "" ? cause : new Error(JSON.stringify(cause));
-    warn(`${file}: the WAL checkpointer thread failed (${err.message}); SQLite checkpoints on the serving connection instead`);
+    const err =
+      cause instanceof Error && cause.message !== "" ? cause : new Error(JSON.stringify(cause));
+    warn(
+      `${file}: the WAL checkpointer thread failed (${err.message}); SQLite checkpoints on the serving connection instead`,
+    );
     options.onFailure(err);
   };
 
   const answered = (reply: Reply) => {
     inFlight = false;
     if ("error" in reply) {
-      warn(`${file}: a WAL checkpoint failed (${reply.error}); the next one is tried after ${everyUnits} more units`);
+      warn(
+        `${file}: a WAL checkpoint failed (${reply.error}); the next one is tried after ${everyUnits} more units`,
+      );
       return;
     }
     const { log } = reply.result;
@@ -114,7 +124,11 @@ export function startWalCheckpointer(file: string, options: WalCheckpointerOptio
   };
 
   const start = (): Worker => {
-    const w = new Worker(THREAD, { eval: true, execArgv: [], workerData: { sqlite: SQLITE_MODULE, file: resolve(file) } });
+    const w = new Worker(THREAD, {
+      eval: true,
+      execArgv: [],
+      workerData: { sqlite: SQLITE_MODULE, file: resolve(file) },
+    });
     w.on("message", answered);
     w.on("error", fail);
     exited = new Promise((done) =>
