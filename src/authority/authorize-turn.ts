@@ -1,9 +1,11 @@
+import { parseJsonDocument, type JsonDocument } from "../core/json-document.js";
 import type { JsonValue } from "../core/json.js";
 import type { CallRequest } from "../core/call-request.js";
 import { DIALECTS, type DialectName, type TurnCall } from "../interop/dialects/index.js";
 import { authorizeBatch, type Decided, type RequestOptions } from "./authorize.js";
 import type { AuthorityContext } from "./context.js";
 import { invalidRequest } from "./errors.js";
+import { DEFAULT_AUTHORITY_LIMITS, type AuthorityLimits } from "./limits.js";
 
 /** A whole model turn in a framework's shape, to authorize every tool call in it. */
 export interface AuthorizeTurnRequest {
@@ -41,7 +43,7 @@ export async function authorizeTurn(
   options: RequestOptions = {},
 ): Promise<TurnAnswer> {
   const codec = DIALECTS[req.dialect];
-  const parsed = codec.parseCalls(parseTurnJson(req.turnJson));
+  const parsed = codec.parseCalls(readTurn(req.turnJson, ctx.limits ?? DEFAULT_AUTHORITY_LIMITS));
   if (!parsed.ok) throw invalidRequest("turn_json", parsed.error);
   const calls = parsed.calls;
   const ids = new Set(calls.map((c) => c.callId));
@@ -77,14 +79,28 @@ export async function authorizeTurn(
   };
 }
 
-function parseTurnJson(text: string): unknown {
+/**
+ * The turn read as a document: it is not parsed strictly here, since a problem inside a call's
+ * arguments is that call's deny, decided by the pipeline on the arguments' own text; the codec
+ * refuses the turn for a problem anywhere else. Nesting past the arguments' own bound (plus room
+ * for the turn's envelope) is passed over whole and left to that strict parse.
+ */
+function readTurn(text: string, limits: AuthorityLimits): JsonDocument {
   if (text.trim() === "") throw invalidRequest("turn_json", "is required");
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw invalidRequest("turn_json", "is not valid JSON");
-  }
+  const read = parseJsonDocument(text, {
+    maxBytes: Number.MAX_SAFE_INTEGER,
+    maxDepth: limits.arguments.maxDepth + TURN_ENVELOPE_DEPTH,
+  });
+  if (!read.ok)
+    throw invalidRequest(
+      "turn_json",
+      read.problem === "syntax" ? "is not valid JSON" : read.message,
+    );
+  return read.document;
 }
+
+/** How deeply a dialect's envelope may nest a call's arguments (OpenAI's chat completion: 6). */
+const TURN_ENVELOPE_DEPTH = 16;
 
 /** A parsed call as the pipeline's request: by tool name, arguments still JSON text, with the approval it presents. */
 function callRequest(call: TurnCall, approvalId: string | undefined): CallRequest {

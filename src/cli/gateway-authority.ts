@@ -5,7 +5,11 @@ import type { McpFeedback, McpToolList } from "../interop/dialects/index.js";
 import { decisionFromProto } from "../interop/enums.js";
 import type { GatewayAuthority, GatewayCall, GatewayVerdict } from "../gateway/authority.js";
 
-/** The call as the MCP turn AuthorizeTurn reads: a JSON-RPC `tools/call` request with its id. */
+/**
+ * The call as the MCP turn AuthorizeTurn reads: a JSON-RPC `tools/call` request with its id, its
+ * arguments as a JSON string holding the text the agent sent (the MCP codec hands a string's text
+ * on unchanged), so that what is decided is exactly what the agent wrote.
+ */
 function turnOf(call: GatewayCall): string {
   return JSON.stringify({
     jsonrpc: "2.0",
@@ -13,7 +17,7 @@ function turnOf(call: GatewayCall): string {
     method: "tools/call",
     params: {
       name: call.name,
-      ...(call.arguments === undefined ? {} : { arguments: call.arguments }),
+      ...(call.argumentsJson === "" ? {} : { arguments: call.argumentsJson }),
     },
   });
 }

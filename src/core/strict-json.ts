@@ -21,10 +21,28 @@ export type StrictJsonResult =
   | { readonly ok: true; readonly value: JsonValue }
   | { readonly ok: false; readonly problem: StrictJsonProblem; readonly message: string };
 
-/** A container being filled: an array, or an object with the key awaiting its value. */
+/** A container being filled (opened at `start`): an array, or an object with the key awaiting its value. */
 type Frame =
-  | { readonly kind: "array"; readonly value: JsonValue[] }
-  | { readonly kind: "object"; readonly value: JsonObject; key: string | undefined };
+  | { readonly kind: "array"; readonly value: JsonValue[]; readonly start: number }
+  | {
+      readonly kind: "object";
+      readonly value: JsonObject;
+      readonly start: number;
+      key: string | undefined;
+    };
+
+/** A problem a strict parse refuses, found at `at` by a collecting parse. */
+export interface CollectedProblem {
+  readonly problem: "duplicate_key" | "lone_surrogate" | "number_out_of_range" | "too_deep";
+  readonly message: string;
+  readonly at: number;
+}
+
+/** What a document parse collects as it goes; absent, the parse refuses at the first problem. */
+export interface Collector {
+  readonly problems: CollectedProblem[];
+  readonly spans: WeakMap<object, readonly [number, number]>;
+}
 
 /** Thrown inside the parser only; `parseStrictJson` turns it into a result. */
 class Refusal extends Error {
@@ -57,18 +75,56 @@ const ESCAPES: Readonly<Record<string, string>> = {
  */
 export function parseStrictJson(text: string, limits: JsonLimits): StrictJsonResult {
   try {
-    if (utf8Length(text, limits.maxBytes) > limits.maxBytes)
-      throw new Refusal("too_large", `the text is larger than ${limits.maxBytes} bytes`);
-    if (text.charCodeAt(0) === 0xfeff)
-      throw new Refusal("bom", "the text starts with a byte order mark (U+FEFF)");
+    checkText(text, limits);
     return { ok: true, value: parse(text, limits.maxDepth) };
   } catch (err) {
-    if (err instanceof Refusal) return { ok: false, problem: err.problem, message: err.message };
-    return { ok: false, problem: "syntax", message: "the text cannot be parsed" };
+    return refusalOf(err);
   }
 }
 
-function parse(text: string, maxDepth: number): JsonValue {
+/**
+ * `parseStrictJson` for `parseJsonDocument`: the problems it would refuse are collected instead
+ * (a syntax error, a BOM and a text over the limits are still refused), and every object's and
+ * array's span is recorded. Total: it never throws.
+ */
+export function parseCollecting(
+  text: string,
+  limits: JsonLimits,
+  collector: Collector,
+): StrictJsonResult {
+  try {
+    checkText(text, limits);
+    return { ok: true, value: parse(text, limits.maxDepth, collector) };
+  } catch (err) {
+    return refusalOf(err);
+  }
+}
+
+/** Refuses a text over the size limit or one that starts with a byte order mark. */
+function checkText(text: string, limits: JsonLimits): void {
+  if (utf8Length(text, limits.maxBytes) > limits.maxBytes)
+    throw new Refusal("too_large", `the text is larger than ${limits.maxBytes} bytes`);
+  if (text.charCodeAt(0) === 0xfeff)
+    throw new Refusal("bom", "the text starts with a byte order mark (U+FEFF)");
+}
+
+function refusalOf(err: unknown): { ok: false; problem: StrictJsonProblem; message: string } {
+  if (err instanceof Refusal) return { ok: false, problem: err.problem, message: err.message };
+  return { ok: false, problem: "syntax", message: "the text cannot be parsed" };
+}
+
+/** Refuses (strict parse) or collects (document parse) a problem found at `at`. */
+function problemAt(
+  collector: Collector | undefined,
+  problem: CollectedProblem["problem"],
+  message: string,
+  at: number,
+): void {
+  if (!collector) throw new Refusal(problem, message);
+  collector.problems.push({ problem, message, at });
+}
+
+function parse(text: string, maxDepth: number, collector?: Collector): JsonValue {
   const stack: Frame[] = [];
   let i = skipWs(text, 0);
   let result: JsonValue | undefined;
@@ -82,28 +138,35 @@ function parse(text: string, maxDepth: number): JsonValue {
     let value: JsonValue | undefined;
     const c = text[i];
     if (c === "{" || c === "[") {
-      if (stack.length >= maxDepth)
-        throw new Refusal("too_deep", `the value nests deeper than ${maxDepth} levels`);
-      i = skipWs(text, i + 1);
-      if (c === "[") {
-        if (text[i] === "]") {
+      const start = i;
+      if (stack.length >= maxDepth) {
+        problemAt(collector, "too_deep", `the value nests deeper than ${maxDepth} levels`, i);
+        // Collected: the container is skipped whole and stands as an empty one.
+        i = skipContainer(text, i, syntax);
+        value = c === "[" ? [] : {};
+        collector?.spans.set(value, [start, i]);
+      } else {
+        i = skipWs(text, i + 1);
+        if (c === "[") {
+          if (text[i] !== "]") {
+            stack.push({ kind: "array", value: [], start });
+            continue;
+          }
           i += 1;
           value = [];
+        } else if (text[i] === "}") {
+          i += 1;
+          value = {};
         } else {
-          stack.push({ kind: "array", value: [] });
+          const frame: Frame = { kind: "object", value: {}, start, key: undefined };
+          stack.push(frame);
+          i = readKey(text, i, frame, syntax, collector);
           continue;
         }
-      } else if (text[i] === "}") {
-        i += 1;
-        value = {};
-      } else {
-        const frame: Frame = { kind: "object", value: {}, key: undefined };
-        stack.push(frame);
-        i = readKey(text, i, frame, syntax);
-        continue;
+        collector?.spans.set(value, [start, i]);
       }
     } else if (c === '"') {
-      const s = readString(text, i, syntax);
+      const s = readString(text, i, syntax, collector);
       value = s.value;
       i = s.end;
     } else if (c === "t" && text.startsWith("true", i)) {
@@ -120,12 +183,12 @@ function parse(text: string, maxDepth: number): JsonValue {
       const m = NUMBER.exec(text);
       if (!m) return syntax("unexpected character");
       const n = Number(m[0]);
-      if (!Number.isFinite(n))
-        throw new Refusal(
-          "number_out_of_range",
-          `a number is outside the IEEE-754 double range (at position ${i})`,
-        );
-      value = n;
+      if (Number.isFinite(n)) value = n;
+      else {
+        const message = `a number is outside the IEEE-754 double range (at position ${i})`;
+        problemAt(collector, "number_out_of_range", message, i);
+        value = null;
+      }
       i += m[0].length;
     }
 
@@ -148,7 +211,7 @@ function parse(text: string, maxDepth: number): JsonValue {
       } else {
         setOwn(top.value, top.key as string, value);
         if (text[i] === ",") {
-          i = readKey(text, skipWs(text, i + 1), top, syntax);
+          i = readKey(text, skipWs(text, i + 1), top, syntax, collector);
           break;
         }
         if (text[i] !== "}") return syntax("expected , or }");
@@ -156,6 +219,7 @@ function parse(text: string, maxDepth: number): JsonValue {
       i += 1;
       stack.pop();
       value = top.value;
+      collector?.spans.set(value, [top.start, i]);
     }
   }
   if (i !== text.length) syntax("unexpected text after the value");
@@ -168,15 +232,15 @@ function readKey(
   at: number,
   frame: Frame & { kind: "object" },
   syntax: (what: string) => never,
+  collector: Collector | undefined,
 ): number {
   let i = at;
   if (text[i] !== '"') return syntax("expected a property name");
-  const s = readString(text, i, syntax);
-  if (Object.hasOwn(frame.value, s.value))
-    throw new Refusal(
-      "duplicate_key",
-      `a property name is repeated in one object (at position ${i})`,
-    );
+  const s = readString(text, i, syntax, collector);
+  if (Object.hasOwn(frame.value, s.value)) {
+    const message = `a property name is repeated in one object (at position ${i})`;
+    problemAt(collector, "duplicate_key", message, i);
+  }
   i = skipWs(text, s.end);
   if (text[i] !== ":") return syntax("expected :");
   frame.key = s.value;
@@ -187,6 +251,7 @@ function readString(
   text: string,
   at: number,
   syntax: (what: string) => never,
+  collector: Collector | undefined,
 ): { value: string; end: number } {
   let i = at + 1;
   let out = "";
@@ -196,7 +261,8 @@ function readString(
     const code = text.charCodeAt(i);
     if (code === 0x22) {
       out += text.slice(run, i);
-      return { value: checkSurrogates(out, at), end: i + 1 };
+      checkSurrogates(out, at, collector);
+      return { value: out, end: i + 1 };
     }
     if (code < 0x20) return syntax("control character in a string");
     if (code === 0x5c) {
@@ -221,8 +287,8 @@ function readString(
 }
 
 /** Refuses a string holding a surrogate code unit without its pair (from an escape or raw). */
-function checkSurrogates(s: string, at: number): string {
-  if (!SURROGATE.test(s)) return s;
+function checkSurrogates(s: string, at: number, collector: Collector | undefined): void {
+  if (!SURROGATE.test(s)) return;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c < 0xd800 || c > 0xdfff) continue;
@@ -231,9 +297,33 @@ function checkSurrogates(s: string, at: number): string {
       i += 1;
       continue;
     }
-    throw new Refusal("lone_surrogate", `a string holds a lone surrogate (at position ${at})`);
+    const message = `a string holds a lone surrogate (at position ${at})`;
+    // One problem per string is enough: a collecting parse stops looking there.
+    problemAt(collector, "lone_surrogate", message, at);
+    return;
   }
-  return s;
+}
+
+/**
+ * The end of the array or object opening at `at` (just past its closing bracket), found by
+ * counting brackets outside strings, without building anything: a container nested too deep is
+ * passed over whole by a document parse. Its text is not checked here: whoever hands it on parses
+ * it strictly.
+ */
+function skipContainer(text: string, at: number, syntax: (what: string) => never): number {
+  let depth = 0;
+  for (let i = at; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      for (i += 1; i < text.length && text.charCodeAt(i) !== 0x22; i++)
+        if (text.charCodeAt(i) === 0x5c) i += 1;
+    } else if (c === 0x7b || c === 0x5b) depth += 1;
+    else if (c === 0x7d || c === 0x5d) {
+      depth -= 1;
+      if (depth === 0) return i + 1;
+    }
+  }
+  return syntax("unterminated array or object");
 }
 
 function skipWs(text: string, at: number): number {

@@ -14,7 +14,8 @@ export interface GatewayCatalog {
 export interface GatewayCall {
   readonly id: string | number;
   readonly name: string;
-  readonly arguments: Readonly<Record<string, unknown>> | undefined;
+  /** The arguments exactly as the agent sent them (JSON text; "" for none): what is authorized. */
+  readonly argumentsJson: string;
   /** An approval to use: the one a previous identical call was held for. */
   readonly approvalId?: string;
 }

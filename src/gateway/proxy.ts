@@ -8,10 +8,14 @@ import {
   ListToolsResultSchema,
   McpError,
   ResultSchema,
+  type CallToolRequest,
   type CallToolResult,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import { isJsonObject } from "../core/json.js";
+import { parseStrictJson } from "../core/strict-json.js";
 import { mcpCallKey } from "../interop/dialects/index.js";
+import { takeArgumentsText } from "./arguments-text.js";
 import type { GatewayAuthority } from "./authority.js";
 import { checkPins, type PinState } from "./pins.js";
 
@@ -77,6 +81,12 @@ export function createGatewayServer(options: GatewayOptions): Server {
     CallToolRequestSchema,
     async (request, extra): Promise<CallToolResult> => {
       const { name, arguments: args } = request.params;
+      const sent = takeArgumentsText(request.params);
+      if (sent === undefined)
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          "the call's arguments arrived without their text",
+        );
       if (pins === undefined) await refreshPins();
       const pin = pins?.get(name);
       if (pin && !pin.ok)
@@ -88,14 +98,14 @@ export function createGatewayServer(options: GatewayOptions): Server {
       const verdict = await authority.authorizeCall({
         id: extra.requestId,
         name,
-        arguments: args,
+        argumentsJson: sent.argumentsJson,
         ...(approvalId === undefined ? {} : { approvalId }),
       });
       if (verdict.decision === "allow") {
         held.delete(key);
         if (pin === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
         return upstream.request(
-          { method: "tools/call", params: request.params },
+          { method: "tools/call", params: forwardedParams(sent) },
           CallToolResultSchema,
           { signal: extra.signal },
         );
@@ -141,6 +151,23 @@ async function listAll(upstream: Client): Promise<Tool[]> {
   } while (cursor !== undefined);
   return tools;
 }
+
+/**
+ * What goes upstream for an allowed call: its params with the arguments that were authorized,
+ * read from the very text Charter decided on (allowed, so it parses strictly).
+ */
+function forwardedParams(sent: NonNullable<ReturnType<typeof takeArgumentsText>>): CallToolParams {
+  if (sent.argumentsJson === "") return sent.upstreamParams as CallToolParams;
+  const args = parseStrictJson(sent.argumentsJson, FORWARD_LIMITS);
+  if (!args.ok || !isJsonObject(args.value))
+    throw new McpError(ErrorCode.InvalidParams, "the allowed call's arguments cannot be forwarded");
+  return { ...sent.upstreamParams, arguments: args.value } as CallToolParams;
+}
+
+type CallToolParams = CallToolRequest["params"];
+
+/** The allowed text was within the server's limits; the gateway adds none of its own. */
+const FORWARD_LIMITS = { maxBytes: Number.MAX_SAFE_INTEGER, maxDepth: 100_000 } as const;
 
 function refusal(text: string): CallToolResult {
   return { content: [{ type: "text", text }], isError: true };

@@ -1,9 +1,7 @@
 import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 
-/** JSON-RPC "Invalid Request" and "Parse error". */
-const INVALID_REQUEST = -32600;
-const PARSE_ERROR = -32700;
+import { INVALID_REQUEST, readReceived } from "./arguments-text.js";
 
 /**
  * The agent-facing stdio transport: newline-delimited JSON-RPC, like the SDK's, except that what
@@ -55,13 +53,12 @@ export class GatewayStdioTransport implements Transport {
   }
 
   private receive(line: string): void {
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      void this.send(errorResponse(null, PARSE_ERROR, "Parse error: the line is not JSON"));
+    const received = readReceived(line);
+    if (!received.ok) {
+      void this.send(errorResponse(received.id ?? null, received.code, received.message));
       return;
     }
+    const { value } = received;
     if (Array.isArray(value)) {
       const answers = value.flatMap((m) =>
         idOf(m) === undefined

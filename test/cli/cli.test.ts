@@ -130,6 +130,20 @@ describe("charter issue, catalog and check", () => {
     expect([r.code, verdictOf(r.out).decision]).toEqual([3, "DECISION_EFFECT_SUPPRESSED"]);
   });
 
+  it("decides --args that are not JSON as the pipeline does: INVALID_ARGUMENTS (exit 1)", async () => {
+    const r = await cli(
+      "check",
+      ...files(),
+      "--profile",
+      "owner-assistant",
+      "--tool",
+      "web_search",
+      "--args",
+      "{not json",
+    );
+    expect([r.code, verdictOf(r.out).reason?.code]).toEqual([1, "INVALID_ARGUMENTS"]);
+  });
+
   it("denies a forged token with GRANT_INVALID (exit 1)", async () => {
     const r = await cli("check", ...files(), "--token", "a.b.c", "--tool", "web_search");
     expect([r.code, verdictOf(r.out).reason?.code]).toEqual([1, "GRANT_INVALID"]);
@@ -140,11 +154,6 @@ describe("usage and configuration errors", () => {
   it.each([
     [["frobnicate"], 64, /unknown command "frobnicate"/],
     [["issue", "--catalog", "x"], 64, /--profile is required/],
-    [
-      ["check", "--profile", "p", "--tool", "t", "--args", "{not json"],
-      64,
-      /--args must be JSON text/,
-    ],
     [["validate", "--bogus"], 64, /Unknown option '--bogus'/],
     [
       [

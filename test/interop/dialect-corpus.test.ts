@@ -13,7 +13,12 @@ import {
 import { DEFAULTS } from "../../src/config/config.js";
 import { isJsonObject } from "../../src/core/json.js";
 import { DIALECTS, DIALECT_NAMES } from "../../src/interop/dialects/index.js";
-import { readCorpus, type CorpusCase, type CorpusVerdict } from "../support/dialect-corpus.js";
+import {
+  readCorpus,
+  turnDocument,
+  type CorpusCase,
+  type CorpusVerdict,
+} from "../support/dialect-corpus.js";
 import { FIXTURES } from "../support/charter-server.js";
 
 // The dialect conformance corpus: each case is a turn in a framework's documented wire shape and
@@ -95,7 +100,7 @@ describe("the dialect corpus", () => {
 describe.each(DIALECT_NAMES)("%s corpus", (dialect) => {
   const cases = corpus.filter((c) => c.dialect === dialect);
   it.each(cases.map((c) => [c.name, c] as const))("%s", async (_name, c: CorpusCase) => {
-    const parsed = DIALECTS[c.dialect].parseCalls(c.payload);
+    const parsed = DIALECTS[c.dialect].parseCalls(turnDocument(c.payload));
     if ("error" in c.expect) {
       expect(parsed.ok).toBe(false);
       if (!parsed.ok) expect(parsed.error).toContain(`${c.dialect} turn: `);

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isJsonObject, type JsonValue } from "../../src/core/json.js";
 import { DIALECTS, DIALECT_NAMES } from "../../src/interop/dialects/index.js";
+import { turnDocument } from "../support/dialect-corpus.js";
 
 // Every parser, on any JSON value, either parses or answers an error naming its dialect: it never
 // throws, and every call it finds is in the payload (its name, its id and its arguments), so a
@@ -175,7 +176,7 @@ describe.each(DIALECT_NAMES)("%s parseCalls()", (dialect) => {
   ])("on %s, parses or errors, and invents no call", (_what, arbitrary) => {
     fc.assert(
       fc.property(arbitrary, (payload) => {
-        const parsed = codec.parseCalls(payload);
+        const parsed = codec.parseCalls(turnDocument(payload));
         if (!parsed.ok) {
           expect(parsed.error.startsWith(`${dialect} turn: `)).toBe(true);
           return;
@@ -199,7 +200,7 @@ describe.each(DIALECT_NAMES)("%s parseCalls()", (dialect) => {
 
   it("reaches its accepting path on tool-call-shaped JSON (the property above is not vacuous)", () => {
     const found = fc.sample(nearValid, { numRuns: 2000, seed: 11 }).filter((p) => {
-      const parsed = codec.parseCalls(p);
+      const parsed = codec.parseCalls(turnDocument(p));
       return parsed.ok && parsed.calls.length > 0;
     });
     expect(found.length).toBeGreaterThan(0);
@@ -208,7 +209,9 @@ describe.each(DIALECT_NAMES)("%s parseCalls()", (dialect) => {
   it("gives a turn the same derived ids every time", () => {
     fc.assert(
       fc.property(shaped, (payload) => {
-        expect(codec.parseCalls(payload)).toEqual(codec.parseCalls(structuredClone(payload)));
+        expect(codec.parseCalls(turnDocument(payload))).toEqual(
+          codec.parseCalls(turnDocument(structuredClone(payload))),
+        );
       }),
       { numRuns: 100 },
     );

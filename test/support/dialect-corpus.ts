@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { DialectName } from "../../src/interop/dialects/index.js";
+import { parseJsonDocument, type JsonDocument } from "../../src/core/json-document.js";
 
 export const CORPUS_ROOT = new URL("../../fixtures/dialects/v1/", import.meta.url).pathname;
 
@@ -51,4 +52,14 @@ export function readCorpus(): CorpusCase[] {
           file: join(CORPUS_ROOT, dialect, f),
         })),
     );
+}
+
+/** A value as the document a codec reads: its JSON text, parsed as AuthorizeTurn parses a turn. */
+export function turnDocument(value: unknown): JsonDocument {
+  const read = parseJsonDocument(JSON.stringify(value), {
+    maxBytes: Number.MAX_SAFE_INTEGER,
+    maxDepth: 256,
+  });
+  if (!read.ok) throw new Error(`not a JSON document: ${read.message}`);
+  return read.document;
 }

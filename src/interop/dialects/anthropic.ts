@@ -86,7 +86,7 @@ function readBlocks(blocks: readonly unknown[], at: string): RawCall[] {
       {
         id: stringIdAt(block["id"], `${at}[${i}].id`),
         name: nameAt(block["name"], `${at}[${i}].name`),
-        argumentsJson: argumentsAt(block["input"], `${at}[${i}].input`),
+        arguments: argumentsAt(block["input"], `${at}[${i}].input`),
       },
     ];
   });
@@ -95,7 +95,7 @@ function readBlocks(blocks: readonly unknown[], at: string): RawCall[] {
 export const anthropic: DialectCodec = {
   name: "anthropic",
   renderTools: renderAnthropicTools,
-  parseCalls: (payload) => parseWith("anthropic", payload, readAnthropic),
+  parseCalls: (turn) => parseWith("anthropic", turn, readAnthropic),
   renderFeedback: anthropicFeedback,
   // The table only ever hands back what anthropicFeedback rendered.
   feedbackMessages: (feedback) => anthropicMessages(feedback as AnthropicToolResult[]),

@@ -1,6 +1,7 @@
 import { canonicalJson, sha256Hex } from "../../core/digest.js";
 import { deepFreeze, isJsonObject, type JsonObject, type JsonValue } from "../../core/json.js";
 import { isSharedEntry, type ViewEntry } from "../../core/project.js";
+import type { JsonDocument } from "../../core/json-document.js";
 import type { Verdict } from "../../core/verdict.js";
 import type { DialectName, ParsedTurn, TurnCall } from "./types.js";
 
@@ -20,27 +21,35 @@ export function malformed(problem: string): never {
 }
 
 /**
- * Runs a dialect's reader and checks what it found: every call has a non-empty name, ids are
- * unique, and calls without an id get a stable id derived from the turn (its digest and the
- * call's index). Only `Malformed` is caught; any other throw is a bug and propagates.
+ * Runs a dialect's reader over a turn read as a `JsonDocument` and checks what it found: every
+ * call has a non-empty name, ids are unique, and calls without an id get a stable id derived
+ * from the turn (its digest and the call's index). Each call's arguments leave as text — the
+ * text the model sent, as it stands in the turn — so that they are parsed strictly once, by the
+ * pipeline, exactly as Authorize parses them: a repeated key, a lone surrogate, a number out of
+ * range or nesting too deep inside a call's arguments is that call's INVALID_ARGUMENTS deny. The
+ * same problem anywhere else in the turn makes the turn malformed: nothing in it is decided.
+ * Only `Malformed` is caught; any other throw is a bug and propagates.
  */
 export function parseWith(
   dialect: DialectName,
-  payload: unknown,
+  turn: JsonDocument,
   read: (payload: unknown) => readonly RawCall[],
 ): ParsedTurn {
   try {
-    const raw = read(payload);
+    const raw = read(turn.value);
+    const texts = raw.map((c) => argumentsText(turn, c.arguments));
+    const stray = turn.problems.find((p) => !raw.some((c) => holds(turn, c.arguments, p.at)));
+    if (stray) malformed(stray.message);
     const seen = new Set<string>();
     const calls: TurnCall[] = raw.map((c, index) => {
-      const callId = c.id === undefined ? derivedId(dialect, payload, index) : String(c.id);
+      const callId = c.id === undefined ? derivedId(dialect, turn.value, index) : String(c.id);
       if (seen.has(callId)) malformed(`call id ${JSON.stringify(callId)} appears more than once`);
       seen.add(callId);
       return {
         callId,
         ...(c.id === undefined ? {} : { wireId: c.id }),
         toolName: c.name,
-        argumentsJson: c.argumentsJson,
+        argumentsJson: texts[index] as string,
       };
     });
     return { ok: true, calls };
@@ -50,11 +59,29 @@ export function parseWith(
   }
 }
 
+/** A call's arguments as a reader found them: the JSON text, the object, or absent. */
+export type RawArguments = string | JsonObject | undefined;
+
 /** A call as a reader found it, before ids are checked and derived. */
 export interface RawCall {
   readonly id: string | number | undefined;
   readonly name: string;
-  readonly argumentsJson: string;
+  readonly arguments: RawArguments;
+}
+
+/** A string is the text as sent; an object is its text as it stands in the turn; absent is none. */
+function argumentsText(turn: JsonDocument, args: RawArguments): string {
+  if (args === undefined || typeof args === "string") return args ?? "";
+  const span = turn.spanOf(args);
+  // Every object of a document has its span; one without is not of this turn.
+  if (span === undefined) throw new Error("arguments object outside the parsed turn");
+  return turn.text.slice(span[0], span[1]);
+}
+
+/** Whether the position lies inside a call's arguments object as it stands in the turn. */
+function holds(turn: JsonDocument, args: RawArguments, at: number): boolean {
+  const span = typeof args === "object" ? turn.spanOf(args) : undefined;
+  return span !== undefined && at >= span[0] && at < span[1];
 }
 
 /** `<dialect>_<12 hex of the turn's digest>_<index>`: the same turn always gets the same ids. */
@@ -88,14 +115,12 @@ export function stringIdAt(value: unknown, where: string): string | undefined {
 }
 
 /**
- * Arguments as JSON text: a string is kept exactly as the model sent it (Authorize parses it,
- * so text that is not JSON is denied INVALID_ARGUMENTS with feedback), an object is serialized,
- * absent means none. Anything else is malformed.
+ * A call's arguments: a string is kept exactly as the model sent it (Authorize parses it, so text
+ * that is not JSON is denied INVALID_ARGUMENTS with feedback), an object is handed on as its own
+ * text in the turn (`parseWith`), absent means none. Anything else is malformed.
  */
-export function argumentsAt(value: unknown, where: string): string {
-  if (value === undefined) return "";
-  if (typeof value === "string") return value;
-  if (isJsonObject(value)) return JSON.stringify(value);
+export function argumentsAt(value: unknown, where: string): RawArguments {
+  if (value === undefined || typeof value === "string" || isJsonObject(value)) return value;
   return malformed(`${where} must be a JSON object or a JSON string`);
 }
 

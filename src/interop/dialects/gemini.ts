@@ -83,7 +83,7 @@ function readParts(parts: readonly unknown[], at: string): RawCall[] {
       {
         id: stringIdAt(call["id"], `${at}[${i}].functionCall.id`),
         name: nameAt(call["name"], `${at}[${i}].functionCall.name`),
-        argumentsJson: argumentsAt(call["args"], `${at}[${i}].functionCall.args`),
+        arguments: argumentsAt(call["args"], `${at}[${i}].functionCall.args`),
       },
     ];
   });
@@ -111,7 +111,7 @@ export function geminiMessages(parts: readonly GeminiResponsePart[]): GeminiResp
 export const gemini: DialectCodec = {
   name: "gemini",
   renderTools: renderGeminiTools,
-  parseCalls: (payload) => parseWith("gemini", payload, readGemini),
+  parseCalls: (turn) => parseWith("gemini", turn, readGemini),
   renderFeedback: geminiFeedback,
   // The table only ever hands back what geminiFeedback rendered.
   feedbackMessages: (feedback) => geminiMessages(feedback as GeminiResponsePart[]),

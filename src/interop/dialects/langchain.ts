@@ -53,7 +53,7 @@ function readCall(raw: unknown, at: string): RawCall {
   return {
     id: stringIdAt(call["id"], `${at}.id`),
     name: nameAt(call["name"], `${at}.name`),
-    argumentsJson: argumentsAt(call["args"] ?? undefined, `${at}.args`),
+    arguments: argumentsAt(call["args"] ?? undefined, `${at}.args`),
   };
 }
 
@@ -81,7 +81,7 @@ export const langchain: DialectCodec = {
   name: "langchain",
   // `bind_tools` takes OpenAI-format tool dicts, in Python and JS alike.
   renderTools: renderChatTools,
-  parseCalls: (payload) => parseWith("langchain", payload, readLangchain),
+  parseCalls: (turn) => parseWith("langchain", turn, readLangchain),
   renderFeedback: langchainFeedback,
   feedbackMessages: (feedback) => [...feedback],
 };

@@ -120,7 +120,7 @@ function readParams(params: JsonObject, id: string | number | undefined, at: str
   return {
     id,
     name: nameAt(params["name"], `${at}.name`),
-    argumentsJson: argumentsAt(params["arguments"], `${at}.arguments`),
+    arguments: argumentsAt(params["arguments"], `${at}.arguments`),
   };
 }
 
@@ -147,7 +147,7 @@ export function mcpFeedback(call: TurnCall, verdict: Verdict): McpFeedback {
 export const mcp: DialectCodec = {
   name: "mcp",
   renderTools: renderMcpTools,
-  parseCalls: (payload) => parseWith("mcp", payload, readMcp),
+  parseCalls: (turn) => parseWith("mcp", turn, readMcp),
   renderFeedback: mcpFeedback,
   feedbackMessages: (feedback) => [...feedback],
 };

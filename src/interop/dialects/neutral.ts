@@ -40,14 +40,14 @@ function readCall(raw: unknown, at: string): RawCall {
   return {
     id: stringIdAt(call["callId"], `${at}.callId`),
     name: nameAt(call["toolName"], `${at}.toolName`),
-    argumentsJson: argumentsAt(call["arguments"], `${at}.arguments`),
+    arguments: argumentsAt(call["arguments"], `${at}.arguments`),
   };
 }
 
 export const neutral: DialectCodec = {
   name: "neutral",
   renderTools: renderNeutralTools,
-  parseCalls: (payload) => parseWith("neutral", payload, readNeutral),
+  parseCalls: (turn) => parseWith("neutral", turn, readNeutral),
   renderFeedback: (call, v) => ({
     callId: call.callId,
     toolName: call.toolName,

@@ -80,14 +80,14 @@ function readToolCall(raw: unknown, at: string): RawCall {
   return {
     id: stringIdAt(call["id"], `${at}.id`),
     name: nameAt(fn["name"], `${at}.function.name`),
-    argumentsJson: argumentsAt(fn["arguments"], `${at}.function.arguments`),
+    arguments: argumentsAt(fn["arguments"], `${at}.function.arguments`),
   };
 }
 
 export const openaiChat: DialectCodec = {
   name: "openai_chat",
   renderTools: renderChatTools,
-  parseCalls: (payload) => parseWith("openai_chat", payload, readChat),
+  parseCalls: (turn) => parseWith("openai_chat", turn, readChat),
   renderFeedback: chatFeedback,
   feedbackMessages: (feedback) => [...feedback],
 };

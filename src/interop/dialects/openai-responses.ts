@@ -71,7 +71,7 @@ function readItems(items: readonly unknown[], at: string): RawCall[] {
       {
         id: stringIdAt(item["call_id"], `${where}.call_id`),
         name: nameAt(item["name"], `${where}.name`),
-        argumentsJson: argumentsAt(item["arguments"], `${where}.arguments`),
+        arguments: argumentsAt(item["arguments"], `${where}.arguments`),
       },
     ];
   });
@@ -85,7 +85,7 @@ export function responsesFeedback(call: TurnCall, verdict: Verdict): ResponsesCa
 export const openaiResponses: DialectCodec = {
   name: "openai_responses",
   renderTools: renderResponsesTools,
-  parseCalls: (payload) => parseWith("openai_responses", payload, readResponses),
+  parseCalls: (turn) => parseWith("openai_responses", turn, readResponses),
   renderFeedback: responsesFeedback,
   feedbackMessages: (feedback) => [...feedback],
 };

@@ -66,7 +66,7 @@ function readParts(parts: readonly unknown[], at: string): RawCall[] {
       {
         id: stringIdAt(part["tool_call_id"], `${at}[${i}].tool_call_id`),
         name: nameAt(part["tool_name"], `${at}[${i}].tool_name`),
-        argumentsJson: argumentsAt(part["args"] ?? undefined, `${at}[${i}].args`),
+        arguments: argumentsAt(part["args"] ?? undefined, `${at}[${i}].args`),
       },
     ];
   });
@@ -85,7 +85,7 @@ export function pydanticFeedback(call: TurnCall, verdict: Verdict): PydanticRetr
 export const pydanticAi: DialectCodec = {
   name: "pydantic_ai",
   renderTools: renderPydanticTools,
-  parseCalls: (payload) => parseWith("pydantic_ai", payload, readPydantic),
+  parseCalls: (turn) => parseWith("pydantic_ai", turn, readPydantic),
   renderFeedback: pydanticFeedback,
   feedbackMessages: (feedback) =>
     feedback.length === 0 ? [] : [{ kind: "request", parts: [...feedback] }],

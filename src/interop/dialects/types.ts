@@ -1,3 +1,4 @@
+import type { JsonDocument } from "../../core/json-document.js";
 import type { JsonValue } from "../../core/json.js";
 import type { CatalogView } from "../../core/project.js";
 import type { Verdict } from "../../core/verdict.js";
@@ -23,7 +24,7 @@ export interface TurnCall {
   /** The id exactly as the turn wrote it (a string, or a number for MCP); absent when the turn gave none. */
   readonly wireId?: string | number;
   readonly toolName: string;
-  /** The arguments as JSON text: the text the model sent, or the object it sent serialized; "" for none. */
+  /** The arguments as JSON text, exactly as the turn holds them (a string's text, or an object's own text); "" for none. */
   readonly argumentsJson: string;
 }
 
@@ -33,15 +34,15 @@ export type ParsedTurn =
   | { readonly ok: false; readonly error: string };
 
 /**
- * One framework's shapes. Pure: no I/O. `parseCalls` never throws on any JSON value, and a
- * payload it cannot read is an error, never a call.
+ * One framework's shapes. Pure: no I/O. `parseCalls` never throws on any turn, and a turn it
+ * cannot read is an error, never a call.
  */
 export interface DialectCodec {
   readonly name: DialectName;
   /** The view's tools as the framework's tool list; only what the view holds is rendered. */
   renderTools(view: CatalogView): JsonValue;
   /** A model turn's tool calls (whole responses, message objects or bare arrays), in the turn's order. */
-  parseCalls(payload: unknown): ParsedTurn;
+  parseCalls(turn: JsonDocument): ParsedTurn;
   /** A non-allowed call's result the way the framework feeds a tool error back to its model. */
   renderFeedback(call: TurnCall, verdict: Verdict): JsonValue;
   /** The feedback of one turn assembled into the messages (or items) to append to the conversation. */
