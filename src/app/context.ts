@@ -109,8 +109,6 @@ export async function createAppContext(
       verifier,
       tokens,
       maxBatch: config.maxBatch,
-      // A SQLite store (any store but PostgreSQL) commits through one group-commit queue, in queue order.
-      commitsInQueueOrder: !/^postgres(ql)?:/i.test(config.database ?? ""),
       approvalTtlSeconds: config.approvalTtlSeconds,
       approvalFeed: options.approvalFeed ?? createNotifier(),
       audit: createAuditCheckpointer({ store, ring, tokens, now }, config.auditCheckpointRecords),

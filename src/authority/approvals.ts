@@ -1,7 +1,6 @@
 import { recheckCall, type Approval } from "../core/approval.js";
 import { summarizeArguments } from "../core/approval-summary.js";
 import type { CatalogAction } from "../core/catalog.js";
-import { canonicalJson } from "../core/digest.js";
 import type { TaskGrant } from "../core/grant.js";
 import type { JsonObject } from "../core/json.js";
 import { approversFor, type Policy } from "../core/policy.js";
@@ -118,7 +117,6 @@ export async function decideApproval(
     ...(supersede ? { supersede } : {}),
   });
   ctx.approvalFeed.notify();
-  ctx.audit.appended();
   if (outcome.ok) return outcome.approval;
   const a = outcome.approval;
   if (outcome.problem === "already_answered") {
@@ -165,10 +163,10 @@ export function approvalDraft(
   grant: TaskGrant,
   action: CatalogAction,
   verdict: Verdict,
-  args: JsonObject,
   policy: Policy,
-  now: number,
+  call: { readonly args: JsonObject; readonly canonical: string; readonly now: number },
 ): ApprovalDraft {
+  const { args, now } = call;
   const requirement = verdict.requirement ?? "owner";
   return {
     approval: {
@@ -188,7 +186,7 @@ export function approvalDraft(
       expiresAt: Math.min(now + ctx.approvalTtlSeconds, grant.expiresAt),
       approvedBy: [],
     },
-    argumentsJson: canonicalJson(args),
+    argumentsJson: call.canonical,
   };
 }
 

@@ -27,7 +27,6 @@ export async function auditRefusedCall(
     ...(refused.caller === undefined ? {} : { caller: refused.caller }),
     detail: refused.detail,
   });
-  ctx.audit.appended();
 }
 
 /**
@@ -44,5 +43,4 @@ export async function auditGatewayRefusal(
     toolName: refusal.toolName.slice(0, 200),
     detail: refusal.problem.slice(0, 500),
   });
-  ctx.audit.appended();
 }

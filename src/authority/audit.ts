@@ -3,10 +3,11 @@ import type { AuditCheckpoint, AuditEntry, Store } from "../store/port.js";
 import { signCheckpoint, verifyCheckpoint, type KeyRing } from "../token/index.js";
 import type { AuthorityContext, TokenSettings } from "./context.js";
 
-/** Signs checkpoints of the audit chain head now and then. */
+/**
+ * Signs checkpoints of the audit chain head now and then: once the store has reported
+ * `everyRecords` durable appends since the last one (in the background), and when asked.
+ */
 export interface AuditCheckpointer {
-  /** Records were appended: once `everyRecords` have been since the last checkpoint, one is signed (in the background). */
-  appended(count?: number): void;
   /** Signs a checkpoint of the head now, unless it is checkpointed already (the periodic tick and shutdown call it). */
   checkpoint(): Promise<AuditCheckpoint | undefined>;
 }
@@ -53,16 +54,15 @@ export function createAuditCheckpointer(
     });
     return running;
   };
-  return {
-    appended(count = 1) {
-      since += count;
-      if (since < everyRecords) return;
-      since = 0;
-      // A failed checkpoint is retried by the next one; the chain itself is already durable.
-      checkpoint().catch(() => undefined);
-    },
-    checkpoint,
-  };
+  // The store says what it appended (`onAuditAppended`): nobody else keeps count.
+  deps.store.onAuditAppended((records) => {
+    since += records;
+    if (since < everyRecords) return;
+    since = 0;
+    // A failed checkpoint is retried by the next one; the chain itself is already durable.
+    checkpoint().catch(() => undefined);
+  });
+  return { checkpoint };
 }
 
 /** The outcome of `verifyAudit`: the chain holds, or the first broken record and what is wrong with it. */

@@ -41,13 +41,6 @@ export interface AuthorityContext {
   readonly approvalFeed: Notifier;
   /** Signs checkpoints of the audit chain head. */
   readonly audit: AuditCheckpointer;
-  /**
-   * True when the store runs decision commits in the order they are asked, in the same unit of
-   * work order (SQLite's group commit): then the calls of a batch queue their commits without
-   * waiting for one another. Absent or false (PostgreSQL: concurrent commits take the chain lock
-   * in any order), each call waits for the previous call's commit.
-   */
-  readonly commitsInQueueOrder?: boolean;
   /** Argument and token limits; `DEFAULT_AUTHORITY_LIMITS` when absent. */
   readonly limits?: AuthorityLimits;
   /** Unix seconds. */

@@ -140,7 +140,6 @@ export async function revokeGrant(
   if (req.grantId === "") throw invalidRequest("grant_id", "is required");
   const now = ctx.now();
   const revoked = await ctx.store.revokeGrant(req.grantId, req.reason, now, caller);
-  ctx.audit.appended(revoked.length);
   const reason = {
     code: "GRANT_REVOKED",
     message: "The grant this call was made under has been revoked.",
@@ -179,6 +178,5 @@ async function record(
     );
   }
   await ctx.store.putGrant(grant, caller);
-  ctx.audit.appended();
   return { grant, token };
 }

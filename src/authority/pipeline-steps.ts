@@ -2,10 +2,10 @@ import { withCallDigest } from "../core/decide.js";
 import { assessInForce } from "../core/withdraw.js";
 import type { TaskGrant } from "../core/grant.js";
 import { isJsonObject } from "../core/json.js";
-import { parseCallArguments, type CallRequest } from "../core/call-request.js";
 import type { ApprovalRecord, ToolCall, Verdict } from "../core/verdict.js";
 import type { BudgetLimits, DecisionEffects, DecisionRecord, HeldStep } from "../store/port.js";
 import { signReceipt } from "../token/index.js";
+import type { AdmittedCall } from "./admit.js";
 import { approvalDraft } from "./approvals.js";
 import { refusedVerdict } from "./commit-refusal.js";
 import type { AuthorityContext, PolicySet } from "./context.js";
@@ -27,10 +27,9 @@ export interface Loaded {
   readonly caller: string | undefined;
 }
 
-/** One call after the decide step: its verdict, the parsed arguments and, on allow, their canonical digest. */
+/** One call after the decide step: its verdict and, on allow, the digest the receipt binds. */
 export interface DecideResult {
   readonly verdict: Verdict;
-  readonly args?: unknown;
   /** The digest of the arguments' canonical form, bound by the receipt ("" unless allowed). */
   readonly argumentsDigest: string;
 }
@@ -39,29 +38,37 @@ export interface DecideResult {
 export async function loadApproval(
   ctx: AuthorityContext,
   loaded: Loaded,
-  call: CallRequest,
+  call: AdmittedCall,
 ): Promise<ApprovalRecord | undefined> {
-  if (!loaded.check.ok || call.approvalId === undefined || call.approvalId === "") return undefined;
-  const stored = await ctx.store.getApproval(call.approvalId);
+  const approvalId = call.request.approvalId;
+  if (!loaded.check.ok || !call.presentsApproval || approvalId === undefined) return undefined;
+  const stored = await ctx.store.getApproval(approvalId);
   if (!stored) return undefined;
   const a = stored.approval;
   return { id: a.id, callDigest: a.callDigest, status: a.status, expiresAt: a.expiresAt };
 }
 
 /**
- * Decide: pure. The arguments are parsed here, once and strictly; that value is what the core
- * checks and digests, and its canonical form's digest is what the receipt binds. It is decided
- * under the policy in force (the kill switch: a suspended source or a new deny stops an
- * outstanding grant at once; nothing the policy adds widens it).
+ * Decide: pure, over the call's one parsed value (`admitCall`): that value is what the core
+ * checks, and its digests — made once, with the native hash — are what the decision record, the
+ * approval and the receipt carry. It is decided under the policy in force (the kill switch: a
+ * suspended source or a new deny stops an outstanding grant at once; nothing the policy adds
+ * widens it).
  */
 export function decideStep(
   loaded: Loaded,
-  req: CallRequest,
+  call: AdmittedCall,
   approval: ApprovalRecord | undefined,
   limits: AuthorityLimits,
   delegatedGrant?: TaskGrant,
 ): DecideResult {
-  const names = { callId: req.callId, actionId: "", toolName: req.toolName, callDigest: "" };
+  const { request, args } = call;
+  const names = {
+    callId: request.callId,
+    actionId: "",
+    toolName: request.toolName,
+    callDigest: "",
+  };
   const refused = (verdict: Verdict) => ({ verdict, argumentsDigest: "" });
   if (!loaded.check.ok)
     return refused({
@@ -69,19 +76,18 @@ export function decideStep(
       reason: { code: loaded.check.code, message: loaded.check.message },
       ...names,
     });
-  const args = parseCallArguments(req.argumentsJson, limits.arguments);
   if (!args.ok)
     return refused({
       decision: "deny",
       reason: { code: "INVALID_ARGUMENTS", message: args.message },
       ...names,
     });
-  const call: ToolCall = {
-    callId: req.callId,
+  const toolCall: ToolCall = {
+    callId: request.callId,
     arguments: args.value,
-    ...(req.toolName === "" ? {} : { toolName: req.toolName }),
-    ...(req.actionId === "" ? {} : { actionId: req.actionId }),
-    ...(req.target === undefined ? {} : { target: req.target }),
+    ...(request.toolName === "" ? {} : { toolName: request.toolName }),
+    ...(request.actionId === "" ? {} : { actionId: request.actionId }),
+    ...(request.target === undefined ? {} : { target: request.target }),
   };
   // The policy read once by the load step: what it has withdrawn since the grant was issued is denied (POLICY_WITHDRAWN).
   const { catalog, policy } = loaded.policySet;
@@ -89,47 +95,41 @@ export function decideStep(
     now: loaded.now,
     maxArgumentDepth: limits.arguments.maxDepth,
     hash: nativeSha256Hex,
+    ...(call.digests ? { digests: call.digests } : {}),
     ...(approval ? { approval } : {}),
     ...(delegatedGrant ? { delegatedGrant } : {}),
   };
-  // The digests, computed once here with the native hash, share one canonical serialization of the arguments.
-  const assessed = assessInForce(loaded.check.grant, catalog, policy, call, options);
+  const assessed = assessInForce(loaded.check.grant, catalog, policy, toolCall, options);
   const verdict = withCallDigest(assessed);
   return {
     verdict,
-    args: args.value,
     argumentsDigest: verdict.decision === "allow" ? assessed.argumentsDigest() : "",
   };
 }
 
 /**
  * Approval: a require_approval verdict gets its pending approval — the live one for this call
- * digest, or a new one (once per digest, also under concurrency) — and carries its id.
+ * digest, or a new one (once per digest, also under concurrency) — and carries its id. The
+ * approval keeps the arguments' canonical text, the very text the call digest covers.
  */
 export async function approvalStep(
   ctx: AuthorityContext,
   loaded: Loaded,
-  decided: DecideResult,
+  call: AdmittedCall,
+  verdict: Verdict,
 ): Promise<Verdict> {
-  const { verdict, args } = decided;
-  if (verdict.decision !== "require_approval" || !loaded.check.ok || !isJsonObject(args))
-    return verdict;
+  const { args, digests } = call;
+  if (verdict.decision !== "require_approval" || !loaded.check.ok) return verdict;
+  if (!args.ok || !isJsonObject(args.value) || digests === undefined) return verdict;
   const action = loaded.policySet.catalog.actions.get(verdict.actionId);
   if (!action) return verdict;
-  const draft = approvalDraft(
-    ctx,
-    loaded.check.grant,
-    action,
-    verdict,
-    args,
-    loaded.policySet.policy,
-    loaded.now,
-  );
+  const draft = approvalDraft(ctx, loaded.check.grant, action, verdict, loaded.policySet.policy, {
+    args: args.value,
+    canonical: digests.canonical(),
+    now: loaded.now,
+  });
   const { approval, created } = await ctx.store.createApprovalOnce(draft, loaded.now);
-  if (created) {
-    ctx.approvalFeed.notify();
-    ctx.audit.appended();
-  }
+  if (created) ctx.approvalFeed.notify();
   return { ...verdict, approvalId: approval.id };
 }
 
@@ -162,7 +162,6 @@ export async function commitStep(
     effects,
   );
   if (outcome.kind === "step_held") return { held: outcome.held };
-  ctx.audit.appended(effects.approval ? 2 : 1);
   if (effects.approval) ctx.approvalFeed.notify();
   if (outcome.kind === "committed") return { verdict };
   return { verdict: refusedVerdict(verdict, outcome.reasonCode) };

@@ -1,4 +1,4 @@
-import { parseCallArguments, type CallRequest } from "../core/call-request.js";
+import type { CallRequest, ParsedArguments } from "../core/call-request.js";
 import type { TaskGrant } from "../core/grant.js";
 import type { Policy } from "../core/policy.js";
 import { stepFingerprint, stepKey, stepProblem } from "../core/step.js";
@@ -7,7 +7,6 @@ import { withdrawal } from "../core/withdraw.js";
 import { StoreError, type CommitRefusalCode, type HeldStep, type StepSlot } from "../store/port.js";
 import { refusedVerdict } from "./commit-refusal.js";
 import { invalidRequest } from "./errors.js";
-import type { AuthorityLimits } from "./limits.js";
 
 /** A call with a step, as the step index knows it: where it is held and what was asked. */
 export interface StepAsk {
@@ -24,10 +23,12 @@ export function checkStep(call: CallRequest, field: string): void {
   if (problem) throw invalidRequest(`${field}.step.${problem.field}`, problem.message);
 }
 
-/** What a stepped call is held under; undefined for a call without a step (every such call is a new decision). */
-export function stepAsk(call: CallRequest, limits: AuthorityLimits): StepAsk | undefined {
+/**
+ * What a stepped call is held under (its arguments as the call's one parse gave them);
+ * undefined for a call without a step (every such call is a new decision).
+ */
+export function stepAsk(call: CallRequest, parsed: ParsedArguments): StepAsk | undefined {
   if (call.step === undefined) return undefined;
-  const parsed = parseCallArguments(call.argumentsJson, limits.arguments);
   const fingerprint = stepFingerprint({
     toolName: call.toolName,
     actionId: call.actionId,

@@ -20,6 +20,11 @@ export interface DecideContext {
   readonly maxArgumentDepth?: number;
   /** The sha256 call digests are computed with (default: the core's pure-JS `sha256Hex`; the server passes node's). */
   readonly hash?: Hash;
+  /**
+   * The digests of exactly this call's arguments, when the caller made them already (the shell
+   * makes them once per call, for the decision, the approval and the receipt alike); else made here.
+   */
+  readonly digests?: CallDigests;
   /** For a start-agent call: the grant the shell verified from the call's delegated grant token. */
   readonly delegatedGrant?: TaskGrant;
   /**
@@ -126,7 +131,8 @@ function decideChecked(
   const shown = (): string => (label ??= JSON.stringify(toolName || actionId).slice(0, 80));
   if (!action) shown();
   let digests: CallDigests | undefined;
-  const digest = (): CallDigests => (digests ??= callDigests(call.arguments, ctx.hash));
+  const digest = (): CallDigests =>
+    (digests ??= ctx.digests ?? callDigests(call.arguments, ctx.hash));
   const callDigest = (): string => orEmpty(() => digest().call(grant.id, actionId));
   const argumentsDigest = (): string => orEmpty(() => digest().arguments());
   const assessed = (verdict: Body): Assessment => ({ verdict, callDigest, argumentsDigest });

@@ -71,6 +71,8 @@ export interface CallDigests {
   call(grantId: string, actionId: string): string;
   /** `argumentsDigest(args)`; throws as it does. */
   arguments(): string;
+  /** The arguments' RFC 8785 canonical text (what both digests hash); throws for a value without one. */
+  canonical(): string;
 }
 
 /**
@@ -89,6 +91,11 @@ export function callDigests(args: unknown, hash: Hash = sha256Hex): CallDigests 
   // null: not serialized yet; undefined: no JSON text of its own (the whole object is serialized instead).
   const text = (): string | undefined =>
     argsText === null ? (argsText = serialize(args)) : argsText;
+  const canonical = (): string => {
+    const inner = text();
+    if (inner === undefined) throw new TypeError("value has no JSON representation");
+    return inner;
+  };
   return {
     call(grantId, actionId) {
       if (last?.grantId === grantId && last.actionId === actionId) return last.digest;
@@ -101,11 +108,7 @@ export function callDigests(args: unknown, hash: Hash = sha256Hex): CallDigests 
       last = { grantId, actionId, digest: hash(whole) };
       return last.digest;
     },
-    arguments() {
-      if (argsDigest !== undefined) return argsDigest;
-      const inner = text();
-      if (inner === undefined) throw new TypeError("value has no JSON representation");
-      return (argsDigest = hash(inner));
-    },
+    arguments: () => (argsDigest ??= hash(canonical())),
+    canonical,
   };
 }

@@ -13,8 +13,8 @@ export type Describers<T extends Operations<T>> = {
   readonly [K in keyof T]: (...args: Parameters<T[K]>) => string;
 };
 
-/** The operations of the Store port, without the lifecycle. */
-export type StoreOperations = Omit<Store, "close">;
+/** The operations of the Store port, without the lifecycle and what the store says of itself. */
+export type StoreOperations = Omit<Store, "close" | "traits" | "onAuditAppended">;
 
 /** What each Store operation is doing, for every adapter's error messages ("could not store grant g-1"). */
 export const STORE_DOING: Describers<StoreOperations> = {

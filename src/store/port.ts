@@ -242,9 +242,27 @@ export interface ApiKeyStore {
   hasActiveApiKey(): Promise<boolean>;
 }
 
+/** What a store is, for the layers that order their work around it. */
+export interface StoreTraits {
+  /**
+   * Units of work commit in the order they are asked, and a later unit sees what an earlier one
+   * wrote (SQLite's group commit: one connection, one queue). False where concurrent units may
+   * commit in any order (PostgreSQL: a pool of connections, and other replicas).
+   */
+  readonly commitsInQueueOrder: boolean;
+}
+
 /** Everything Charter persists, behind one port with one adapter per database. */
 export interface Store
   extends GrantStore, KeyStore, DecisionStore, StepStore, ApprovalStore, AuditStore, ApiKeyStore {
+  readonly traits: StoreTraits;
+  /**
+   * Calls `listener` with how many audit records this process appended, after the unit of work
+   * (or group) that wrote them is durable; answers the function that stops the calls. A count for
+   * when to sign a checkpoint: the chain itself is read with `auditHead`. (A unit that fails inside
+   * a group that commits may still be counted: the count is a trigger, never a tally of the log.)
+   */
+  onAuditAppended(listener: (records: number) => void): () => void;
   /**
    * Resolves when the store is still the one opened and can answer; fails UNAVAILABLE once it
    * cannot (closed, or a SQLite file deleted, replaced or truncated under the process). The server

@@ -116,7 +116,7 @@ describe("authorize()", () => {
         return outcome;
       };
       const decided = await authorize(
-        { ...app, store: spy, ring, commitsInQueueOrder },
+        { ...app, store: ordered(spy, commitsInQueueOrder), ring },
         { grantToken: token, call: search("c1") },
       );
       expect(decided.verdict.decision).toBe("allow");
@@ -235,7 +235,7 @@ describe("authorizeBatch()", () => {
       caller.abort(new Error("the client went away")),
     );
     const { ring, signatures, afterGone } = countingRing(caller.signal);
-    const ctx = { ...app, store, ring, commitsInQueueOrder: false };
+    const ctx = { ...app, store: ordered(store, false), ring };
     await expect(
       authorizeBatch(
         ctx,
@@ -250,7 +250,7 @@ describe("authorizeBatch()", () => {
   });
 
   it("queues the commits of a batch together (one group transaction), in call order; a caller gone meanwhile gets no receipt", async () => {
-    expect(app.commitsInQueueOrder).toBe(true);
+    expect(app.store.traits.commitsInQueueOrder).toBe(true);
     const token = await tokenFor(app);
     const caller = new AbortController();
     const asked: string[] = [];
@@ -316,3 +316,10 @@ describe("authorizeBatch()", () => {
     ).rejects.toMatchObject({ code: "INVALID_REQUEST", message });
   });
 });
+
+/** The store as one that says it commits in queue order, or not. */
+function ordered(store: Store, commitsInQueueOrder: boolean): Store {
+  const view = Object.create(store) as Store;
+  Object.defineProperty(view, "traits", { value: { commitsInQueueOrder } });
+  return view;
+}

@@ -38,6 +38,24 @@ export function describeAuditContract(current: () => Store): void {
       expect(await store.getDecision("dec_c")).toMatchObject({ caller: "gateway-1" });
     });
 
+    it("says how many records each unit appended once durable, as the log has them", async () => {
+      const reported: number[] = [];
+      const stop = store.onAuditAppended((records) => reported.push(records));
+      const root = makeGrant("g-root");
+      await store.putGrant(root);
+      await store.putGrant(makeGrant("g-child", root));
+      // Each report has arrived by the time the unit's promise resolves.
+      expect(reported).toEqual([1, 1]);
+      await store.commitDecision(makeDecision("dec_a"));
+      await store.revokeGrant("g-root", "done", ISSUED_AT + 12);
+      await Promise.all([1, 2, 3].map((i) => store.commitDecision(makeDecision(`dec_${i}`))));
+      const total = reported.reduce((a, b) => a + b, 0);
+      expect(total).toBe((await store.readAudit(0, 1000)).length);
+      stop();
+      await store.commitDecision(makeDecision("dec_after"));
+      expect(reported.reduce((a, b) => a + b, 0)).toBe(total);
+    });
+
     it("appends one chained record per grant event, decision and approval event", async () => {
       const root = makeGrant("g-root");
       await store.putGrant(root);

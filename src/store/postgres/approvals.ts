@@ -11,7 +11,7 @@ import {
   type ApprovalRow,
 } from "../approval-row.js";
 import { StoreError, type ApprovalEventKind, type ApprovalStore } from "../port.js";
-import { inChainUnit, type ChainUnit } from "./chain.js";
+import { inChainUnit, type ChainUnit, type Chain } from "./chain.js";
 
 /** Why an approved approval could not be consumed: its status now, "missing", or "mismatch". */
 export type ConsumeProblem = ApprovalStatus | "missing" | "mismatch";
@@ -99,10 +99,11 @@ export async function consumeApproval(
  * unit of work under the chain lock with its feed event and audit record; one live approval per
  * call digest (checked under the lock, and a partial unique index besides).
  */
-export function postgresApprovalStore(pool: pg.Pool): ApprovalStore {
+export function postgresApprovalStore(chain: Chain): ApprovalStore {
+  const { pool } = chain;
   return {
     createApprovalOnce: (draft, now) =>
-      inChainUnit(pool, async (unit) => {
+      inChainUnit(chain, async (unit) => {
         await expireDue(unit, now);
         const live = await one(
           unit.tx,
@@ -142,7 +143,7 @@ export function postgresApprovalStore(pool: pg.Pool): ApprovalStore {
     },
 
     decideApproval: (v) =>
-      inChainUnit(pool, async (unit) => {
+      inChainUnit(chain, async (unit) => {
         const row = await one(unit.tx, `SELECT ${COLS} FROM approvals WHERE id = $1`, [
           v.approvalId,
         ]);
@@ -181,12 +182,12 @@ export function postgresApprovalStore(pool: pg.Pool): ApprovalStore {
         return { ok: true, approval: a } as const;
       }),
 
-    expireApprovals: (now) => inChainUnit(pool, (unit) => expireDue(unit, now)),
+    expireApprovals: (now) => inChainUnit(chain, (unit) => expireDue(unit, now)),
 
     supersedeApprovalsOf: (grantIds, reason, at) =>
       grantIds.length === 0
         ? Promise.resolve(0)
-        : inChainUnit(pool, async (unit) => {
+        : inChainUnit(chain, async (unit) => {
             const { rows } = await unit.tx.query<ApprovalRow>(
               `SELECT ${COLS} FROM approvals WHERE ${LIVE} AND grant_id = ANY($1::text[]) ORDER BY id COLLATE "C"`,
               [grantIds],

@@ -1,14 +1,14 @@
-import type pg from "pg";
 import type { AuditRow } from "../../core/audit-chain.js";
 import type { AuditCheckpoint, AuditStore } from "../port.js";
-import { inChainUnit } from "./chain.js";
+import { inChainUnit, type Chain } from "./chain.js";
 
 /**
  * The audit part of the PostgreSQL store: reads of the one chain and its signed checkpoints
  * (records are appended by the units of work, `inChainUnit`; `appendAudit` is one on its own). Reads need no lock: records commit
  * in seq order, so a reader never sees a gap that a later commit fills.
  */
-export function postgresAuditStore(pool: pg.Pool): AuditStore {
+export function postgresAuditStore(chain: Chain): AuditStore {
+  const { pool } = chain;
   return {
     async readAudit(afterSeq, limit) {
       return (
@@ -31,7 +31,7 @@ export function postgresAuditStore(pool: pg.Pool): AuditStore {
         [cp.seq, cp.hash, cp.at, cp.signature],
       );
     },
-    appendAudit: (draft) => inChainUnit(pool, (unit) => unit.append(draft)),
+    appendAudit: (draft) => inChainUnit(chain, (unit) => unit.append(draft)),
     async listCheckpoints() {
       return (
         await pool.query<AuditCheckpoint>(

@@ -3,6 +3,13 @@ import type { AuditRow } from "../../core/audit-chain.js";
 import { nextAuditRow, type AuditDraft } from "../audit-row.js";
 import { inTransaction } from "./transaction.js";
 
+/** The pool the units of work run on, and where the records they append are reported once committed. */
+export interface Chain {
+  readonly pool: pg.Pool;
+  /** Called after a unit of work commits, with how many audit records it appended (when any). */
+  readonly appended: (records: number) => void;
+}
+
 /** A unit of work that holds the chain lock: its connection, and the append to the one audit chain. */
 export interface ChainUnit {
   readonly tx: pg.PoolClient;
@@ -27,15 +34,27 @@ const CHAIN_LOCK =
  * a smaller seq, as a plain sequence could). One chain, ordered in the database. Deadlocks and
  * serialization failures rerun the whole unit (`inTransaction`); units are idempotent.
  */
-export function inChainUnit<T>(pool: pg.Pool, work: (unit: ChainUnit) => Promise<T>): Promise<T> {
-  return inTransaction(
-    pool,
+export async function inChainUnit<T>(
+  chain: Chain,
+  work: (unit: ChainUnit) => Promise<T>,
+): Promise<T> {
+  // Counted per attempt: a rerun unit appends again from the start.
+  let records = 0;
+  const append = (tx: pg.PoolClient, draft: AuditDraft) => {
+    records += 1;
+    return appendAudit(tx, draft);
+  };
+  const result = await inTransaction(
+    chain.pool,
     async (tx) => {
+      records = 0;
       await tx.query(CHAIN_LOCK);
-      return work({ tx, append: (draft) => appendAudit(tx, draft) });
+      return work({ tx, append: (draft) => append(tx, draft) });
     },
     { isolation: "read committed" },
   );
+  if (records > 0) chain.appended(records);
+  return result;
 }
 
 async function appendAudit(tx: pg.PoolClient, draft: AuditDraft): Promise<number> {

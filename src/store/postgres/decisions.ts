@@ -1,4 +1,3 @@
-import type pg from "pg";
 import {
   DECISION_COLUMNS,
   decisionAudit,
@@ -25,7 +24,7 @@ import {
 } from "../step-row.js";
 import { consumeApproval, expireDue } from "./approvals.js";
 import { budgetUsage, chargeBudget } from "./budgets.js";
-import { inChainUnit, type ChainUnit } from "./chain.js";
+import { inChainUnit, type ChainUnit, type Chain } from "./chain.js";
 
 const INSERT = `
   INSERT INTO decisions (${DECISION_COLUMNS.join(", ")})
@@ -70,10 +69,11 @@ async function effectsOf(
  * audit record. COMMIT returns once PostgreSQL has made it durable, so no verdict leaves before
  * its record. A rerun after a deadlock or a lost connection is safe: it is idempotent by decision id.
  */
-export function postgresDecisionStore(pool: pg.Pool): DecisionStore & StepStore {
+export function postgresDecisionStore(chain: Chain): DecisionStore & StepStore {
+  const { pool } = chain;
   return {
     commitDecision: (record, effects = {}) =>
-      inChainUnit(pool, async (unit): Promise<CommitOutcome> => {
+      inChainUnit(chain, async (unit): Promise<CommitOutcome> => {
         const row = decisionRow(record);
         const stored = (await unit.tx.query<DecisionRow>(SELECT, [row.decision_id])).rows[0];
         if (stored !== undefined) return recommitOutcome(stored, row);

@@ -1,8 +1,7 @@
-import type pg from "pg";
 import type { TaskGrant } from "../../core/grant.js";
 import { grantFromJson, grantToJson } from "../grant-json.js";
 import { StoreError, type GrantStore, type StoredGrant } from "../port.js";
-import { inChainUnit } from "./chain.js";
+import { inChainUnit, type Chain } from "./chain.js";
 
 interface GrantRow {
   readonly grant_json: string;
@@ -24,10 +23,11 @@ const SUBTREE = `
  * (or the revocation of the subtree) and its audit records commit together. A grant row's content
  * never changes, so a put again compares with the row that won.
  */
-export function postgresGrantStore(pool: pg.Pool): GrantStore {
+export function postgresGrantStore(chain: Chain): GrantStore {
+  const { pool } = chain;
   return {
     putGrant: (grant, caller) =>
-      inChainUnit(pool, async (unit) => {
+      inChainUnit(chain, async (unit) => {
         const json = grantToJson(grant);
         const inserted = await unit.tx.query(
           `INSERT INTO grants (id, root_id, parent_id, subject, owner, profile, issued_at, expires_at, grant_json)
@@ -80,7 +80,7 @@ export function postgresGrantStore(pool: pg.Pool): GrantStore {
     },
 
     revokeGrant: (id, reason, at, caller) =>
-      inChainUnit(pool, async (unit) => {
+      inChainUnit(chain, async (unit) => {
         const tx = unit.tx;
         const subtree = await tx.query<{ id: string }>(
           `${SUBTREE} SELECT id FROM subtree ORDER BY id <> $1, id COLLATE "C"`,

@@ -1,3 +1,5 @@
+import type { Chain } from "./chain.js";
+import { createAuditAppends } from "../audit-appends.js";
 import { guardStore, STORE_DOING, type StoreOperations } from "../guard.js";
 import { isStoreError, StoreError, type Store } from "../port.js";
 import { postgresApiKeyStore } from "./api-keys.js";
@@ -28,6 +30,9 @@ export interface PostgresStoreOptions extends PoolOptions {
  * together). Fails with a StoreError: UNAVAILABLE when the database cannot be reached, CORRUPT when
  * the schema is newer than this code or diverges. Messages name the database without its password.
  */
+/** A pool of connections, shared with other replicas: units commit in whatever order they finish. */
+const POSTGRES_TRAITS = { commitsInQueueOrder: false } as const;
+
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const target = parsePostgresUrl(options.url, options.schema);
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
@@ -42,19 +47,22 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       });
     throw toStoreError(err, `open ${target.redacted}`, target.password);
   }
+  const appends = createAuditAppends();
+  const chain: Chain = { pool, appended: appends.notify };
   const ops: StoreOperations = {
-    ...postgresGrantStore(pool),
+    ...postgresGrantStore(chain),
     ...postgresKeyStore(pool),
-    ...postgresDecisionStore(pool),
+    ...postgresDecisionStore(chain),
     ...postgresApiKeyStore(pool),
-    ...postgresApprovalStore(pool),
-    ...postgresAuditStore(pool),
+    ...postgresApprovalStore(chain),
+    ...postgresAuditStore(chain),
     // No file can vanish under a database server: an outage shows on the next query as UNAVAILABLE.
     checkIntact: async () => undefined,
   };
-  return guardStore(ops, STORE_DOING, {
+  const store = guardStore(ops, STORE_DOING, {
     adapter: "postgres store",
     translate: (err, doing) => toStoreError(err, doing, target.password),
     release: () => pool.end(),
   });
+  return { ...store, traits: POSTGRES_TRAITS, onAuditAppended: appends.subscribe };
 }

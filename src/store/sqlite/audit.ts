@@ -13,6 +13,8 @@ export type AuditAppend = (draft: AuditDraft | AuditText) => number;
  */
 export function sqliteAudit(db: Database): {
   readonly append: AuditAppend;
+  /** How many records `append` wrote since the last call: the group commit asks once a group is durable. */
+  readonly takeAppended: () => number;
   readonly store: Omit<AuditStore, "appendAudit">;
 } {
   const head = db.prepare<[], { seq: number; hash: string }>(
@@ -31,14 +33,22 @@ export function sqliteAudit(db: Database): {
     "SELECT seq, hash, at, signature FROM audit_checkpoints ORDER BY seq",
   );
 
+  let appended = 0;
   const append: AuditAppend = (draft) => {
     const row = nextAuditRow(head.get(), draft);
     insert.run(row.seq, row.entry, row.hash);
+    appended += 1;
     return row.seq;
+  };
+  const takeAppended = () => {
+    const count = appended;
+    appended = 0;
+    return count;
   };
 
   return {
     append,
+    takeAppended,
     store: {
       async readAudit(afterSeq, limit) {
         return read.all(afterSeq, limit);

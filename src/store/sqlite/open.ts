@@ -1,3 +1,4 @@
+import { createAuditAppends } from "../audit-appends.js";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
@@ -102,7 +103,12 @@ interface OnDisk {
  */
 function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined): Store {
   const checkpointer = disk === undefined ? undefined : walCheckpointer(db, disk.file, disk.warn);
-  const group = createGroupCommit(db, disk?.wal, lock, (units) => checkpointer?.wrote(units));
+  const appends = createAuditAppends();
+  const audit = sqliteAudit(db);
+  const group = createGroupCommit(db, disk?.wal, lock, (units) => {
+    checkpointer?.wrote(units);
+    appends.notify(audit.takeAppended());
+  });
   // The writes that bypass the group commit wait for another connection's lock in SQLite's busy
   // handler (the group commit keeps the connection's busy timeout at 0), and are flushed to disk
   // before they answer (the connection runs with synchronous = NORMAL).
@@ -111,7 +117,6 @@ function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined
     disk?.wal.flushSync();
     return answer;
   };
-  const audit = sqliteAudit(db);
   const approvals = sqliteApprovals(db, group, audit.append);
   const budgets = sqliteBudgets(db);
   const keys = sqliteKeyStore(db);
@@ -141,7 +146,7 @@ function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined
     // The guard's `before` hook (the file identity check) is the whole of it.
     checkIntact: async () => undefined,
   };
-  return guardStore(ops, STORE_DOING, {
+  const store = guardStore(ops, STORE_DOING, {
     adapter: "sqlite store",
     translate: toStoreError,
     release: async () => {
@@ -152,7 +157,11 @@ function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined
     },
     ...(disk ? { before: () => disk.identity.check() } : {}),
   });
+  return { ...store, traits: SQLITE_TRAITS, onAuditAppended: appends.subscribe };
 }
+
+/** One connection, one queue: the group commit runs units in the order they were asked. */
+const SQLITE_TRAITS = { commitsInQueueOrder: true } as const;
 
 /** SQLite's automatic checkpoint off, and the store's checkpointer thread instead (SQLite's back on if the thread fails). */
 function walCheckpointer(

@@ -1,0 +1,170 @@
+import type { Verdict } from "../core/verdict.js";
+import type { HeldStep } from "../store/port.js";
+import { recordDecision } from "../telemetry/instruments.js";
+import { traced } from "../telemetry/tracing.js";
+import type { AdmittedCall } from "./admit.js";
+import type { AuthorityContext } from "./context.js";
+import type { AuthorityLimits } from "./limits.js";
+import type { GrantCheck } from "./load-grant.js";
+import {
+  approvalStep,
+  commitStep,
+  decideStep,
+  loadApproval,
+  signStep,
+  type Loaded,
+} from "./pipeline-steps.js";
+import { NOTHING_AHEAD, receiptAhead, type CallerSignal } from "./receipt-ahead.js";
+import { answerHeld, redecides, stepSlot, type StepAsk } from "./steps.js";
+import { loadDelegatedGrant } from "./target-grant.js";
+
+/** A verdict with what the shell added: the decision id it was recorded under and, on allow, the receipt. */
+export interface Decided {
+  readonly verdict: Verdict;
+  readonly decisionId: string;
+  readonly receipt?: string;
+}
+
+/** Where a call's commit stands among the calls of its request. */
+export interface CallOrder {
+  /** Resolves once the previous call's commit has been asked of the store: commits are asked in call order. */
+  readonly after: Promise<void>;
+  readonly signal?: CallerSignal | undefined;
+}
+
+/** A call on its way: its answer, and when its commit has been asked (the next call may then ask). */
+export interface RunningCall {
+  readonly decided: Promise<Decided>;
+  readonly asked: Promise<void>;
+}
+
+/**
+ * The pipeline of one call, the same whichever door it came through and however its request is
+ * ordered: its step (a step already decided answers at once), the approval it presents, decide,
+ * its approval record, then — once `order.after` says the previous call's commit has been asked —
+ * its commit, with an allow's receipt signed while the commit is made durable (a stepped allow is
+ * signed before: its step keeps the receipt), handed out only for the allow the commit answered.
+ * A failure to decide rejects; it never allows.
+ */
+export function runCall(
+  ctx: AuthorityContext,
+  loaded: Loaded,
+  call: AdmittedCall,
+  limits: AuthorityLimits,
+  order: CallOrder,
+): RunningCall {
+  let ask = () => {};
+  const asked = new Promise<void>((resolve) => (ask = resolve));
+  const decided = (async () => {
+    try {
+      return await decideAndCommit(ctx, loaded, call, limits, order, ask);
+    } finally {
+      ask();
+    }
+  })();
+  return { decided, asked };
+}
+
+async function decideAndCommit(
+  ctx: AuthorityContext,
+  loaded: Loaded,
+  call: AdmittedCall,
+  limits: AuthorityLimits,
+  { after, signal }: CallOrder,
+  asked: () => void,
+): Promise<Decided> {
+  // Only a verified grant can be allowed, so an allow always has its grant at hand.
+  const grant = loaded.check.ok ? loaded.check.grant : undefined;
+  const step = grant ? call.ask : undefined;
+  // A step already decided is answered from the step index, before anything is decided or consumed.
+  const held =
+    step && grant ? await ctx.store.getStep(grant.id, step.runId, step.stepKey) : undefined;
+  if (step && held && !redecides(held, step)) return heldStep(ctx, loaded, call, step, held);
+  const approval = call.presentsApproval ? await loadApproval(ctx, loaded, call) : undefined;
+  const delegatedGrant = await loadDelegatedGrant(ctx, loaded.check, call.request, loaded.now);
+  const decided = traced("charter.decide", () =>
+    decideStep(loaded, call, approval, limits, delegatedGrant),
+  );
+  const { argumentsDigest } = decided;
+  const pending = await traced("charter.approval", () =>
+    approvalStep(ctx, loaded, call, decided.verdict),
+  );
+  const { decisionId } = call;
+  const early =
+    step && grant && pending.decision === "allow"
+      ? await traced("charter.sign", () =>
+          signStep(ctx, loaded, grant, pending, decisionId, argumentsDigest),
+        )
+      : undefined;
+  await after;
+  // The store queues the unit when asked (synchronously), so the next call may ask for its own.
+  const committing = traced("charter.commit", () =>
+    commitStep(
+      ctx,
+      loaded,
+      pending,
+      decisionId,
+      step && { ask: step, slot: stepSlot(step, pending, early) },
+    ),
+  );
+  asked();
+  // Neither stepped nor consuming an approval: the receipt is signed while the commit is made durable.
+  const ahead =
+    step === undefined && pending.approvalId === undefined
+      ? receiptAhead(ctx, loaded, pending, decisionId, argumentsDigest, signal)
+      : NOTHING_AHEAD;
+  const committed = await committing;
+  // Another replica (or a concurrent retry) decided the step first: its decision is the answer.
+  if ("held" in committed) return heldStep(ctx, loaded, call, step as StepAsk, committed.held);
+  const receipt = early ?? (await ahead.for(committed.verdict));
+  return signed(ctx, loaded, committed.verdict, decisionId, argumentsDigest, signal, receipt);
+}
+
+/** A committed verdict, counted; an allow with its receipt (signed now unless `early`: before or during its commit), unless the caller has gone. */
+async function signed(
+  ctx: AuthorityContext,
+  loaded: Loaded,
+  verdict: Verdict,
+  decisionId: string,
+  argumentsDigest: string,
+  signal: CallerSignal | undefined,
+  early: string | undefined,
+): Promise<Decided> {
+  recordDecision(verdict.decision, verdict.reason?.code);
+  signal?.throwIfAborted();
+  const grant = loaded.check.ok ? loaded.check.grant : undefined;
+  if (verdict.decision !== "allow" || !grant) return { verdict, decisionId };
+  const receipt =
+    early ??
+    (await traced("charter.sign", () =>
+      signStep(ctx, loaded, grant, verdict, decisionId, argumentsDigest),
+    ));
+  return { verdict, decisionId, receipt };
+}
+
+/**
+ * A step decided already answers the call: a retry gets the held verdict, decision id and
+ * receipt, and nothing is consumed or recorded; a different call under the step (or one the
+ * policy has since withdrawn) is a deny recorded as a new decision, keyed by run and step, that
+ * leaves the step's decision standing.
+ */
+async function heldStep(
+  ctx: AuthorityContext,
+  loaded: Loaded,
+  call: AdmittedCall,
+  ask: StepAsk,
+  held: HeldStep,
+): Promise<Decided> {
+  const grant = (loaded.check as Extract<GrantCheck, { ok: true }>).grant;
+  const answer = answerHeld(held, ask, call.request, grant, loaded.policySet.policy);
+  if (answer.kind === "replay")
+    return answer.receipt === undefined
+      ? { verdict: answer.verdict, decisionId: answer.decisionId }
+      : answer;
+  const { decisionId } = call;
+  const committed = await commitStep(ctx, loaded, answer.verdict, decisionId, { ask });
+  const verdict = "held" in committed ? answer.verdict : committed.verdict;
+  // A replay is not a new decision; a conflicting call is (recorded, and counted).
+  recordDecision(verdict.decision, verdict.reason?.code);
+  return { verdict, decisionId };
+}
