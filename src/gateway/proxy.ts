@@ -12,10 +12,8 @@ import {
   type CallToolResult,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { isJsonObject } from "../core/json.js";
-import { parseStrictJson } from "../core/strict-json.js";
 import { mcpCallKey } from "../interop/dialects/index.js";
-import { takeArgumentsText } from "./arguments-text.js";
+import { forwardedArguments, takeArgumentsText } from "../interop/mcp-received.js";
 import type { GatewayAuthority } from "./authority.js";
 import { checkPins, type PinState } from "./pins.js";
 
@@ -158,16 +156,13 @@ async function listAll(upstream: Client): Promise<Tool[]> {
  */
 function forwardedParams(sent: NonNullable<ReturnType<typeof takeArgumentsText>>): CallToolParams {
   if (sent.argumentsJson === "") return sent.upstreamParams as CallToolParams;
-  const args = parseStrictJson(sent.argumentsJson, FORWARD_LIMITS);
-  if (!args.ok || !isJsonObject(args.value))
+  const args = forwardedArguments(sent.argumentsJson);
+  if (args === undefined)
     throw new McpError(ErrorCode.InvalidParams, "the allowed call's arguments cannot be forwarded");
-  return { ...sent.upstreamParams, arguments: args.value } as CallToolParams;
+  return { ...sent.upstreamParams, arguments: args } as CallToolParams;
 }
 
 type CallToolParams = CallToolRequest["params"];
-
-/** The allowed text was within the server's limits; the gateway adds none of its own. */
-const FORWARD_LIMITS = { maxBytes: Number.MAX_SAFE_INTEGER, maxDepth: 100_000 } as const;
 
 function refusal(text: string): CallToolResult {
   return { content: [{ type: "text", text }], isError: true };

@@ -1,7 +1,7 @@
 import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 
-import { INVALID_REQUEST, readReceived } from "./arguments-text.js";
+import { INVALID_REQUEST, readReceived } from "../interop/mcp-received.js";
 
 /**
  * The agent-facing stdio transport: newline-delimited JSON-RPC, like the SDK's, except that what

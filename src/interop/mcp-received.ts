@@ -1,6 +1,7 @@
 import { parseJsonDocument, type JsonDocument } from "../core/json-document.js";
 import { isJsonObject, type JsonValue } from "../core/json.js";
-import { DIALECTS } from "../interop/dialects/index.js";
+import { parseStrictJson } from "../core/strict-json.js";
+import { DIALECTS } from "./dialects/index.js";
 
 /**
  * The `_meta` key under which the gateway's transport hands a `tools/call` request's arguments to
@@ -104,4 +105,16 @@ function isToolsCall(value: JsonValue): boolean {
 function idOf(message: JsonValue): { readonly id?: string | number } {
   const id = isJsonObject(message) ? message["id"] : undefined;
   return typeof id === "string" || typeof id === "number" ? { id } : {};
+}
+
+/** The allowed text was within the server's limits; the gateway adds none of its own. */
+const FORWARD_LIMITS = { maxBytes: Number.MAX_SAFE_INTEGER, maxDepth: 100_000 } as const;
+
+/**
+ * The arguments an allowed call is forwarded with: the value of the very text Charter decided on
+ * (allowed, so it parses strictly); undefined when it is not one JSON object.
+ */
+export function forwardedArguments(argumentsJson: string): Record<string, unknown> | undefined {
+  const args = parseStrictJson(argumentsJson, FORWARD_LIMITS);
+  return args.ok && isJsonObject(args.value) ? args.value : undefined;
 }
