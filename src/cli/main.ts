@@ -4,6 +4,7 @@ import { APPROVALS_USAGE, approvalsCommand } from "./commands/approvals.js";
 import { AUDIT_USAGE, auditCommand } from "./commands/audit.js";
 import { catalogCommand } from "./commands/catalog.js";
 import { checkCommand } from "./commands/check.js";
+import { configCommand } from "./commands/config.js";
 import { issueCommand } from "./commands/issue.js";
 import { keysCommand } from "./commands/keys.js";
 import { mcpGatewayCommand } from "./commands/mcp-gateway.js";
@@ -24,6 +25,7 @@ commands:
              a step: --run ID (--tool-call ID | --activation ID [--attempt N]); --call-id ID
              exit code: 0 allow, 1 deny, 2 requires approval, 3 effect suppressed
   validate   load catalog and policy and report every problem
+  config     print the effective configuration: each setting's value and source, secrets redacted (--json)
   approvals  list|show|approve|reject|watch an owner's approvals
   audit      verify|export|tail the audit log (offline, on the data dir)
   keys       manage API keys (create, list, revoke) and signing keys (rotate-signing), on the data dir
@@ -50,6 +52,7 @@ const COMMANDS: Readonly<Record<string, (args: readonly string[], io: CliIo) => 
     catalog: catalogCommand,
     check: checkCommand,
     validate: validateCommand,
+    config: configCommand,
     keys: keysCommand,
     "mcp-gateway": mcpGatewayCommand,
     approvals: approvalsCommand,
