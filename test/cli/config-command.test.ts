@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,9 +22,9 @@ interface Run {
   readonly err: string;
 }
 
-function charter(args: readonly string[], env: Record<string, string> = {}): Run {
+function charter(args: readonly string[], env: Record<string, string> = {}, cwd = dir): Run {
   const r = spawnSync(process.execPath, [BIN, "config", ...args], {
-    cwd: dir,
+    cwd,
     env: { PATH: process.env["PATH"] ?? "", ...env },
     encoding: "utf8",
   });
@@ -167,5 +167,21 @@ describe("charter config", () => {
     const bad = charter(["--colour"], REQUIRED);
     expect(bad.code).toBe(64);
     expect(bad.err).toContain("Unknown option '--colour'");
+  });
+
+  it("prints what docs/configuration.md shows for its example", () => {
+    const page = readFileSync(join(ROOT, "docs", "configuration.md"), "utf8");
+    const block = /```sh\ncharter config (.*)\n((?:# .*\n)+)```/.exec(page);
+    expect(block, "docs/configuration.md has no `charter config` example").not.toBeNull();
+    const [, args = "", shown = ""] = block ?? [];
+    const r = charter(args.split(" "), {}, ROOT);
+    expect(r.code).toBe(0);
+    const lines = r.out.split("\n");
+    const expected = shown
+      .split("\n")
+      .filter((l) => l.startsWith("# ") && l !== "# …")
+      .map((l) => l.slice(2));
+    expect(expected.length).toBeGreaterThan(2);
+    for (const line of expected) expect(lines).toContain(line);
   });
 });

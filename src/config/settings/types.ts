@@ -119,7 +119,7 @@ export function boolean(): SettingType<boolean> {
  */
 export function databaseUrl(): SettingType<string | undefined> {
   return {
-    shape: "postgres://… or sqlite:<path> / file:<path>",
+    shape: "postgres://…, sqlite:PATH or file:PATH",
     parse(value, { key }) {
       if (value === undefined) return ok(undefined);
       return typeof value === "string" && value !== ""
