@@ -11,7 +11,7 @@ import { mcpGatewayCommand } from "./commands/mcp-gateway.js";
 import { serveCommand } from "./commands/serve.js";
 import { validateCommand } from "./commands/validate.js";
 import type { CliIo } from "./io.js";
-import { UsageError } from "./options.js";
+import { UsageError, configFlagsUsage } from "./options.js";
 
 export const USAGE = `usage: charter <command> [flags]
 
@@ -32,11 +32,9 @@ commands:
   mcp-gateway  a stdio MCP proxy fronting an upstream MCP server with a grant:
              --token T [--server HOST:PORT [--api-key K]] (-- COMMAND ARGS... | --upstream-url URL)
 
-configuration flags (all commands): --config FILE --listen HOST:PORT --data-dir DIR
-  --database URL --catalog FILE --policy FILE --issuer S --audience S --log-level LEVEL
+${configFlagsUsage()}
   issue, catalog, check, approvals: --server HOST:PORT (CHARTER_SERVER) --api-key KEY (CHARTER_API_KEY)
-  (environment: CHARTER_CONFIG, CHARTER_LISTEN, CHARTER_DATA_DIR, CHARTER_DATABASE_URL, CHARTER_CATALOG, CHARTER_POLICY, ...;
-   CHARTER_TOKEN)
+  CHARTER_TOKEN stands in for --token
 
 exit codes besides check's: 64 usage error, 69 request refused, 78 configuration error, 70 internal error;
 audit verify exits 1 when the chain is broken

@@ -7,6 +7,7 @@ import {
   type ResolvedConfig,
   type CharterConfig,
   type SettingFlag,
+  type Setting,
   type SettingName,
 } from "../config/config.js";
 
@@ -35,6 +36,39 @@ export const CONFIG_FLAGS = flagsOf<typeof CONFIG_FILE.flag | SettingFlag>(undef
 
 /** CONFIG_FLAGS and the settings' flags only `charter serve` takes (`--workers`). */
 export const SERVE_CONFIG_FLAGS = flagsOf<typeof CONFIG_FILE.flag | SettingFlag<"serve">>("serve");
+
+/** Words wrapped into lines of at most `width` characters, each after `indent`. */
+function wrap(words: readonly string[], indent: string, width = 100): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of words) {
+    if (line !== "" && indent.length + line.length + 1 + word.length > width) {
+      lines.push(indent + line);
+      line = word;
+    } else line = line === "" ? word : `${line} ${word}`;
+  }
+  if (line !== "") lines.push(indent + line);
+  return lines;
+}
+
+/** The configuration flags and environment variables, from the schema, for the usage text. */
+export function configFlagsUsage(): string {
+  const flagged = SETTING_NAMES.map((name) => SETTINGS[name] as Setting<unknown>).filter(
+    (s) => s.flag !== undefined,
+  );
+  const flag = (s: { flag?: string; flagValue?: string }) =>
+    `--${s.flag ?? ""}${s.flagValue === undefined ? "" : ` ${s.flagValue}`}`;
+  const common = flagged.filter((s) => s.flagCommand === undefined).map(flag);
+  const only = flagged
+    .filter((s) => s.flagCommand !== undefined)
+    .map((s) => `${s.flagCommand ?? ""}: ${flag(s)}`);
+  const env = flagged.map((s) => `${s.env},`);
+  return [
+    "configuration flags (all commands; every setting, its default and variable: docs/configuration.md):",
+    ...wrap([flag(CONFIG_FILE), ...common, ...only.map((o) => `(${o})`)], "  "),
+    ...wrap(["environment:", `${CONFIG_FILE.env},`, "one", "per", "setting:", ...env, "…"], "  "),
+  ].join("\n");
+}
 
 /** Which setting each flag sets. */
 const SETTING_OF_FLAG = new Map<string, SettingName>(

@@ -26,6 +26,7 @@ export {
   SETTING_NAMES,
   type CharterConfig,
   type LogLevel,
+  type Setting,
   type SettingFlag,
   type SettingName,
 } from "./settings/index.js";

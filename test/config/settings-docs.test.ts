@@ -2,6 +2,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { settingsTables, withSettingsTables } from "../../scripts/settings-table.js";
+import { USAGE } from "../../src/cli/main.js";
+import { CONFIG_FLAGS, SERVE_CONFIG_FLAGS } from "../../src/cli/options.js";
 import { SETTINGS, SETTING_NAMES } from "../../src/config/config.js";
 
 // docs/configuration.md's settings tables are generated from the schema. `npm run docs:settings`
@@ -52,5 +54,17 @@ describe("the settings' names", () => {
       );
       if (spec.flag !== undefined) expect(`--${spec.flag}`, name).toBe(`--${kebab(name)}`);
     }
+  });
+
+  it("are the flags the commands take and the usage text names", () => {
+    const withFlag = SETTING_NAMES.filter((name) => "flag" in SETTINGS[name]);
+    const flagOf = (name: string) =>
+      (SETTINGS[name as keyof typeof SETTINGS] as { flag: string }).flag;
+    expect(Object.keys(SERVE_CONFIG_FLAGS).sort()).toEqual(
+      ["config", ...withFlag.map(flagOf)].sort(),
+    );
+    expect(Object.keys(CONFIG_FLAGS)).not.toContain("workers");
+    for (const flag of Object.keys(SERVE_CONFIG_FLAGS)) expect(USAGE).toContain(`--${flag} `);
+    for (const name of withFlag) expect(USAGE).toContain(SETTINGS[name].env);
   });
 });

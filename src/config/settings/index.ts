@@ -38,7 +38,7 @@ export type SettingName = keyof typeof SETTINGS;
 export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];
 
 /** The config file itself: named by a flag or an environment variable (the flag wins). */
-export const CONFIG_FILE = { flag: "config", env: "CHARTER_CONFIG" } as const;
+export const CONFIG_FILE = { flag: "config", flagValue: "FILE", env: "CHARTER_CONFIG" } as const;
 
 type ValueOf<S> = S extends Setting<infer T> ? T : never;
 type OptionalName = {

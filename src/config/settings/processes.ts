@@ -10,6 +10,7 @@ export const PROCESS_SETTINGS = {
     defaultText: "the number of cores",
     env: "CHARTER_WORKERS",
     flag: "workers",
+    flagValue: "N",
     flagCommand: "serve",
     description:
       "server processes `charter serve` runs (node:cluster); `1` is a single process with no primary",

@@ -14,6 +14,8 @@ export interface Setting<T, F extends string = string, C extends string = string
   readonly env: string;
   /** The command-line flag, without `--`. */
   readonly flag?: F;
+  /** What the flag's value is, in usage texts (`HOST:PORT`). */
+  readonly flagValue?: string;
   /** The one command that takes the flag; absent: every command that reads configuration. */
   readonly flagCommand?: C;
   /** One line saying what it means. */
