@@ -1,4 +1,10 @@
-import { SETTING_GROUPS, type Setting } from "../src/config/settings/index.js";
+import {
+  CLIENT_COMMANDS,
+  CLIENT_SETTINGS,
+  SETTING_GROUPS,
+  type ClientSetting,
+  type Setting,
+} from "../src/config/settings/index.js";
 
 // The settings tables of docs/configuration.md, generated from the settings' schema. They sit
 // between the two marker comments; `npm run docs:settings` writes them, and
@@ -49,9 +55,21 @@ function row(name: string, spec: Setting<unknown>): string {
     .join(" | ")} |`;
 }
 
-/** The generated part of the page: one table per group of settings. */
+function clientRow(name: string, spec: ClientSetting): string {
+  const secret = spec.secret === undefined ? "" : ". Secret: `charter config` shows REDACTED";
+  return `| ${[
+    name,
+    code(spec.env),
+    code(`--${spec.flag} ${spec.flagValue}`),
+    spec.description + secret,
+  ]
+    .map(cell)
+    .join(" | ")} |`;
+}
+
+/** The generated part of the page: one table per group of settings, then the client settings. */
 export function settingsTables(): string {
-  return SETTING_GROUPS.map(({ title, settings }) =>
+  const groups = SETTING_GROUPS.map(({ title, settings }) =>
     [
       `### ${title}`,
       "",
@@ -59,7 +77,17 @@ export function settingsTables(): string {
       "|---|---|---|---|---|---|---|",
       ...Object.entries(settings).map(([name, spec]) => row(name, spec as Setting<unknown>)),
     ].join("\n"),
-  ).join("\n\n");
+  );
+  const client = [
+    "### Client settings",
+    "",
+    `Of ${CLIENT_COMMANDS.map(code).join(", ")}: a flag or an environment variable (the flag wins), never the config file.`,
+    "",
+    "| name | environment | flag | meaning |",
+    "|---|---|---|---|",
+    ...Object.entries(CLIENT_SETTINGS).map(([name, spec]) => clientRow(name, spec)),
+  ].join("\n");
+  return [...groups, client].join("\n\n");
 }
 
 /** `page` with the text between the markers replaced by the generated tables. */

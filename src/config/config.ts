@@ -18,6 +18,8 @@ export {
 } from "./resolve.js";
 export { requiresKek } from "./security-settings.js";
 export {
+  CLIENT_COMMANDS,
+  CLIENT_SETTINGS,
   CONFIG_FILE,
   LOG_LEVELS,
   MAX_TOKEN_BYTES_CEILING,
@@ -25,6 +27,7 @@ export {
   SETTING_GROUPS,
   SETTING_NAMES,
   type CharterConfig,
+  type ClientSettingName,
   type LogLevel,
   type Setting,
   type SettingFlag,

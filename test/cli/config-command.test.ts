@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULTS, SETTING_NAMES } from "../../src/config/config.js";
+import { CLIENT_SETTINGS, DEFAULTS, SETTING_NAMES } from "../../src/config/config.js";
 
 // `charter config` run as the built CLI, in a process of its own with only the environment given.
 
@@ -44,6 +44,7 @@ function json(args: readonly string[], env: Record<string, string> = {}) {
   return JSON.parse(r.out) as {
     file: { path: string; namedBy: string } | null;
     settings: Record<string, Shown>;
+    client: Record<string, Shown>;
   };
 }
 
@@ -92,7 +93,8 @@ describe("charter config", () => {
     expect(r.code).toBe(0);
     const lines = r.out.trimEnd().split("\n");
     expect(lines[0]).toBe("config file: (none)");
-    expect(lines).toHaveLength(1 + SETTING_NAMES.length);
+    expect(lines).toHaveLength(1 + SETTING_NAMES.length + 1 + Object.keys(CLIENT_SETTINGS).length);
+    expect(lines).toContainEqual(expect.stringMatching(/^server +\(none\) +default$/));
     expect(lines).toContainEqual(
       expect.stringMatching(/^dataDir +\/srv\/charter +flag --data-dir$/),
     );
@@ -109,6 +111,7 @@ describe("charter config", () => {
       CHARTER_DATABASE_URL: "postgres://charter:db-pass-never-printed@db:5432/charter?schema=a",
       CHARTER_TRACING_OTLP_ENDPOINT:
         "https://otel:otlp-pass-never-printed@collector:4318/v1/traces",
+      CHARTER_API_KEY: "ck_env-key-never-printed",
     };
     const query = {
       ...env,
@@ -121,7 +124,9 @@ describe("charter config", () => {
         expect(r.out).not.toMatch(/never-printed/);
         expect(r.out).toContain("REDACTED");
       }
-    const { settings } = json([], env);
+    const { settings, client } = json(["--api-key", "ck_flag-key-never-printed"], env);
+    expect(JSON.stringify(settings) + JSON.stringify(client)).not.toMatch(/never-printed/);
+    expect(client["apiKey"]).toEqual({ value: "REDACTED", source: "flag", from: "--api-key" });
     expect(settings["kek"]).toEqual({ value: "REDACTED", source: "env", from: "CHARTER_KEK" });
     expect(settings["database"]?.value).toBe(
       "postgres://charter:REDACTED@db:5432/charter?schema=a",

@@ -1,6 +1,9 @@
 import {
+  CLIENT_COMMANDS,
+  CLIENT_SETTINGS,
   SETTINGS,
   SETTING_NAMES,
+  type ClientSettingName,
   type ResolvedConfig,
   type SettingName,
   type SettingSource,
@@ -8,15 +11,18 @@ import {
 import { redacted } from "../../config/redact.js";
 import type { CliIo } from "../io.js";
 import { SERVE_CONFIG_FLAGS, parse, resolvedFrom } from "../options.js";
+import { SERVER_FLAGS } from "../target.js";
 
 export const CONFIG_USAGE = `usage: charter config [--json] [configuration flags]
   prints the effective configuration of the other commands (the same --config file, CHARTER_*
   environment and flags; --workers as charter serve takes it): every setting, its value and
-  where it came from (default, file, env or flag). Secrets are redacted (the KEK, a database
-  URL's password). --json prints one JSON object; an invalid configuration exits 78.`;
+  where it came from (default, file, env or flag); then --server and --api-key of the commands
+  that can ask a running server. Secrets are redacted (the KEK, the API key, a database URL's
+  password). --json prints one JSON object; an invalid configuration exits 78.`;
 
 const FLAGS = {
   ...SERVE_CONFIG_FLAGS,
+  ...SERVER_FLAGS,
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -39,8 +45,9 @@ export async function configCommand(args: readonly string[], io: CliIo): Promise
   }
   const resolved = await resolvedFrom(values, io.env);
   const shown = shownSettings(resolved);
+  const client = shownClientSettings(values, io.env);
   if (values.json === true) {
-    io.out(JSON.stringify({ file: resolved.file ?? null, settings: shown }, null, 2));
+    io.out(JSON.stringify({ file: resolved.file ?? null, settings: shown, client }, null, 2));
     return 0;
   }
   const file = resolved.file;
@@ -49,14 +56,22 @@ export async function configCommand(args: readonly string[], io: CliIo): Promise
       ? "config file: (none)"
       : `config file: ${file.path} (${file.namedBy === "flag" ? "--config" : "CHARTER_CONFIG"})`,
   );
-  const rows = SETTING_NAMES.map((name) => {
-    const { value, source, from } = shown[name];
-    return [name, valueText(value), from === undefined ? source : `${source} ${from}`] as const;
-  });
-  const nameWidth = Math.max(...rows.map((r) => r[0].length));
+  const rows = [...Object.entries(shown), ["", undefined] as const, ...Object.entries(client)].map(
+    ([name, it]) =>
+      it === undefined
+        ? ([`client settings (${CLIENT_COMMANDS.join(", ")}):`, "", ""] as const)
+        : ([
+            name,
+            valueText(it.value),
+            it.from === undefined ? it.source : `${it.source} ${it.from}`,
+          ] as const),
+  );
+  const nameWidth = Math.max(...rows.map((r) => (r[1] === "" ? 0 : r[0].length)));
   const valueWidth = Math.max(...rows.map((r) => r[1].length));
   for (const [name, value, origin] of rows)
-    io.out(`${name.padEnd(nameWidth)}  ${value.padEnd(valueWidth)}  ${origin}`);
+    io.out(
+      value === "" ? name : `${name.padEnd(nameWidth)}  ${value.padEnd(valueWidth)}  ${origin}`,
+    );
   return 0;
 }
 
@@ -68,6 +83,32 @@ export function shownSettings(resolved: ResolvedConfig): Record<SettingName, Sho
     const source = resolved.sources[name] ?? { kind: "default" };
     const value = redacted(config[name], SETTINGS[name].secret) ?? null;
     out[name] = { value, source: source.kind, ...fromOf(source) };
+  }
+  return out;
+}
+
+/** The client settings' shown values: the flag, else the environment variable (empty: unset). */
+export function shownClientSettings(
+  values: Readonly<Record<string, unknown>>,
+  env: Readonly<Record<string, string | undefined>>,
+): Record<ClientSettingName, ShownSetting> {
+  const out = {} as Record<ClientSettingName, ShownSetting>;
+  for (const name of Object.keys(CLIENT_SETTINGS) as ClientSettingName[]) {
+    const spec: { flag: string; env: string; secret?: "value" } = CLIENT_SETTINGS[name];
+    const flag = values[spec.flag];
+    const fromEnv = env[spec.env];
+    const source: SettingSource =
+      typeof flag === "string"
+        ? { kind: "flag", name: `--${spec.flag}` }
+        : fromEnv !== undefined && fromEnv !== ""
+          ? { kind: "env", name: spec.env }
+          : { kind: "default" };
+    const value = typeof flag === "string" ? flag : source.kind === "env" ? fromEnv : null;
+    out[name] = {
+      value: redacted(value, spec.secret) ?? null,
+      source: source.kind,
+      ...fromOf(source),
+    };
   }
   return out;
 }

@@ -5,6 +5,12 @@ import { SECURITY_SETTINGS } from "./security.js";
 import { SERVICE_SETTINGS } from "./service.js";
 import type { Setting } from "./setting.js";
 
+export {
+  CLIENT_COMMANDS,
+  CLIENT_SETTINGS,
+  type ClientSetting,
+  type ClientSettingName,
+} from "./client.js";
 export { LOG_LEVELS, type LogLevel } from "./service.js";
 export { MAX_TOKEN_BYTES_CEILING } from "./limits.js";
 export type { SecretKind, Setting } from "./setting.js";
