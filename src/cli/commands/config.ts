@@ -1,6 +1,7 @@
 import {
   CLIENT_COMMANDS,
   CLIENT_SETTINGS,
+  CONFIG_FILE,
   SETTINGS,
   SETTING_NAMES,
   type ClientSettingName,
@@ -54,24 +55,23 @@ export async function configCommand(args: readonly string[], io: CliIo): Promise
   io.out(
     file === undefined
       ? "config file: (none)"
-      : `config file: ${file.path} (${file.namedBy === "flag" ? "--config" : "CHARTER_CONFIG"})`,
+      : `config file: ${file.path} (${file.namedBy === "flag" ? `--${CONFIG_FILE.flag}` : CONFIG_FILE.env})`,
   );
-  const rows = [...Object.entries(shown), ["", undefined] as const, ...Object.entries(client)].map(
-    ([name, it]) =>
-      it === undefined
-        ? ([`client settings (${CLIENT_COMMANDS.join(", ")}):`, "", ""] as const)
-        : ([
-            name,
-            valueText(it.value),
-            it.from === undefined ? it.source : `${it.source} ${it.from}`,
-          ] as const),
-  );
-  const nameWidth = Math.max(...rows.map((r) => (r[1] === "" ? 0 : r[0].length)));
-  const valueWidth = Math.max(...rows.map((r) => r[1].length));
-  for (const [name, value, origin] of rows)
-    io.out(
-      value === "" ? name : `${name.padEnd(nameWidth)}  ${value.padEnd(valueWidth)}  ${origin}`,
-    );
+  const rows = (shownSet: Record<string, ShownSetting>) =>
+    Object.entries(shownSet).map(([name, it]) => {
+      const origin = it.from === undefined ? it.source : `${it.source} ${it.from}`;
+      return { name, value: valueText(it.value), origin };
+    });
+  const settingRows = rows(shown);
+  const clientRows = rows(client);
+  const all = [...settingRows, ...clientRows];
+  const nameWidth = Math.max(...all.map((r) => r.name.length));
+  const valueWidth = Math.max(...all.map((r) => r.value.length));
+  const print = (r: { name: string; value: string; origin: string }) =>
+    io.out(`${r.name.padEnd(nameWidth)}  ${r.value.padEnd(valueWidth)}  ${r.origin}`);
+  settingRows.forEach(print);
+  io.out(`client settings (${CLIENT_COMMANDS.join(", ")}):`);
+  clientRows.forEach(print);
   return 0;
 }
 
