@@ -4,13 +4,14 @@ import { APPROVALS_USAGE, approvalsCommand } from "./commands/approvals.js";
 import { AUDIT_USAGE, auditCommand } from "./commands/audit.js";
 import { catalogCommand } from "./commands/catalog.js";
 import { checkCommand } from "./commands/check.js";
+import { configCommand } from "./commands/config.js";
 import { issueCommand } from "./commands/issue.js";
 import { keysCommand } from "./commands/keys.js";
 import { mcpGatewayCommand } from "./commands/mcp-gateway.js";
 import { serveCommand } from "./commands/serve.js";
 import { validateCommand } from "./commands/validate.js";
 import type { CliIo } from "./io.js";
-import { UsageError } from "./options.js";
+import { UsageError, configFlagsUsage } from "./options.js";
 
 export const USAGE = `usage: charter <command> [flags]
 
@@ -24,17 +25,16 @@ commands:
              a step: --run ID (--tool-call ID | --activation ID [--attempt N]); --call-id ID
              exit code: 0 allow, 1 deny, 2 requires approval, 3 effect suppressed
   validate   load catalog and policy and report every problem
+  config     print the effective configuration: each setting's value and source, secrets redacted (--json)
   approvals  list|show|approve|reject|watch an owner's approvals
   audit      verify|export|tail the audit log (offline, on the data dir)
   keys       manage API keys (create, list, revoke) and signing keys (rotate-signing), on the data dir
   mcp-gateway  a stdio MCP proxy fronting an upstream MCP server with a grant:
              --token T [--server HOST:PORT [--api-key K]] (-- COMMAND ARGS... | --upstream-url URL)
 
-configuration flags (all commands): --config FILE --listen HOST:PORT --data-dir DIR
-  --database URL --catalog FILE --policy FILE --issuer S --audience S --log-level LEVEL
+${configFlagsUsage()}
   issue, catalog, check, approvals: --server HOST:PORT (CHARTER_SERVER) --api-key KEY (CHARTER_API_KEY)
-  (environment: CHARTER_CONFIG, CHARTER_LISTEN, CHARTER_DATA_DIR, CHARTER_DATABASE_URL, CHARTER_CATALOG, CHARTER_POLICY, ...;
-   CHARTER_TOKEN)
+  CHARTER_TOKEN stands in for --token
 
 exit codes besides check's: 64 usage error, 69 request refused, 78 configuration error, 70 internal error;
 audit verify exits 1 when the chain is broken
@@ -50,6 +50,7 @@ const COMMANDS: Readonly<Record<string, (args: readonly string[], io: CliIo) => 
     catalog: catalogCommand,
     check: checkCommand,
     validate: validateCommand,
+    config: configCommand,
     keys: keysCommand,
     "mcp-gateway": mcpGatewayCommand,
     approvals: approvalsCommand,

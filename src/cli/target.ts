@@ -2,7 +2,7 @@ import { status, type ServiceError } from "@grpc/grpc-js";
 import { createAppContext, type AppContext } from "../app/context.js";
 import { isAuthorityError } from "../authority/index.js";
 import { createCharterClients, type CharterClients } from "../client/index.js";
-import type { CharterConfig } from "../config/config.js";
+import { CLIENT_SETTINGS, type CharterConfig } from "../config/config.js";
 import { isDecodeError } from "../interop/decode-error.js";
 import { toGrpcStatus } from "../server/rpc-error.js";
 import type { CliIo } from "./io.js";
@@ -22,7 +22,10 @@ export interface ServerSpec {
 }
 
 /** Flags of the commands that can ask a running server. */
-export const SERVER_FLAGS = { server: { type: "string" }, "api-key": { type: "string" } } as const;
+export const SERVER_FLAGS = {
+  [CLIENT_SETTINGS.server.flag]: { type: "string" },
+  [CLIENT_SETTINGS.apiKey.flag]: { type: "string" },
+} as const;
 
 /**
  * The server from --server or CHARTER_SERVER, with the key from --api-key or CHARTER_API_KEY;
@@ -33,9 +36,9 @@ export function serverAddress(
   io: CliIo,
   apiKeyFlag?: string,
 ): ServerSpec | undefined {
-  const address = flag ?? io.env["CHARTER_SERVER"];
+  const address = flag ?? io.env[CLIENT_SETTINGS.server.env];
   if (address === undefined || address === "") return undefined;
-  const apiKey = apiKeyFlag ?? io.env["CHARTER_API_KEY"];
+  const apiKey = apiKeyFlag ?? io.env[CLIENT_SETTINGS.apiKey.env];
   return apiKey === undefined || apiKey === "" ? { address } : { address, apiKey };
 }
 

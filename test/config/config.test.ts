@@ -259,9 +259,10 @@ describe("resolveConfig()", () => {
 
   it("refuses a file value of the wrong type, such as a list for a string or a string for a number", async () => {
     const file = configFile("catalog: [a, b]\npolicy: p.yaml\nreceiptTtlSeconds: true\n");
+    // One line per problem, in the order the settings are declared (the docs' order).
     expect(await problemsOf({ file })).toEqual([
-      "receiptTtlSeconds must be a positive integer",
       'catalog is required (config file key "catalog", environment CHARTER_CATALOG)',
+      "receiptTtlSeconds must be a positive integer",
     ]);
   });
 

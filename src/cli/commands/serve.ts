@@ -4,10 +4,10 @@ import { WorkerStartError, startCluster } from "../../app/cluster.js";
 import { isClusterWorker, serveAsWorker } from "../../app/worker.js";
 import type { CharterConfig } from "../../config/config.js";
 import type { CliIo } from "../io.js";
-import { CONFIG_FLAGS, configFrom, parse } from "../options.js";
+import { SERVE_CONFIG_FLAGS, configFrom, parse } from "../options.js";
 
-/** Flags of `charter serve` besides the configuration flags every command takes. */
-const SERVE_FLAGS = { ...CONFIG_FLAGS, workers: { type: "string" } } as const;
+/** Flags of `charter serve`: the configuration flags, `--workers` among them. */
+const SERVE_FLAGS = SERVE_CONFIG_FLAGS;
 
 /**
  * `charter serve`: runs the server until SIGTERM or SIGINT (graceful: in-flight calls finish,
@@ -17,12 +17,7 @@ const SERVE_FLAGS = { ...CONFIG_FLAGS, workers: { type: "string" } } as const;
  */
 export async function serveCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parse(args, SERVE_FLAGS);
-  const { workers, ...configValues } = values;
-  // The flag is the environment variable's override (flags win over the environment and the file).
-  const config = await configFrom(
-    configValues,
-    workers === undefined ? io.env : { ...io.env, CHARTER_WORKERS: workers },
-  );
+  const config = await configFrom(values, io.env);
   // One line per call, written off the call's path: buffered and written asynchronously, flushed
   // synchronously when the process exits (pino registers that) and after a graceful stop.
   const log = pino(

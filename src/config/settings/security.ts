@@ -1,0 +1,53 @@
+import { clientRoles, text } from "./types.js";
+import { setting } from "./setting.js";
+
+/** TLS, mutual TLS and the key-encryption key that seals signing keys at rest. */
+export const SECURITY_SETTINGS = {
+  tlsCert: setting({
+    type: text({ shape: 'file or "" (plaintext)' }),
+    default: "",
+    env: "CHARTER_TLS_CERT",
+    description: "PEM certificate chain; with `tlsKey` the server speaks TLS",
+    reload: "restart",
+  }),
+  tlsKey: setting({
+    type: text({ shape: 'file or "" (plaintext)' }),
+    default: "",
+    env: "CHARTER_TLS_KEY",
+    description: "PEM private key of `tlsCert`; must be readable by its owner only",
+    reload: "restart",
+  }),
+  tlsClientCa: setting({
+    type: text({ shape: 'file or "" (off)' }),
+    default: "",
+    env: "CHARTER_TLS_CLIENT_CA",
+    description: "PEM CA bundle: clients must present a certificate it signed (mutual TLS)",
+    reload: "restart",
+  }),
+  tlsClientRoles: setting({
+    type: clientRoles(),
+    default: "",
+    env: "CHARTER_TLS_CLIENT_ROLES",
+    description:
+      "client certificate subject CN → roles: `gateway-1=gateway;ops=admin,auditor` (in the config file also a map `{gateway-1: [gateway]}`)",
+    reload: "restart",
+  }),
+  kekFile: setting({
+    type: text({ shape: 'file or ""' }),
+    default: "",
+    env: "CHARTER_KEK_FILE",
+    description:
+      "file holding the key-encryption key (32 bytes, base64 or hex; mode 0600) that seals signing keys at rest (AES-256-GCM); keys stored in clear before are sealed at start",
+    reload: "restart",
+  }),
+  kek: setting({
+    type: text({ shape: "32 bytes, base64 or hex" }),
+    default: "",
+    env: "CHARTER_KEK",
+    description:
+      "the key-encryption key itself; environment only (refused in a config file). A `postgres://` database requires a KEK",
+    reload: "restart",
+    secret: "value",
+    fileInstead: "kekFile",
+  }),
+} as const;

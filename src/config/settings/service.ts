@@ -1,0 +1,131 @@
+import { address, choice, databaseUrl, integer, text } from "./types.js";
+import { setting } from "./setting.js";
+
+/** The levels of the JSON log, most severe first; `silent` logs nothing. */
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Where the service listens, what it serves, its store and its identity. */
+export const SERVICE_SETTINGS = {
+  listen: setting({
+    type: address({ required: true }),
+    default: "127.0.0.1:50051",
+    env: "CHARTER_LISTEN",
+    flag: "listen",
+    flagValue: "HOST:PORT",
+    description:
+      "host:port; port 0 picks a free port. Without an API key or mutual TLS (protected mode) only loopback addresses are served: the name is resolved and every address must be loopback",
+    reload: "restart",
+  }),
+  dataDir: setting({
+    type: text({ shape: "directory", required: true }),
+    default: ".charter",
+    env: "CHARTER_DATA_DIR",
+    flag: "data-dir",
+    flagValue: "DIR",
+    description:
+      "the embedded store lives at `<dataDir>/charter.db` (SQLite, WAL) with the signing keys; created 0700, its files 0600; a data dir or store file other users can read, or one that cannot be written, stops start-up (exit 78)",
+    reload: "restart",
+  }),
+  database: setting({
+    type: databaseUrl(),
+    defaultText: "(none: the embedded SQLite file)",
+    env: "CHARTER_DATABASE_URL",
+    flag: "database",
+    flagValue: "URL",
+    description:
+      "the store's database: `postgres://user[:password]@host:port/database?schema=name`, or `sqlite:<path>` / `file:<path>`. Never logged or echoed; prefer the environment variable to a config file for a URL with a password",
+    reload: "restart",
+    secret: "url-password",
+    optional: true,
+  }),
+  catalog: setting({
+    type: text({ shape: "file", required: true }),
+    defaultText: "(required)",
+    env: "CHARTER_CATALOG",
+    flag: "catalog",
+    flagValue: "FILE",
+    description: "the catalog file (YAML or JSON)",
+    reload: "content",
+  }),
+  policy: setting({
+    type: text({ shape: "file", required: true }),
+    defaultText: "(required)",
+    env: "CHARTER_POLICY",
+    flag: "policy",
+    flagValue: "FILE",
+    description: "the policy file (YAML or JSON)",
+    reload: "content",
+  }),
+  issuer: setting({
+    type: text({ required: true }),
+    default: "charter",
+    env: "CHARTER_ISSUER",
+    flag: "issuer",
+    flagValue: "S",
+    description: "`iss` of grant tokens and receipts",
+    reload: "restart",
+  }),
+  audience: setting({
+    type: text({ required: true }),
+    default: "charter",
+    env: "CHARTER_AUDIENCE",
+    flag: "audience",
+    flagValue: "S",
+    description: "`aud` of grant tokens and receipts",
+    reload: "restart",
+  }),
+  receiptTtlSeconds: setting({
+    type: integer({ min: 1 }),
+    default: 300,
+    env: "CHARTER_RECEIPT_TTL_SECONDS",
+    description: "lifetime of a decision receipt, in seconds",
+    reload: "restart",
+  }),
+  approvalTtlSeconds: setting({
+    type: integer({ min: 1 }),
+    default: 300,
+    env: "CHARTER_APPROVAL_TTL_SECONDS",
+    description:
+      "how long an approval waits for its decision and then for its use, in seconds (never past its grant's expiry)",
+    reload: "restart",
+  }),
+  auditCheckpointRecords: setting({
+    type: integer({ min: 1 }),
+    default: 1000,
+    env: "CHARTER_AUDIT_CHECKPOINT_RECORDS",
+    description: "sign a checkpoint of the audit chain head after this many records",
+    reload: "restart",
+  }),
+  auditCheckpointSeconds: setting({
+    type: integer({ min: 1 }),
+    default: 10,
+    env: "CHARTER_AUDIT_CHECKPOINT_SECONDS",
+    description: "and at least this often, in seconds, while records are added (and at shutdown)",
+    reload: "restart",
+  }),
+  grantRetentionSeconds: setting({
+    type: integer({ min: 0 }),
+    default: 7 * 24 * 3600,
+    env: "CHARTER_GRANT_RETENTION_SECONDS",
+    description:
+      "expired grants are deleted this long after they expire, in seconds (ancestors of live grants are kept; their approvals, decisions and audit records stay); 0 prunes at expiry",
+    reload: "restart",
+  }),
+  pruneIntervalSeconds: setting({
+    type: integer({ min: 1 }),
+    default: 3600,
+    env: "CHARTER_PRUNE_INTERVAL_SECONDS",
+    description: "how often the server prunes expired grants, in seconds",
+    reload: "restart",
+  }),
+  logLevel: setting({
+    type: choice(LOG_LEVELS),
+    default: "info",
+    env: "CHARTER_LOG_LEVEL",
+    flag: "log-level",
+    flagValue: "LEVEL",
+    description: "the JSON log's level (one line per RPC on stdout)",
+    reload: "restart",
+  }),
+} as const;
