@@ -1,3 +1,4 @@
+import { isSharedStoreUrl } from "../store/database-url.js";
 import { SETTINGS } from "./settings/index.js";
 
 const KEK_ENV = SETTINGS.kek.env;
@@ -36,5 +37,5 @@ export function securityProblems(values: Readonly<Record<string, unknown>>): str
 
 /** A store other machines can read (PostgreSQL) holds signing keys only encrypted. */
 export function requiresKek(databaseUrl: string): boolean {
-  return /^postgres(ql)?:/i.test(databaseUrl);
+  return isSharedStoreUrl(databaseUrl);
 }

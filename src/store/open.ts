@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { isSharedStoreUrl, storeUrlScheme } from "./database-url.js";
 import { StoreError, type Store } from "./port.js";
 import { openPostgresStore } from "./postgres/open.js";
 import { openSqliteStore } from "./sqlite/open.js";
@@ -40,20 +41,17 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   });
 }
 
-const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
-
 /** The SQLite file the options name (see `openStore`), or undefined for a PostgreSQL database; a URL this build cannot open throws. */
 export function sqliteStoreFile(
   options: Pick<OpenStoreOptions, "dataDir" | "url">,
 ): string | undefined {
   if (options.url === undefined) return join(options.dataDir, "charter.db");
-  const scheme = SCHEME.exec(options.url)?.[1]?.toLowerCase();
-  return scheme === "postgres" || scheme === "postgresql" ? undefined : sqliteFileOf(options.url);
+  return isSharedStoreUrl(options.url) ? undefined : sqliteFileOf(options.url);
 }
 
 /** The SQLite file a store URL names; any URL this build cannot open is refused. */
 function sqliteFileOf(url: string): string {
-  const scheme = SCHEME.exec(url)?.[1]?.toLowerCase();
+  const scheme = storeUrlScheme(url);
   if (scheme === undefined)
     throw unsupported(
       `the store url is not a URL (expected postgres://…, sqlite:<path> or file:<path>)`,
