@@ -1,9 +1,7 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -17,6 +15,7 @@ import {
 } from "../../src/authority/index.js";
 import { DEFAULTS } from "../../src/config/config.js";
 import { FIXTURES } from "../support/charter-server.js";
+import { startRawGateway, type RawGateway } from "../support/raw-gateway.js";
 import { startRecordingServer, type RecordingServer } from "../support/recording-mcp-server.js";
 
 // End to end: the MCP SDK's real Client talks over stdio to `charter mcp-gateway` (dist/cli/bin.js,
@@ -263,45 +262,16 @@ describe("charter mcp-gateway tool pinning", () => {
 
 describe("charter mcp-gateway on the raw wire", () => {
   let upstream: RecordingServer;
-  let child: ChildProcessWithoutNullStreams;
-  const replies: unknown[] = [];
-  let waiters: (() => void)[] = [];
-
-  async function next(): Promise<unknown> {
-    while (replies.length === 0) await new Promise<void>((resolve) => waiters.push(resolve));
-    return replies.shift();
-  }
-  const send = (value: unknown) =>
-    child.stdin.write(`${typeof value === "string" ? value : JSON.stringify(value)}\n`);
+  let gateway: RawGateway;
+  const next = () => gateway.next();
+  const send = (value: unknown) => gateway.send(value);
 
   beforeAll(async () => {
     upstream = await startRecordingServer({ tools: SERVED });
-    child = spawn(process.execPath, gatewayArgs("owner-assistant", upstream));
-    createInterface({ input: child.stdout }).on("line", (line) => {
-      replies.push(JSON.parse(line));
-      const w = waiters;
-      waiters = [];
-      w.forEach((resolve) => resolve());
-    });
-    send({
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-11-25",
-        capabilities: {},
-        clientInfo: { name: "raw", version: "1" },
-      },
-    });
-    expect(await next()).toMatchObject({
-      id: 0,
-      result: { serverInfo: { name: "charter-mcp-gateway" } },
-    });
-    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    gateway = await startRawGateway(gatewayArgs("owner-assistant", upstream));
   });
   afterAll(async () => {
-    child.stdin.end();
-    await new Promise((resolve) => child.once("exit", resolve));
+    await gateway.stop();
     await upstream.stop();
   });
 

@@ -1,8 +1,6 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseJsonDocument } from "../../src/core/json-document.js";
 import { Decision } from "../../src/gen/charter/v1/common_pb.js";
@@ -10,6 +8,7 @@ import { DIALECT_NAMES, type DialectName } from "../../src/interop/dialects/inde
 import { DIALECT_TO_PROTO } from "../../src/interop/enums.js";
 import { FIXTURES, startTestCharter, type TestCharter } from "../support/charter-server.js";
 import { runCapture } from "../support/cli.js";
+import { startRawGateway, type RawGateway } from "../support/raw-gateway.js";
 import { startRecordingServer, type RecordingServer } from "../support/recording-mcp-server.js";
 
 // One corpus of hostile argument texts sent through every door Charter has — Authorize,
@@ -201,27 +200,10 @@ describe.each(CORPUS.map(([name, text, want]) => ({ name, text, want })))(
       expect(res.calls[0]?.argumentsJson).toBe(text);
     });
 
-    it("the CLI, online", async () => {
-      const r = await runCapture([
-        "check",
-        "--server",
-        `127.0.0.1:${charter.server.port}`,
-        "--token",
-        token,
-        "--tool",
-        TOOL,
-        "--args",
-        text,
-      ]);
-      expect(
-        outcome(JSON.parse(r.out) as { decision: string; reason?: { code: string } }),
-        r.err,
-      ).toBe(want);
-    });
-
-    it("the CLI, offline", async () => {
-      const r = await runCapture([
-        "check",
+    // Flags made when the test runs: the server's port is known only then.
+    const doors: Readonly<Record<string, () => string[]>> = {
+      online: () => ["--server", `127.0.0.1:${charter.server.port}`, "--token", token],
+      offline: () => [
         "--catalog",
         CATALOG,
         "--policy",
@@ -230,15 +212,13 @@ describe.each(CORPUS.map(([name, text, want]) => ({ name, text, want })))(
         dataDir,
         "--profile",
         "notes",
-        "--tool",
-        TOOL,
-        "--args",
-        text,
-      ]);
-      expect(
-        outcome(JSON.parse(r.out) as { decision: string; reason?: { code: string } }),
-        r.err,
-      ).toBe(want);
+      ],
+    };
+    it.each(Object.keys(doors))("the CLI, %s", async (mode) => {
+      const how = doors[mode]?.() ?? [];
+      const r = await runCapture(["check", ...how, "--tool", TOOL, "--args", text]);
+      const printed = JSON.parse(r.out) as { decision: string; reason?: { code: string } };
+      expect(outcome(printed), r.err).toBe(want);
     });
   },
 );
@@ -252,18 +232,13 @@ interface GatewayReply {
 
 describe("the stdio MCP gateway, raw JSON-RPC lines", () => {
   let upstream: RecordingServer;
-  let child: ChildProcessWithoutNullStreams;
-  const replies: unknown[] = [];
-  let waiters: (() => void)[] = [];
-  async function next(): Promise<unknown> {
-    while (replies.length === 0) await new Promise<void>((resolve) => waiters.push(resolve));
-    return replies.shift();
-  }
-  const send = (line: string) => child.stdin.write(`${line}\n`);
+  let gateway: RawGateway;
+  const next = () => gateway.next();
+  const send = (line: string) => gateway.send(line);
 
   beforeAll(async () => {
     upstream = await startRecordingServer({ tools: [TOOL], catalogFile: CATALOG });
-    child = spawn(process.execPath, [
+    gateway = await startRawGateway([
       BIN,
       "mcp-gateway",
       "--server",
@@ -273,33 +248,9 @@ describe("the stdio MCP gateway, raw JSON-RPC lines", () => {
       "--upstream-url",
       upstream.url,
     ]);
-    createInterface({ input: child.stdout }).on("line", (line) => {
-      replies.push(JSON.parse(line));
-      const w = waiters;
-      waiters = [];
-      w.forEach((resolve) => resolve());
-    });
-    send(
-      JSON.stringify({
-        jsonrpc: "2.0",
-        id: 0,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "raw", version: "1" },
-        },
-      }),
-    );
-    expect(await next()).toMatchObject({
-      id: 0,
-      result: { serverInfo: { name: "charter-mcp-gateway" } },
-    });
-    send('{"jsonrpc":"2.0","method":"notifications/initialized"}');
   });
   afterAll(async () => {
-    child.stdin.end();
-    await new Promise((resolve) => child.once("exit", resolve));
+    await gateway.stop();
     await upstream.stop();
   });
 
