@@ -29,6 +29,7 @@ export async function startProcessTelemetry(
 ): Promise<ProcessTelemetry> {
   let endpoint: MetricsEndpoint | undefined;
   let tracing: Tracing | undefined;
+  let uninstall: () => void = () => undefined;
   if (config.metricsListen !== "") {
     const { createMetrics, registrySource, reportToClusterPrimary } =
       await import("../telemetry/metrics.js");
@@ -43,7 +44,7 @@ export async function startProcessTelemetry(
     if (worker === undefined)
       endpoint = await startMetricsEndpoint(config, registrySource(metrics.registry), log);
     else reportToClusterPrimary(metrics.registry);
-    installInstruments(metrics.instruments);
+    uninstall = installInstruments(metrics.instruments);
   }
   if (config.tracingOtlpEndpoint !== "") {
     tracing = await startTracing({
@@ -55,7 +56,7 @@ export async function startProcessTelemetry(
     ...(endpoint ? { metricsAddress: endpoint.address } : {}),
     enabled: config.metricsListen !== "" || tracing !== undefined,
     async stop() {
-      if (endpoint) installInstruments(undefined);
+      if (endpoint) uninstall();
       await endpoint?.close();
       await tracing?.shutdown();
     },
