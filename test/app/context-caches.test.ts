@@ -99,6 +99,29 @@ describe("an application context's caches", () => {
     expect(a.caches.ancestors(a.store).size).toBe(0);
   });
 
+  it("remember a grant whose allow a commit refused in that context only, until it is closed", async () => {
+    const child = await delegateGrant(a, {
+      parentToken: await tokenFor(a),
+      spec: { subject: "agent:child", allowed: ["web.search"], limits: { maxCalls: 1 } },
+    });
+    const call = (callId: string) => ({
+      callId,
+      toolName: "web_search",
+      actionId: "",
+      argumentsJson: JSON.stringify({ query: "charter" }),
+    });
+    const verdicts = [];
+    for (const id of ["c1", "c2"])
+      verdicts.push((await authorize(a, { grantToken: child.token, call: call(id) })).verdict);
+    expect(verdicts.map((v) => v.reason?.code)).toEqual([undefined, "LIMIT_EXCEEDED"]);
+    const verified = await a.verifier.verify(child.token, a.now());
+    if (!verified.ok) throw new Error(verified.message);
+    expect(a.caches.refusedGrants.has(verified.grant)).toBe(true);
+    expect(b.caches.refusedGrants.has(verified.grant)).toBe(false);
+    await a.close();
+    expect(a.caches.refusedGrants.has(verified.grant)).toBe(false);
+  });
+
   it("are what each context's metrics report, not another's", async () => {
     await catalogFor(a, { grantToken: await tokenFor(a), dialect: "mcp" });
     const entries = async (ctx: AppContext) => {

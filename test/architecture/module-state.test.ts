@@ -25,15 +25,6 @@ const ALLOWED_LETS: Readonly<Record<string, readonly string[]>> = {
 const CACHE_CLASSES = /^(WeakMap|WeakSet|WeakRef|LruCache|FinalizationRegistry)$/;
 const COLLECTION_CLASSES = /^(Map|Set)$/;
 
-/**
- * Module-level caches whose move into `ctx.caches` is pending in a file being rewritten: the
- * pipeline's `refusedGrants` goes to `ctx.caches.refusedGrants`. An entry that is no longer
- * found fails the test, so the list cannot go stale.
- */
-const PENDING_MOVES: Readonly<Record<string, readonly string[]>> = {
-  "src/authority/authorize.ts": ["refusedGrants"],
-};
-
 const isMemoHome = (file: string) => /^src\/[\w-]+\/memo\.ts$/.test(file);
 
 function sourceFiles(dir: string): string[] {
@@ -94,7 +85,7 @@ function moduleStateProblems(file: string, text: string): string[] {
         continue;
       }
       if (declaration.initializer === undefined) continue;
-      if (isMemoHome(file) || (PENDING_MOVES[file] ?? []).includes(name)) continue;
+      if (isMemoHome(file)) continue;
       for (const c of eagerNews(declaration.initializer)) {
         if (CACHE_CLASSES.test(c))
           problems.push(`${at(declaration)} module-level \`new ${c}\` (${name}) outside memo.ts`);
@@ -120,14 +111,6 @@ describe("module-level state", () => {
       moduleStateProblems(file, readFileSync(join(ROOT, file), "utf8")),
     );
     expect(problems).toEqual([]);
-  });
-
-  it.each(Object.entries(PENDING_MOVES))("still finds the pending moves of %s", (file, names) => {
-    const text = readFileSync(join(ROOT, file), "utf8");
-    for (const name of names)
-      expect(text, `${name} has moved: drop it from PENDING_MOVES`).toMatch(
-        new RegExp(`^const ${name} = new `, "m"),
-      );
   });
 
   it("has a memo.ts only in the layers that document why theirs is safe", () => {
