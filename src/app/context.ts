@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import {
   createAuditCheckpointer,
+  createAuthorityCaches,
   createNotifier,
   type AuthorityContext,
   type Notifier,
@@ -27,7 +28,7 @@ export { loadPolicySet } from "./policy-set.js";
 export interface AppContext extends AuthorityContext {
   /** Reads catalog and policy again; a bad pair rejects and the one in force stays. */
   reload(): Promise<PolicySet>;
-  /** Closes the store; a second close is harmless. */
+  /** Closes the store and empties the context's caches; a second close is harmless. */
   close(): Promise<void>;
 }
 
@@ -102,6 +103,7 @@ export async function createAppContext(
       audience: config.audience,
       receiptTtlSeconds: config.receiptTtlSeconds,
     };
+    const caches = createAuthorityCaches();
     return {
       policySet: () => loaded.set,
       store,
@@ -116,6 +118,7 @@ export async function createAppContext(
         arguments: { maxBytes: config.maxArgumentsBytes, maxDepth: config.maxArgumentsDepth },
         maxTokenBytes: config.maxTokenBytes,
       },
+      caches,
       now,
       newId: (prefix) => `${prefix}_${timeOrderedUuid()}`,
       async reload() {
@@ -123,7 +126,10 @@ export async function createAppContext(
         await ring.reload();
         return loaded.set;
       },
-      close: () => store.close(),
+      async close() {
+        caches.dispose();
+        await store.close();
+      },
     };
   } catch (err) {
     await store.close();

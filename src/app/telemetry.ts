@@ -1,13 +1,8 @@
 import type { Logger } from "pino";
 import type { CharterConfig } from "../config/config.js";
-import { catalogCacheSize } from "../authority/index.js";
+import { cacheStats } from "../authority/index.js";
 import { sqliteStoreFile } from "../store/index.js";
-import {
-  installInstruments,
-  registerCache,
-  startTracing,
-  type Tracing,
-} from "../telemetry/index.js";
+import { installInstruments, startTracing, type Tracing } from "../telemetry/index.js";
 import type { AppContext } from "./context.js";
 import { startMetricsEndpoint, type MetricsEndpoint } from "./metrics-endpoint.js";
 
@@ -22,8 +17,8 @@ export interface ProcessTelemetry {
 
 /**
  * Sets up what `metricsListen` and `tracingOtlpEndpoint` ask for in one server process: the
- * Prometheus recorder (installed for the authority, store and server instruments) with the
- * token cache and the compiled schemas registered, served on its own port — or, in a cluster worker, reported to the
+ * Prometheus recorder (installed for the authority, store and server instruments) reporting the
+ * context's caches (`cacheStats`: token, schemas, catalog, ancestors), served on its own port — or, in a cluster worker, reported to the
  * primary, which serves the sum — and the OTLP trace export.
  */
 export async function startProcessTelemetry(
@@ -34,7 +29,7 @@ export async function startProcessTelemetry(
 ): Promise<ProcessTelemetry> {
   let endpoint: MetricsEndpoint | undefined;
   let tracing: Tracing | undefined;
-  let unregister: () => void = () => undefined;
+  let uninstall: () => void = () => undefined;
   if (config.metricsListen !== "") {
     const { createMetrics, registrySource, reportToClusterPrimary } =
       await import("../telemetry/metrics.js");
@@ -42,31 +37,14 @@ export async function startProcessTelemetry(
       dataDir: config.dataDir,
       ...(config.database === undefined ? {} : { url: config.database }),
     });
-    const metrics = createMetrics(sqliteFile === undefined ? {} : { sqliteFile });
+    const metrics = createMetrics({
+      ...(sqliteFile === undefined ? {} : { sqliteFile }),
+      caches: () => cacheStats(ctx),
+    });
     if (worker === undefined)
       endpoint = await startMetricsEndpoint(config, registrySource(metrics.registry), log);
     else reportToClusterPrimary(metrics.registry);
-    installInstruments(metrics.instruments);
-    const unregisterToken = registerCache("token", () => {
-      const s = ctx.verifier.stats();
-      return {
-        entries: s.size,
-        bytes: s.bytes,
-        hits: s.cacheHits,
-        misses: s.signatureVerifications,
-      };
-    });
-    // The compiler of the catalog in force (a reload brings a new one, with counts from 0).
-    const unregisterSchemas = registerCache("schemas", () =>
-      ctx.policySet().catalog.schemas.stats(),
-    );
-    // The rendered catalogs of the pair in force (a reload starts a new, empty cache).
-    const unregisterCatalog = registerCache("catalog", () => catalogCacheSize(ctx.policySet()));
-    unregister = () => {
-      unregisterToken();
-      unregisterSchemas();
-      unregisterCatalog();
-    };
+    uninstall = installInstruments(metrics.instruments);
   }
   if (config.tracingOtlpEndpoint !== "") {
     tracing = await startTracing({
@@ -78,8 +56,7 @@ export async function startProcessTelemetry(
     ...(endpoint ? { metricsAddress: endpoint.address } : {}),
     enabled: config.metricsListen !== "" || tracing !== undefined,
     async stop() {
-      unregister();
-      if (endpoint) installInstruments(undefined);
+      if (endpoint) uninstall();
       await endpoint?.close();
       await tracing?.shutdown();
     },

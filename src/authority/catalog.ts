@@ -1,9 +1,7 @@
 import { projectCatalog, type CatalogView } from "../core/project.js";
-import type { TaskGrant } from "../core/grant.js";
 import { grantWithdrawal, withdrawal, withoutWithdrawn } from "../core/withdraw.js";
 import type { JsonValue } from "../core/json.js";
 import { renderTools, toolsJson, type DialectName } from "../interop/dialects/index.js";
-import { LruCache } from "../token/lru-cache.js";
 import type { AuthorityContext, PolicySet } from "./context.js";
 import { AuthorityError, invalidRequest } from "./errors.js";
 import { loadGrant } from "./load-grant.js";
@@ -17,29 +15,12 @@ export interface CatalogAnswer {
 }
 
 /**
- * The bounds of the rendered-catalog cache of each catalog/policy pair (a reload starts a new,
- * empty one and the old one goes with the old pair): at most this many entries, and at most
- * `maxBytes` counted as `2 × token length + 6 × rendered JSON length + 1 KiB` per entry (the
- * verified grant the entry holds, about as large as its token; the view, the rendering and the
- * encoded response, each about as long as the rendered text).
- */
-export const CATALOG_CACHE_BOUNDS = { maxEntries: 1024, maxBytes: 64 * 1024 * 1024 } as const;
-
-/** A cached answer, the verified grant it was rendered for, and the bytes it is counted as. */
-interface Cached {
-  readonly grant: TaskGrant;
-  readonly answer: CatalogAnswer;
-  readonly bytes: number;
-}
-
-const caches = new WeakMap<PolicySet, LruCache<string, Cached>>();
-
-/**
  * GetCatalog: the grant projected onto the catalog in force, rendered for `dialect`. A token that
  * does not check out, or a grant whose source the policy in force suspended, is UNAUTHENTICATED
  * with the refusal as its reason. Token, revocation and the kill switch are checked on every
  * call; the projection and its rendering — a pure function of the grant (the token), the pair in
- * force and the dialect — come from a bounded cache after the first call.
+ * force and the dialect — come from the context's bounded cache (`ctx.caches.catalogs`) after
+ * the first call.
  *
  * The cache is keyed by dialect and grant id, and an entry answers only the very grant object it
  * was rendered for: the verifier hands back one frozen object per token it holds (keyed by the
@@ -68,7 +49,7 @@ export async function catalogFor(
       `POLICY_WITHDRAWN: the grant's authority has been withdrawn (${withdrawn})`,
       { reason: "POLICY_WITHDRAWN" },
     );
-  const cache = cacheOf(policySet);
+  const cache = ctx.caches.catalogs(policySet);
   const key = `${req.dialect}\n${check.grant.id}`;
   const cached = cache.get(key);
   if (cached !== undefined && cached.grant === check.grant) return cached.answer;
@@ -87,23 +68,11 @@ export async function catalogFor(
   return answer;
 }
 
-/** How full the rendered-catalog cache of a catalog/policy pair is (for metrics and tests). */
-export function catalogCacheSize(policySet: PolicySet): {
-  readonly entries: number;
-  readonly bytes: number;
-} {
-  const cache = caches.get(policySet);
-  return { entries: cache?.size ?? 0, bytes: cache?.bytes ?? 0 };
-}
-
-function cacheOf(policySet: PolicySet): LruCache<string, Cached> {
-  let cache = caches.get(policySet);
-  if (cache === undefined) {
-    cache = new LruCache<string, Cached>(CATALOG_CACHE_BOUNDS.maxEntries, {
-      maxBytes: CATALOG_CACHE_BOUNDS.maxBytes,
-      sizeOf: (c) => c.bytes,
-    });
-    caches.set(policySet, cache);
-  }
-  return cache;
+/** How full a context's rendered-catalog cache of a catalog/policy pair is (for metrics and tests). */
+export function catalogCacheSize(
+  ctx: Pick<AuthorityContext, "caches" | "policySet">,
+  policySet: PolicySet = ctx.policySet(),
+): { readonly entries: number; readonly bytes: number } {
+  const cache = ctx.caches.catalogs(policySet);
+  return { entries: cache.size, bytes: cache.bytes };
 }

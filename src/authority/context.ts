@@ -3,6 +3,7 @@ import type { Policy } from "../core/policy.js";
 import type { Store } from "../store/port.js";
 import type { GrantVerifier, KeyRing } from "../token/index.js";
 import type { AuditCheckpointer } from "./audit.js";
+import type { AuthorityCaches } from "./caches.js";
 import type { Notifier } from "./notifier.js";
 import type { AuthorityLimits } from "./limits.js";
 
@@ -41,6 +42,8 @@ export interface AuthorityContext {
   readonly approvalFeed: Notifier;
   /** Signs checkpoints of the audit chain head. */
   readonly audit: AuditCheckpointer;
+  /** What this context caches (rendered catalogs, ancestor grants…); emptied when it is disposed. */
+  readonly caches: AuthorityCaches;
   /** Argument and token limits; `DEFAULT_AUTHORITY_LIMITS` when absent. */
   readonly limits?: AuthorityLimits;
   /** Unix seconds. */

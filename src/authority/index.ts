@@ -41,7 +41,14 @@ export {
   verifyAudit,
 } from "./audit.js";
 export type { AuditCheckpointer, AuditVerification, ExportedRecord } from "./audit.js";
-export { CATALOG_CACHE_BOUNDS, catalogCacheSize, catalogFor } from "./catalog.js";
+export {
+  CATALOG_CACHE_BOUNDS,
+  MAX_CACHED_ANCESTORS,
+  cacheStats,
+  createAuthorityCaches,
+} from "./caches.js";
+export type { AuthorityCaches, CachedCatalog } from "./caches.js";
+export { catalogCacheSize, catalogFor } from "./catalog.js";
 export type { CatalogAnswer } from "./catalog.js";
 export type { AuthorityContext, IdPrefix, PolicySet, TokenSettings } from "./context.js";
 export {

@@ -1,6 +1,5 @@
 import type { TaskGrant } from "../core/grant.js";
-import { StoreError, type Store } from "../store/port.js";
-import { LruCache } from "../token/lru-cache.js";
+import { StoreError } from "../store/port.js";
 import type { AuthorityContext } from "./context.js";
 
 /** A presented grant token, checked: verified, in its time window, and neither it nor an ancestor revoked. */
@@ -37,26 +36,17 @@ export async function loadGrant(
   return { ok: true, grant };
 }
 
-/** The most ancestor grants kept parsed per store (a grant's stored JSON is a few KB). */
-const MAX_CACHED_ANCESTORS = 1000;
-
-const ancestorCaches = new WeakMap<Store, LruCache<string, TaskGrant>>();
-
 /**
  * The stored grants a grant's chain names, root first: read and parsed once per id and then kept
- * (a stored grant never changes; revocation is a separate row, asked by `loadGrant` every call).
+ * in the context's cache of the store's ancestors (`ctx.caches.ancestors`; a stored grant never
+ * changes; revocation is a separate row, asked by `loadGrant` every call).
  * A chain naming a grant the store lacks is CORRUPT.
  */
 export async function loadAncestors(
-  ctx: Pick<AuthorityContext, "store">,
+  ctx: Pick<AuthorityContext, "store" | "caches">,
   grant: TaskGrant,
 ): Promise<TaskGrant[]> {
-  let cache = ancestorCaches.get(ctx.store);
-  if (cache === undefined) {
-    cache = new LruCache<string, TaskGrant>(MAX_CACHED_ANCESTORS);
-    ancestorCaches.set(ctx.store, cache);
-  }
-  const known = cache;
+  const known = ctx.caches.ancestors(ctx.store);
   return Promise.all(
     grant.chain.map(async (id) => {
       const cached = known.get(id);

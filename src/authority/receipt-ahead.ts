@@ -1,4 +1,3 @@
-import type { TaskGrant } from "../core/grant.js";
 import type { Verdict } from "../core/verdict.js";
 import { traced } from "../telemetry/tracing.js";
 import type { AuthorityContext } from "./context.js";
@@ -16,21 +15,14 @@ export interface ReceiptAhead {
 export const NOTHING_AHEAD: ReceiptAhead = { for: async () => undefined };
 
 /**
- * Grants whose allow a commit has refused (their budget, or an ancestor's, was spent): their
- * receipts are no longer signed ahead. A budget only fills, so such a grant's allows go on being
- * refused, and each would cost a signature that is thrown away. Keyed by the verified grant
- * object, which the token verifier keeps once per cached token, so an entry goes with its token.
- */
-const refusedGrants = new WeakSet<TaskGrant>();
-
-/**
  * The receipt of a pending allow, signed now, while its commit is made durable: the signature and
  * the flush wait on the thread pool side by side instead of one after the other (at one call in
  * flight, Authorize's p50 about 13 % lower; docs/architecture.md, "Receipts"). It leaves
  * only through `for` — when the commit answered this very allow, not a refusal — and then only if
  * the caller has not gone (`signed` asks again); otherwise it is dropped unseen. Nothing is signed
  * ahead for a caller that has gone already, nor for a grant a commit has refused before
- * (`refusedGrants`); a refusal met here puts the grant there.
+ * (`ctx.caches.refusedGrants`: a budget only fills, so such a grant's allows go on being refused,
+ * and each would cost a signature thrown away); a refusal met here puts the grant there.
  */
 export function receiptAhead(
   ctx: AuthorityContext,
@@ -42,6 +34,7 @@ export function receiptAhead(
 ): ReceiptAhead {
   const grant = loaded.check.ok ? loaded.check.grant : undefined;
   if (pending.decision !== "allow" || grant === undefined) return NOTHING_AHEAD;
+  const refusedGrants = ctx.caches.refusedGrants;
   const refused = (committed: Verdict) => {
     if (committed.decision === "allow") return false;
     refusedGrants.add(grant);

@@ -1,5 +1,6 @@
 import { NO_CAVEATS, type TaskGrant } from "./grant.js";
 import type { JsonSchema, JsonValue } from "./json.js";
+import { grantIndexes, indexedCaveatRecords, listMemberships } from "./memo.js";
 import type { ActionCaveats, Rule } from "./policy.js";
 
 /** One action's caveats as `decide` reads them: binds as entries, so that nothing is rebuilt per call. */
@@ -36,15 +37,12 @@ const NO_INDEXED_CAVEATS: IndexedCaveats = Object.freeze({
 
 // Indexes are remembered for frozen values only (the verifier hands out deep-frozen grants and
 // keeps each for as long as its token is cached): a value that is not frozen could change under
-// its index, so it is indexed afresh each time. WeakMaps hold nothing alive: an index goes with
-// its grant.
-const grants = new WeakMap<TaskGrant, GrantIndex>();
-const lists = new WeakMap<readonly string[], Membership>();
-const caveatRecords = new WeakMap<ActionCaveats, IndexedCaveats>();
+// its index, so it is indexed afresh each time. The tables are in `memo.ts`: weak, they hold
+// nothing alive, and an index goes with its grant.
 
 /** The index of `grant`: built once for a frozen grant, on every call for another. */
 export function grantIndex(grant: TaskGrant): GrantIndex {
-  const known = grants.get(grant);
+  const known = grantIndexes.get(grant);
   if (known !== undefined) return known;
   const index: GrantIndex = {
     allowed: membership(grant.allowed),
@@ -56,7 +54,7 @@ export function grantIndex(grant: TaskGrant): GrantIndex {
         ? indexedCaveats(grant.caveats[actionId] as ActionCaveats)
         : NO_INDEXED_CAVEATS,
   };
-  if (Object.isFrozen(grant)) grants.set(grant, index);
+  if (Object.isFrozen(grant)) grantIndexes.set(grant, index);
   return index;
 }
 
@@ -66,12 +64,12 @@ export function grantIndex(grant: TaskGrant): GrantIndex {
  * any other is copied into a Set, once when frozen.
  */
 function membership(list: readonly string[]): Membership {
-  const known = lists.get(list);
+  const known = listMemberships.get(list);
   if (known !== undefined) return known;
   const index = strictlySorted(list)
     ? { has: (id: string) => binarySearch(list, id) }
     : new Set(list);
-  if (Object.isFrozen(list)) lists.set(list, index);
+  if (Object.isFrozen(list)) listMemberships.set(list, index);
   return index;
 }
 
@@ -95,9 +93,9 @@ function binarySearch(list: readonly string[], id: string): boolean {
 }
 
 function indexedCaveats(c: ActionCaveats): IndexedCaveats {
-  const known = caveatRecords.get(c);
+  const known = indexedCaveatRecords.get(c);
   if (known !== undefined) return known;
   const indexed = { binds: Object.entries(c.binds), constraints: c.constraints, rules: c.rules };
-  if (Object.isFrozen(c) && Object.isFrozen(c.binds)) caveatRecords.set(c, indexed);
+  if (Object.isFrozen(c) && Object.isFrozen(c.binds)) indexedCaveatRecords.set(c, indexed);
   return indexed;
 }

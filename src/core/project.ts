@@ -3,6 +3,7 @@ import { descriptorDigest } from "./digest.js";
 import { caveatsOf, isEmptyCaveats, NO_CAVEATS, type TaskGrant } from "./grant.js";
 import { cloneJson, deepFreeze, isJsonObject, setOwn, type JsonObject } from "./json.js";
 import type { ActionCaveats } from "./policy.js";
+import { descriptorPins, plainEntries, sharedEntries } from "./memo.js";
 import { narrowSchema } from "./narrow.js";
 import { acceptsValue } from "./schema.js";
 import type { GrantMode } from "./policy.js";
@@ -65,17 +66,15 @@ export function projectCatalog(grant: TaskGrant, catalog: Catalog): CatalogView 
  * The entry of an action the grant holds without caveats, made once per loaded action and
  * status: with nothing to narrow it is a function of the action alone (its tool, effect and
  * resource), so every view showing the action shares it, frozen with the schemas it owns. A
- * loaded catalog is never changed.
+ * loaded catalog is never changed. Kept in `plainEntries` (`memo.ts`).
  */
-const plainEntries = new WeakMap<CatalogAction, Partial<Record<ToolStatus, ViewEntry>>>();
-const shared = new WeakSet<ViewEntry>();
 
 /**
  * Whether `projectCatalog` shares this entry between views: then it and its schemas are frozen,
  * and anything derived from the entry alone may be derived once and kept beside it.
  */
 export function isSharedEntry(entry: ViewEntry): boolean {
-  return shared.has(entry);
+  return sharedEntries.has(entry);
 }
 
 function plainEntry(
@@ -95,7 +94,7 @@ function plainEntry(
     deepFreeze(entry.inputSchema);
     if (entry.outputSchema) deepFreeze(entry.outputSchema);
     byStatus[status] = Object.freeze(entry);
-    shared.add(entry);
+    sharedEntries.add(entry);
   }
   return entry;
 }
@@ -129,14 +128,13 @@ function viewEntry(
 /**
  * Each catalog tool's pin, computed once: a loaded catalog is never changed, and the digest (a
  * canonical JSON and a sha256 of the whole descriptor) was most of a projection's cost per tool.
+ * Kept in `descriptorPins` (`memo.ts`).
  */
-const pins = new WeakMap<ToolDescriptor, string>();
-
 function pinOf(tool: ToolDescriptor): string {
-  let pin = pins.get(tool);
+  let pin = descriptorPins.get(tool);
   if (pin === undefined) {
     pin = descriptorDigest(tool);
-    pins.set(tool, pin);
+    descriptorPins.set(tool, pin);
   }
   return pin;
 }

@@ -2,6 +2,7 @@ import type { Catalog } from "./catalog.js";
 import { assess, withCallDigest, type Assessment, type DecideContext } from "./decide.js";
 import type { TaskGrant } from "./grant.js";
 import { grantIndex } from "./grant-index.js";
+import { policyDenials } from "./memo.js";
 import type { AuthoritySource, Policy } from "./policy.js";
 import type { ToolCall, Verdict } from "./verdict.js";
 
@@ -51,12 +52,10 @@ export function withoutWithdrawn(grant: TaskGrant, w: Withdrawal): TaskGrant {
 /**
  * The active sources that deny each action, in policy order: built once per policy (a policy is
  * never changed once built; a reload replaces it), so that one call looks up its own action
- * instead of walking every source's deny list.
+ * instead of walking every source's deny list. Kept in `policyDenials` (`memo.ts`).
  */
-const denials = new WeakMap<Policy, ReadonlyMap<string, readonly AuthoritySource[]>>();
-
 function denialsOf(policy: Policy): ReadonlyMap<string, readonly AuthoritySource[]> {
-  let byAction = denials.get(policy);
+  let byAction = policyDenials.get(policy);
   if (byAction === undefined) {
     const built = new Map<string, AuthoritySource[]>();
     for (const source of policy.sources.values()) {
@@ -68,7 +67,7 @@ function denialsOf(policy: Policy): ReadonlyMap<string, readonly AuthoritySource
       }
     }
     byAction = built;
-    denials.set(policy, byAction);
+    policyDenials.set(policy, byAction);
   }
   return byAction;
 }

@@ -7,6 +7,7 @@ import {
   type ToolEntry,
 } from "../gen/charter/v1/common_pb.js";
 import { EFFECT_TO_PROTO, MODE_TO_PROTO, TOOL_STATUS_TO_PROTO } from "./enums.js";
+import { sharedEntryMessages } from "./memo.js";
 
 /** A catalog view as its proto message; schemas travel as JSON text. */
 export function viewToProto(view: CatalogView): PbCatalogView {
@@ -19,17 +20,16 @@ export function viewToProto(view: CatalogView): PbCatalogView {
 }
 
 /**
- * The message of each view entry every view of an action shares (`isSharedEntry`), made once and
- * frozen: it is a function of the entry alone. A grant's own entry is converted each time.
+ * The message of a view entry: one every view of an action shares (`isSharedEntry`) is made once
+ * and frozen (`sharedEntryMessages`): it is a function of the entry alone. A grant's own entry is
+ * converted each time.
  */
-const sharedEntries = new WeakMap<ViewEntry, ToolEntry>();
-
 function toolEntryToProto(t: ViewEntry): ToolEntry {
   if (!isSharedEntry(t)) return toolEntry(t);
-  let message = sharedEntries.get(t);
+  let message = sharedEntryMessages.get(t);
   if (message === undefined) {
     message = Object.freeze(toolEntry(t));
-    sharedEntries.set(t, message);
+    sharedEntryMessages.set(t, message);
   }
   return message;
 }

@@ -190,12 +190,14 @@ function isClientGoneReason(reason: unknown): reason is RpcError {
  * Opens a call's context. `close`, once the call has ended, releases its timer and listeners;
  * the signal of a call that ended is not aborted afterwards (grpc-js reports every closed stream
  * as cancelled). `path` is the method's `/package.Service/Method`, made once per method.
+ * `shutdown` is the server's watch (`watchShutdown`, made once per service binding), or a bare
+ * signal, watched for this call alone.
  */
 export function openCallContext(
   service: DescService,
   method: DescMethod,
   call: SurfaceCall,
-  shutdown: AbortSignal | undefined,
+  shutdown: ShutdownWatch | AbortSignal | undefined,
   path = `/${service.typeName}/${method.name}`,
 ): { readonly ctx: CallContext; readonly close: () => void } {
   const raw = call.getDeadline();
@@ -213,9 +215,9 @@ export function openCallContext(
   if (state.deadline !== undefined && state.deadline.getTime() <= Date.now())
     state.abort(expired());
   const onShutdown = () => state.abort(new RpcError("UNAVAILABLE", "server shutting down"));
-  if (shutdown?.aborted) onShutdown();
-  const stopWatching =
-    shutdown && !shutdown.aborted ? whenShutDown(shutdown, onShutdown) : undefined;
+  const watch = shutdown instanceof AbortSignal ? watchShutdown(shutdown) : shutdown;
+  if (watch?.signal.aborted) onShutdown();
+  const stopWatching = watch && !watch.signal.aborted ? watch.watch(onShutdown) : undefined;
   return {
     ctx: new LiveContext(service, method, path, state, undefined),
     close() {
@@ -233,23 +235,26 @@ export function withCaller(ctx: CallContext, caller: Caller): CallContext {
     : new LiveContext(ctx.service, ctx.method, ctx.path, state, caller);
 }
 
-/** The open calls' shutdown handlers, per shutdown signal: one listener on the signal, not one per call in flight. */
-const openCalls = new WeakMap<AbortSignal, Set<() => void>>();
+/** A server's shutdown signal with the open calls' handlers: one listener on the signal, not one per call in flight. */
+export interface ShutdownWatch {
+  readonly signal: AbortSignal;
+  /** Runs `onShutdown` when the signal aborts, unless the returned function was called first. */
+  watch(onShutdown: () => void): () => void;
+}
 
-/** Runs `onShutdown` when `shutdown` aborts, unless the returned function was called first. */
-function whenShutDown(shutdown: AbortSignal, onShutdown: () => void): () => void {
-  let calls = openCalls.get(shutdown);
-  if (calls === undefined) {
-    const handlers = new Set<() => void>();
-    shutdown.addEventListener("abort", () => [...handlers].forEach((handler) => handler()), {
-      once: true,
-    });
-    openCalls.set(shutdown, handlers);
-    calls = handlers;
-  }
-  const registered = calls;
-  registered.add(onShutdown);
-  return () => registered.delete(onShutdown);
+/** Watches `signal` for the calls of one service binding (the binding owns it, and it goes with it). */
+export function watchShutdown(signal: AbortSignal): ShutdownWatch {
+  const handlers = new Set<() => void>();
+  signal.addEventListener("abort", () => [...handlers].forEach((handler) => handler()), {
+    once: true,
+  });
+  return {
+    signal,
+    watch(onShutdown) {
+      handlers.add(onShutdown);
+      return () => handlers.delete(onShutdown);
+    },
+  };
 }
 
 /** The peer certificate of a TLS call, when the client presented one (grpc-js verified it against the client CA). */

@@ -7,6 +7,7 @@ import {
 } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import { FeatureSet_FieldPresence as Presence } from "@bufbuild/protobuf/wkt";
+import { encodePlans, frozenEncodings } from "./memo.js";
 
 /** How one field is written, found once per message type. */
 interface FieldPlan {
@@ -22,7 +23,8 @@ interface FieldPlan {
   readonly nested?: MessagePlan;
 }
 
-interface MessagePlan {
+/** How a message type is written: its fields in number order (kept per type in `memo.ts`). */
+export interface MessagePlan {
   readonly fields: readonly FieldPlan[];
   /** Every field a string, boolean or 32-bit integer (or enum): a frozen message of the type cannot change. */
   scalarOnly: boolean;
@@ -30,8 +32,6 @@ interface MessagePlan {
 
 const LENGTH_DELIMITED = WireType.LengthDelimited;
 const VARINT = WireType.Varint;
-
-const plans = new WeakMap<DescMessage, MessagePlan | null>();
 
 /**
  * The message's protobuf binary encoding, byte for byte what protobuf-es `toBinary` writes:
@@ -55,16 +55,16 @@ export function encodeMessage<D extends DescMessage>(
 }
 
 function planOf(desc: DescMessage): MessagePlan | null {
-  const known = plans.get(desc);
+  const known = encodePlans.get(desc);
   if (known !== undefined) return known;
   const fields: FieldPlan[] = [];
   const plan: MessagePlan = { fields, scalarOnly: false };
   // A recursive type sees itself as planned while its fields are examined.
-  plans.set(desc, plan);
+  encodePlans.set(desc, plan);
   for (const field of [...desc.fields].sort((a, b) => a.number - b.number)) {
     const f = fieldPlan(field);
     if (f === null) {
-      plans.set(desc, null);
+      encodePlans.set(desc, null);
       return null;
     }
     fields.push(f);
@@ -74,13 +74,10 @@ function planOf(desc: DescMessage): MessagePlan | null {
 }
 
 /**
- * The encodings of frozen messages whose fields are all scalars (the view entries every view of
- * an action shares, say): such a message cannot change, so it is encoded once and its bytes are
- * copied into every later response it is part of. Weak: an entry goes with its message.
+ * The bytes of a nested message when it is one that is encoded once (else undefined): a frozen
+ * message whose fields are all scalars cannot change, so it is encoded once (`frozenEncodings`)
+ * and its bytes are copied into every later response it is part of.
  */
-const frozenEncodings = new WeakMap<object, Buffer>();
-
-/** The bytes of a nested message when it is one that is encoded once (else undefined). */
 function encodedOnce(plan: MessagePlan, message: unknown): Buffer | undefined {
   if (!plan.scalarOnly || !Object.isFrozen(message)) return undefined;
   const m = message as object;

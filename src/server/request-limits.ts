@@ -6,6 +6,7 @@ import {
 } from "@bufbuild/protobuf";
 import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
+import { repeatedFields } from "./memo.js";
 import { RpcError } from "./rpc-error.js";
 
 /**
@@ -97,11 +98,9 @@ export function precheckRequest(
   return undefined;
 }
 
-/** The top-level repeated fields of each message type, by field number, found once per type. */
-const REPEATED = new WeakMap<DescMessage, ReadonlyMap<number, DescField>>();
-
+/** The top-level repeated fields of a message type, by field number, found once per type (`repeatedFields`). */
 function repeatedFieldsOf(desc: DescMessage): ReadonlyMap<number, DescField> {
-  let repeated = REPEATED.get(desc);
+  let repeated = repeatedFields.get(desc);
   if (repeated === undefined) {
     const found = new Map<number, DescField>();
     // Entries of these arrive one per occurrence; packed scalar lists are counted after decoding.
@@ -114,7 +113,7 @@ function repeatedFieldsOf(desc: DescMessage): ReadonlyMap<number, DescField> {
         found.set(field.number, field);
       }
     }
-    REPEATED.set(desc, (repeated = found));
+    repeatedFields.set(desc, (repeated = found));
   }
   return repeated;
 }

@@ -17,7 +17,13 @@ import {
 } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { untilAborted } from "./abortable.js";
-import { callStatus, clientGone, openCallContext, type CallContext } from "./call-context.js";
+import {
+  callStatus,
+  clientGone,
+  openCallContext,
+  watchShutdown,
+  type CallContext,
+} from "./call-context.js";
 import {
   applyInterceptors,
   runStep,
@@ -111,6 +117,8 @@ export function bindService<S extends GenService<GenServiceMethods>>(
   } = isLogger(options) ? { interceptors: [loggingInterceptor(options)], log: options } : options;
   const definition: Record<string, ServiceDefinition[string]> = {};
   const implementation: UntypedServiceImplementation = {};
+  // One listener on the shutdown signal for every call of this binding.
+  const shutdownWatch = shutdown === undefined ? undefined : watchShutdown(shutdown);
   // Unary responses encoded (and measured) in the pipeline, so grpc-js sends those bytes as they are.
   const encoded = new WeakMap<object, Uint8Array>();
   for (const method of service.methods) {
@@ -161,7 +169,7 @@ export function bindService<S extends GenService<GenServiceMethods>>(
 
     if (method.methodKind === "unary") {
       const unary: handleUnaryCall<Buffer, MessageInitShape<DescMessage>> = (call, callback) => {
-        const { ctx, close } = openCallContext(service, method, call, shutdown, path);
+        const { ctx, close } = openCallContext(service, method, call, shutdownWatch, path);
         // The context is closed before the answer leaves, so the stream's closing does not abort its signal.
         run(call.request, ctx)
           .then((out) => {
@@ -180,7 +188,7 @@ export function bindService<S extends GenService<GenServiceMethods>>(
       const streaming: handleServerStreamingCall<Buffer, MessageInitShape<DescMessage>> = (
         call,
       ) => {
-        const { ctx, close } = openCallContext(service, method, call, shutdown, path);
+        const { ctx, close } = openCallContext(service, method, call, shutdownWatch, path);
         void (async () => {
           try {
             const out = await run(call.request, ctx);

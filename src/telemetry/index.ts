@@ -7,8 +7,7 @@ export {
   startTimer,
 } from "./instruments.js";
 export type { Instruments } from "./instruments.js";
-export { readCaches, registerCache } from "./caches.js";
-export type { CacheStats } from "./caches.js";
+export type { CacheStats, CacheStatsSource } from "./caches.js";
 // `./metrics.js` (prom-client, about 45 ms to load) is imported on demand by whoever turns metrics on, not from here.
 export type { CharterMetrics, MetricsSource } from "./metrics.js";
 export { annotateSpan, startTracing, traced, tracingActive } from "./tracing.js";

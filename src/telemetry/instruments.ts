@@ -22,13 +22,26 @@ const NONE: Instruments = {
   auditCommit: () => undefined,
 };
 
+// The process's one recorder (a server process has one Prometheus registry; a cluster worker is
+// a process of its own): a switch read on the hot paths, so it stays module state rather than a
+// context field threaded through the store and the pipeline. It holds no cached data.
 let active: Instruments = NONE;
 let timing = false;
 
-/** Installs the recorder every instrumented call reports to; `undefined` switches back to none. */
-export function installInstruments(instruments: Instruments | undefined): void {
-  active = instruments ?? NONE;
+/**
+ * Installs the recorder every instrumented call reports to; `undefined` switches back to none.
+ * Answers the function that switches back to none only if this recorder is still the one
+ * installed (stopping one server's telemetry leaves another's recorder in place).
+ */
+export function installInstruments(instruments: Instruments | undefined): () => void {
+  const installed = instruments ?? NONE;
+  active = installed;
   timing = instruments !== undefined;
+  return () => {
+    if (active !== installed) return;
+    active = NONE;
+    timing = false;
+  };
 }
 
 /** A start time for the `*Since` recorders: `performance.now()` when recording, else 0 (no clock read). */

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { AggregatorRegistry, Counter, Gauge, Registry } from "prom-client";
-import { readCaches } from "./caches.js";
+import type { CacheStatsSource } from "./caches.js";
 import { FastCounter, FastHistogram } from "./fast-metrics.js";
 import type { Instruments } from "./instruments.js";
 
@@ -17,13 +17,15 @@ const LATENCY_BUCKETS = [
 
 /**
  * The metrics of one server process, in a registry of its own: decisions by verdict and reason,
- * RPC latency by method and status, store-operation and audit-commit latency, and the registered
- * caches (entries, bytes, hits, misses) read at each scrape, and with an embedded store the size
+ * RPC latency by method and status, store-operation and audit-commit latency, and the caches
+ * `caches` reads (entries, bytes, hits, misses: an application context's, read at each scrape), and with an embedded store the size
  * of its SQLite write-ahead log (`sqliteFile`). The hot-path metrics are
  * `FastCounter`/`FastHistogram`: label children made once per label set and kept, so recording
  * allocates nothing and hashes nothing.
  */
-export function createMetrics(options: { readonly sqliteFile?: string } = {}): CharterMetrics {
+export function createMetrics(
+  options: { readonly sqliteFile?: string; readonly caches?: CacheStatsSource } = {},
+): CharterMetrics {
   const registry = new Registry();
   const decisions = new FastCounter(
     "charter_decisions_total",
@@ -58,7 +60,7 @@ export function createMetrics(options: { readonly sqliteFile?: string } = {}): C
     [],
     registry,
   );
-  cacheMetrics(registry);
+  cacheMetrics(registry, options.caches ?? (() => []));
   if (options.sqliteFile !== undefined) walMetrics(registry, `${options.sqliteFile}-wal`);
   const commits = auditCommit.child();
   const units = auditUnits.child();
@@ -76,8 +78,8 @@ export function createMetrics(options: { readonly sqliteFile?: string } = {}): C
   };
 }
 
-/** Cache gauges and counters, filled from the registered caches when scraped (counters advance by the change since the last scrape). */
-function cacheMetrics(registry: Registry): void {
+/** Cache gauges and counters, filled from `readCaches` when scraped (counters advance by the change since the last scrape). */
+function cacheMetrics(registry: Registry, readCaches: CacheStatsSource): void {
   const last = new Map<string, number>();
   const advance = (counter: Counter, kind: string, cache: string, total: number | undefined) => {
     if (total === undefined) return;

@@ -2,6 +2,8 @@ import { SpanStatusCode, context, trace, type Attributes, type Span } from "@ope
 
 /** Charter's tracer, through the API only: a no-op until `startTracing` sets up an SDK. */
 const tracer = trace.getTracer("charter");
+// Mirrors the OpenTelemetry API's global tracer provider, which is process-wide by nature: set
+// by `startTracing`, cleared by its shutdown. A switch, not a cache.
 let tracing = false;
 
 /**

@@ -11,16 +11,15 @@ export interface KeyResolver {
 }
 
 const KEY_BYTES = /^[A-Za-z0-9_-]{43}$/;
-const resolvers = new WeakMap<Jwks, KeyResolver>();
 
 /**
  * A resolver over a published JWKS, for tool services that verify offline. Entries that are not
  * Ed25519 signing keys with a kid (and an `alg` of EdDSA and `use` of sig when they say) are
- * ignored. Keys are imported once per JWKS object.
+ * ignored. The JWKS is read now (a later change to the object is not seen: make a new resolver
+ * for a new JWKS); each key is imported once per resolver, when first asked for. Keep the
+ * resolver to verify many tokens against the same keys.
  */
 export function jwksKeyResolver(jwks: Jwks): KeyResolver {
-  const known = resolvers.get(jwks);
-  if (known) return known;
   const imported = new Map<string, Promise<CryptoKey | undefined>>();
   const entries = new Map<string, string>();
   for (const jwk of Array.isArray(jwks.keys) ? (jwks.keys as readonly unknown[]) : []) {
@@ -28,7 +27,7 @@ export function jwksKeyResolver(jwks: Jwks): KeyResolver {
     const kid = (jwk as { kid?: unknown }).kid;
     if (x !== undefined && typeof kid === "string" && !entries.has(kid)) entries.set(kid, x);
   }
-  const resolver: KeyResolver = {
+  return {
     resolveKey(kid) {
       const x = entries.get(kid);
       if (x === undefined) return Promise.resolve(undefined);
@@ -43,8 +42,6 @@ export function jwksKeyResolver(jwks: Jwks): KeyResolver {
       return key;
     },
   };
-  resolvers.set(jwks, resolver);
-  return resolver;
 }
 
 function usableX(jwk: unknown): string | undefined {

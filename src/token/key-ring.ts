@@ -1,4 +1,5 @@
 import type { CryptoKey } from "jose";
+import { CompactSigner } from "./compact-signer.js";
 import type { KeyStore, StoredKey } from "../store/port.js";
 import { TokenError } from "./errors.js";
 import type { KeyResolver } from "./key-resolver.js";
@@ -14,6 +15,11 @@ import {
 export interface SigningKey {
   readonly kid: string;
   readonly privateKey: CryptoKey;
+  /**
+   * The key as receipts are signed with it by `crypto.sign`, made once with the key; a ring that
+   * lacks it has receipts make one per signature.
+   */
+  readonly compact?: CompactSigner;
 }
 
 /**
@@ -150,8 +156,11 @@ class StoreKeyRing implements KeyRing {
       }
       throw new TokenError("NO_SIGNING_KEY", "the key store holds no active signing key");
     }
-    if (this.#signing?.kid !== signer.kid)
-      this.#signing = { kid: signer.kid, privateKey: await importPrivateKey(signer) };
+    if (this.#signing?.kid !== signer.kid) {
+      const privateKey = await importPrivateKey(signer);
+      const compact = new CompactSigner(signer.kid, privateKey);
+      this.#signing = { kid: signer.kid, privateKey, compact };
+    }
     this.#keys = keys;
   }
 

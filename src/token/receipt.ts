@@ -1,7 +1,8 @@
-import { KeyObject, sign } from "node:crypto";
-import type { CryptoKey, JWTPayload } from "jose";
+import { sign } from "node:crypto";
+import type { JWTPayload } from "jose";
+import { CompactSigner } from "./compact-signer.js";
 import { TokenError } from "./errors.js";
-import type { KeyRing } from "./key-ring.js";
+import type { KeyRing, SigningKey } from "./key-ring.js";
 import { jwksKeyResolver, type KeyResolver } from "./key-resolver.js";
 import type { Jwks } from "./signing-key.js";
 import { verifyJws } from "./verify-jws.js";
@@ -115,7 +116,7 @@ export async function signReceipt(
     [CLAIM.argumentsDigest]: claims.argumentsDigest,
     [CLAIM.catalogVersion]: claims.catalogVersion,
   };
-  const { kid, privateKey } = ring.signingKey();
+  const signingKey = ring.signingKey();
   const claimsSet: JWTPayload = {
     ...payload,
     iss: options.issuer,
@@ -125,36 +126,21 @@ export async function signReceipt(
     iat: options.now,
     exp: options.now + ttl,
   };
-  return signCompact(claimsSet, kid, privateKey);
+  return signCompact(claimsSet, signingKey);
 }
-
-/** A signing key as the sign step uses it: the Node key object and the encoded protected header. */
-interface CompactSigner {
-  readonly key: KeyObject;
-  readonly header: string;
-}
-
-/** One signer per CryptoKey of the ring (a rotation brings a new CryptoKey; the old entry goes with it). */
-const signers = new WeakMap<CryptoKey, CompactSigner>();
 
 /**
  * The compact JWS jose's `SignJWT` produces for these claims (header `{alg, kid, typ}`, the
  * claims' JSON, base64url without padding), byte for byte — Ed25519 is deterministic — signed
- * with node's `crypto.sign` on a key object made once per key, and the header encoded once per
- * key. The signature is computed on libuv's thread pool (the callback form of `crypto.sign`), so
- * the event loop serves other calls meanwhile; with the direct call that is about a quarter of
- * SignJWT's cost on the event loop per receipt (docs/architecture.md, "Receipts").
+ * with node's `crypto.sign` on the key object and header the ring's `CompactSigner` made once
+ * with the key (a rotation brings a new one; the old goes with its key). The signature is
+ * computed on libuv's thread pool (the callback form of `crypto.sign`), so the event loop serves
+ * other calls meanwhile; with the direct call that is about a quarter of SignJWT's cost on the
+ * event loop per receipt (docs/architecture.md, "Receipts").
  */
-function signCompact(claimsSet: JWTPayload, kid: string, privateKey: CryptoKey): Promise<string> {
-  let signer = signers.get(privateKey);
-  if (signer === undefined) {
-    const header = Buffer.from(JSON.stringify({ alg: "EdDSA", kid, typ: RECEIPT_TYP })).toString(
-      "base64url",
-    );
-    signer = { key: KeyObject.from(privateKey), header };
-    signers.set(privateKey, signer);
-  }
-  const signingInput = `${signer.header}.${Buffer.from(JSON.stringify(claimsSet)).toString("base64url")}`;
+function signCompact(claimsSet: JWTPayload, signingKey: SigningKey): Promise<string> {
+  const signer = signingKey.compact ?? new CompactSigner(signingKey.kid, signingKey.privateKey);
+  const signingInput = `${signer.header(RECEIPT_TYP)}.${Buffer.from(JSON.stringify(claimsSet)).toString("base64url")}`;
   const key = signer.key;
   return new Promise((resolve, reject) =>
     sign(null, Buffer.from(signingInput), key, (err, signature) =>
@@ -166,6 +152,8 @@ function signCompact(claimsSet: JWTPayload, kid: string, privateKey: CryptoKey):
 /**
  * Verifies a receipt against Charter's key ring or its published JWKS: only EdDSA, only a known
  * kid, typ, issuer, audience, expiry at `now` and the claims' types. Never throws for a bad token.
+ * Given a JWKS, its keys are imported for this call: to verify many receipts, make a resolver
+ * once with `jwksKeyResolver(jwks)` and pass that.
  */
 export async function verifyReceipt(
   token: string,

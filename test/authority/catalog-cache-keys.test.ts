@@ -80,7 +80,7 @@ describe("catalogFor() cache keys", () => {
     const first = await catalogFor(app, { grantToken: token, dialect: "mcp" });
     for (let i = 0; i < 3; i++)
       expect(await catalogFor(app, { grantToken: token, dialect: "mcp" })).toBe(first);
-    expect(catalogCacheSize(app.policySet()).entries).toBe(1);
+    expect(catalogCacheSize(app).entries).toBe(1);
   });
 
   it("renders again after a reload, into the new pair's cache", async () => {
@@ -92,6 +92,6 @@ describe("catalogFor() cache keys", () => {
     const after = await catalogFor(app, { grantToken: token, dialect: "neutral" });
     expect(after).not.toBe(before);
     expect(after.toolsJson).toBe(before.toolsJson);
-    expect(catalogCacheSize(reloaded).entries).toBe(1);
+    expect(catalogCacheSize(app, reloaded).entries).toBe(1);
   });
 });

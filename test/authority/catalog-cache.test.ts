@@ -48,7 +48,7 @@ describe("catalogFor() cache", () => {
     const mcp = await catalogFor(app, { grantToken: token, dialect: "mcp" });
     expect(mcp).not.toBe(first);
     expect(mcp.toolsJson).toBe(JSON.stringify(mcp.tools));
-    expect(catalogCacheSize(app.policySet()).entries).toBe(2);
+    expect(catalogCacheSize(app).entries).toBe(2);
   });
 
   it("still refuses a revoked grant whose catalog it holds", async () => {
@@ -70,7 +70,7 @@ describe("catalogFor() cache", () => {
     );
     for (const { token } of others)
       await catalogFor(app, { grantToken: token, dialect: "neutral" });
-    const size = catalogCacheSize(app.policySet());
+    const size = catalogCacheSize(app);
     expect(size.entries).toBeGreaterThan(0);
     expect(size.entries).toBeLessThanOrEqual(CATALOG_CACHE_BOUNDS.maxEntries);
     expect(size.bytes).toBeLessThanOrEqual(CATALOG_CACHE_BOUNDS.maxBytes);

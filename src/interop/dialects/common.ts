@@ -1,8 +1,9 @@
 import { canonicalJson, sha256Hex } from "../../core/digest.js";
-import { deepFreeze, isJsonObject, type JsonObject, type JsonValue } from "../../core/json.js";
-import { isSharedEntry, type ViewEntry } from "../../core/project.js";
+import { isJsonObject, type JsonObject, type JsonValue } from "../../core/json.js";
 import type { JsonDocument } from "../../core/json-document.js";
+import type { ViewEntry } from "../../core/project.js";
 import type { Verdict } from "../../core/verdict.js";
+import { sharedRenderingTexts } from "../memo.js";
 import type { DialectName, ParsedTurn, TurnCall } from "./types.js";
 
 const APPROVAL_NOTE = " (Requires the owner's approval: a call is held until the owner decides.)";
@@ -142,28 +143,7 @@ export function feedbackText(v: Verdict): string {
   }
 }
 
-/**
- * Renderings of the view entries every view of an action shares (`isSharedEntry`: made once per
- * loaded action, frozen): a rendering is a function of the entry alone, so a shared entry's is
- * made once per dialect, frozen, and its JSON text once (`toolsJson`). An entry of a grant's own
- * (narrowed by its caveats) is rendered each time.
- */
-const sharedTexts = new WeakMap<object, string | undefined>();
-
-/** `render` with its result kept for each shared entry (one memo per dialect). */
-export function perEntry<T extends object>(render: (t: ViewEntry) => T): (t: ViewEntry) => T {
-  const memo = new WeakMap<ViewEntry, T>();
-  return (t) => {
-    if (!isSharedEntry(t)) return render(t);
-    let out = memo.get(t);
-    if (out === undefined) {
-      out = deepFreeze(render(t));
-      memo.set(t, out);
-      sharedTexts.set(out, undefined);
-    }
-    return out;
-  };
-}
+export { perEntry } from "../memo.js";
 
 /**
  * `JSON.stringify(tools)` for a rendering: the same text, with each shared tool's text made once.
@@ -176,11 +156,11 @@ export function toolsJson(tools: JsonValue): string {
 /** JSON.stringify's text of `value` (an absent member is left out, an absent element is null). */
 function jsonText(value: unknown, depth: number): string {
   if (typeof value !== "object" || value === null) return JSON.stringify(value);
-  if (sharedTexts.has(value)) {
-    let text = sharedTexts.get(value);
+  if (sharedRenderingTexts.has(value)) {
+    let text = sharedRenderingTexts.get(value);
     if (text === undefined) {
       text = JSON.stringify(value);
-      sharedTexts.set(value, text);
+      sharedRenderingTexts.set(value, text);
     }
     return text;
   }
