@@ -1,10 +1,39 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * The end-to-end files: they start processes (the built CLI, `charter serve`, its workers, node
+ * children on dist/, Python, buf) or need PostgreSQL to be unreachable. Everything else is the
+ * unit project: in-process, the developer's loop (`npm run test:unit`). `npm test` and CI run both.
+ */
+const E2E = [
+  "test/cli/crash-audit.test.ts",
+  "test/cli/help.test.ts",
+  "test/cli/serve-process.test.ts",
+  "test/cli/serve-workers.test.ts",
+  "test/contract/**/*.test.ts",
+  "test/core/schema-generations.test.ts",
+  "test/gateway/**/*.test.ts",
+  "test/hostile/token-cache-memory.test.ts",
+  "test/polyglot/**/*.test.ts",
+  "test/security/data-dir.test.ts",
+  "test/server/buf-curl.test.ts",
+  "test/server/shutdown.test.ts",
+  "test/store/postgres-required.test.ts",
+  "test/store/revocation-batch.test.ts",
+  "test/store/revocation-epoch.test.ts",
+  "test/store/wal-checkpoint.test.ts",
+];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
+    // Builds dist/ when it is missing or older than src/, so any one file runs after `npm ci`.
+    globalSetup: ["test/support/build-dist.ts"],
     benchmark: { include: ["bench/**/*.bench.ts"] },
     testTimeout: 20_000,
     hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: "unit", include: ["test/**/*.test.ts"], exclude: E2E } },
+      { extends: true, test: { name: "e2e", include: E2E } },
+    ],
   },
 });
