@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 /**
  * The end-to-end files: they start processes (the built CLI, `charter serve`, its workers, node
- * children on dist/, Python, buf) or need PostgreSQL to be unreachable. Everything else is the
+ * children on dist/, Python, buf) git, or need PostgreSQL to be unreachable. Everything else is the
  * unit project: in-process, the developer's loop (`npm run test:unit`). `npm test` and CI run both.
  */
 const E2E = [
@@ -15,6 +15,7 @@ const E2E = [
   "test/gateway/**/*.test.ts",
   "test/hostile/token-cache-memory.test.ts",
   "test/polyglot/**/*.test.ts",
+  "test/scripts/**/*.test.ts",
   "test/security/data-dir.test.ts",
   "test/server/buf-curl.test.ts",
   "test/server/shutdown.test.ts",
