@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 /**
@@ -29,12 +30,23 @@ export default defineConfig({
   test: {
     // Builds dist/ when it is missing or older than src/, so any one file runs after `npm ci`.
     globalSetup: ["test/support/build-dist.ts"],
-    benchmark: { include: ["bench/**/*.bench.ts"] },
+    // Vitest's default is one file at a time on two cores (cores - 1). Much of a file's time is
+    // spent waiting on child processes, sockets and timers, so two at once keep both cores busy.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 20_000,
     hookTimeout: 60_000,
     projects: [
-      { extends: true, test: { name: "unit", include: ["test/**/*.test.ts"], exclude: E2E } },
-      { extends: true, test: { name: "e2e", include: E2E } },
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["test/**/*.test.ts"],
+          exclude: E2E,
+          // `npm run bench` (vitest bench) runs the benchmarks once, here.
+          benchmark: { include: ["bench/**/*.bench.ts"] },
+        },
+      },
+      { extends: true, test: { name: "e2e", include: E2E, benchmark: { include: [] } } },
     ],
   },
 });
