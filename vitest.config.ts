@@ -2,21 +2,23 @@ import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 /**
- * The end-to-end files: they start processes (the built CLI, `charter serve`, its workers, node
- * children on dist/, Python, buf) git, or need PostgreSQL to be unreachable. Everything else is the
- * unit project: in-process, the developer's loop (`npm run test:unit`). `npm test` and CI run both.
+ * The end-to-end files: those that start processes (the built CLI, `charter serve`, its workers,
+ * node children on dist/, Python, buf, git, a child vitest). Everything else is the unit project:
+ * in-process, the developer's loop (`npm run test:unit`). `npm test` and CI run both.
+ * test/scripts/vitest-projects.test.ts fails when a file that starts processes is missing here.
  */
-const E2E = [
+export const E2E_FILES = [
   "test/cli/crash-audit.test.ts",
   "test/cli/help.test.ts",
   "test/cli/serve-process.test.ts",
   "test/cli/serve-workers.test.ts",
-  "test/contract/**/*.test.ts",
+  "test/contract/buf-breaking.test.ts",
   "test/core/schema-generations.test.ts",
-  "test/gateway/**/*.test.ts",
+  "test/gateway/mcp-gateway.test.ts",
+  "test/hostile/doors-differential.test.ts",
   "test/hostile/token-cache-memory.test.ts",
-  "test/polyglot/**/*.test.ts",
-  "test/scripts/**/*.test.ts",
+  "test/polyglot/python-client.test.ts",
+  "test/scripts/check-commit-subjects.test.ts",
   "test/security/data-dir.test.ts",
   "test/server/buf-curl.test.ts",
   "test/server/shutdown.test.ts",
@@ -41,12 +43,12 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["test/**/*.test.ts"],
-          exclude: E2E,
+          exclude: E2E_FILES,
           // `npm run bench` (vitest bench) runs the benchmarks once, here.
           benchmark: { include: ["bench/**/*.bench.ts"] },
         },
       },
-      { extends: true, test: { name: "e2e", include: E2E, benchmark: { include: [] } } },
+      { extends: true, test: { name: "e2e", include: E2E_FILES, benchmark: { include: [] } } },
     ],
   },
 });
