@@ -1,5 +1,4 @@
 import { isConfigError } from "../config/config-error.js";
-import { isLoadError } from "../core/errors.js";
 import { helpRequested, helpText, type Command } from "./help.js";
 import type { CliIo } from "./io.js";
 import { UsageError } from "./options.js";
@@ -121,6 +120,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.err(`charter ${name}: ${err.message}\n\n${helpText(name, command, rest)}`);
       return 64;
     }
+    // Imported here so that --help loads no application code; a command that ran has loaded it.
+    const { isLoadError } = await import("../authority/index.js");
     if (isConfigError(err) || isLoadError(err)) {
       io.err(`charter ${name}: ${err.message}`);
       return 78;
