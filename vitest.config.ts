@@ -8,6 +8,7 @@ import { defineConfig } from "vitest/config";
  * test/scripts/vitest-projects.test.ts fails when a file that starts processes is missing here.
  */
 export const E2E_FILES = [
+  "test/cli/config-command.test.ts",
   "test/cli/crash-audit.test.ts",
   "test/cli/help.test.ts",
   "test/cli/serve-process.test.ts",
