@@ -1,81 +1,127 @@
-import { isLoadError } from "../authority/index.js";
-import { isConfigError } from "../config/config.js";
-import { APPROVALS_USAGE, approvalsCommand } from "./commands/approvals.js";
-import { AUDIT_USAGE, auditCommand } from "./commands/audit.js";
-import { catalogCommand } from "./commands/catalog.js";
-import { checkCommand } from "./commands/check.js";
-import { configCommand } from "./commands/config.js";
-import { issueCommand } from "./commands/issue.js";
-import { keysCommand } from "./commands/keys.js";
-import { mcpGatewayCommand } from "./commands/mcp-gateway.js";
-import { serveCommand } from "./commands/serve.js";
-import { validateCommand } from "./commands/validate.js";
+import { isConfigError } from "../config/config-error.js";
+import { helpRequested, helpText, type Command } from "./help.js";
 import type { CliIo } from "./io.js";
-import { UsageError, configFlagsUsage } from "./options.js";
+import { UsageError } from "./options.js";
+import {
+  APPROVALS_SUBCOMMANDS,
+  APPROVALS_USAGE,
+  AUDIT_SUBCOMMANDS,
+  AUDIT_USAGE,
+  CATALOG_USAGE,
+  CHECK_USAGE,
+  CONFIG_FLAGS_USAGE,
+  CONFIG_USAGE,
+  ISSUE_USAGE,
+  KEYS_SUBCOMMANDS,
+  KEYS_USAGE,
+  MCP_GATEWAY_USAGE,
+  SERVE_USAGE,
+  VALIDATE_USAGE,
+} from "./usage.js";
 
-export const USAGE = `usage: charter <command> [flags]
+// A command's module is imported when it runs: `--help` and a usage error load none of them, and
+// each command loads only what it uses (check needs neither the server nor the MCP SDK).
+
+/** Every command of the CLI: the one list that dispatch, `--help` and the overview read. */
+export const COMMANDS: Readonly<Record<string, Command>> = {
+  serve: {
+    summary: "serve the gRPC API (loopback only until an API key or mutual TLS is configured)",
+    usage: SERVE_USAGE,
+    run: async (args, io) => (await import("./commands/serve.js")).serveCommand(args, io),
+  },
+  issue: {
+    summary: "compose a grant for --profile and print its token",
+    usage: ISSUE_USAGE,
+    run: async (args, io) => (await import("./commands/issue.js")).issueCommand(args, io),
+  },
+  catalog: {
+    summary: "print the tool catalog of --token, rendered for a framework (--dialect)",
+    usage: CATALOG_USAGE,
+    run: async (args, io) => (await import("./commands/catalog.js")).catalogCommand(args, io),
+  },
+  check: {
+    summary: "decide one call; exit 0 allow, 1 deny, 2 requires approval, 3 effect suppressed",
+    usage: CHECK_USAGE,
+    run: async (args, io) => (await import("./commands/check.js")).checkCommand(args, io),
+  },
+  validate: {
+    summary: "load catalog and policy and report every problem",
+    usage: VALIDATE_USAGE,
+    run: async (args, io) => (await import("./commands/validate.js")).validateCommand(args, io),
+  },
+  config: {
+    summary: "print the effective configuration: each value and its source, secrets redacted",
+    usage: CONFIG_USAGE,
+    run: async (args, io) => (await import("./commands/config.js")).configCommand(args, io),
+  },
+  keys: {
+    summary: "manage API keys and signing keys, on the data dir",
+    usage: KEYS_USAGE,
+    subcommands: KEYS_SUBCOMMANDS,
+    run: async (args, io) => (await import("./commands/keys.js")).keysCommand(args, io),
+  },
+  "mcp-gateway": {
+    summary: "a stdio MCP proxy fronting an upstream MCP server with a grant",
+    usage: MCP_GATEWAY_USAGE,
+    run: async (args, io) =>
+      (await import("./commands/mcp-gateway.js")).mcpGatewayCommand(args, io),
+  },
+  approvals: {
+    summary: "list|show|approve|reject|watch an owner's approvals",
+    usage: APPROVALS_USAGE,
+    subcommands: APPROVALS_SUBCOMMANDS,
+    run: async (args, io) => (await import("./commands/approvals.js")).approvalsCommand(args, io),
+  },
+  audit: {
+    summary: "verify|export|tail the audit log (offline, on the data dir)",
+    usage: AUDIT_USAGE,
+    subcommands: AUDIT_SUBCOMMANDS,
+    run: async (args, io) => (await import("./commands/audit.js")).auditCommand(args, io),
+  },
+};
+
+const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length)) + 2;
+
+/** The overview `charter --help` prints: every command of COMMANDS, then the common flags. */
+export const USAGE = `usage: charter <command> [flags]    (charter <command> --help: that command's usage)
 
 commands:
-  serve      serve the gRPC API (loopback only until an API key or mutual TLS is configured);
-             --workers N server processes (default: one per core; 1 = a single process)
-  issue      compose a grant for --profile and print its token
-  catalog    print the tool catalog of --token (--dialect neutral|openai_chat|openai_responses|anthropic|mcp|gemini|langchain|pydantic_ai)
-  check      decide one call offline: --token T | --profile P, --tool NAME | --action ID, --args JSON [--approval-id A]
-             a target: --operation KIND [--node N --definition ID] | --agent NAME [--agent-version V --delegated-token T]
-             a step: --run ID (--tool-call ID | --activation ID [--attempt N]); --call-id ID
-             exit code: 0 allow, 1 deny, 2 requires approval, 3 effect suppressed
-  validate   load catalog and policy and report every problem
-  config     print the effective configuration: each setting's value and source, secrets redacted (--json)
-  approvals  list|show|approve|reject|watch an owner's approvals
-  audit      verify|export|tail the audit log (offline, on the data dir)
-  keys       manage API keys (create, list, revoke) and signing keys (rotate-signing), on the data dir
-  mcp-gateway  a stdio MCP proxy fronting an upstream MCP server with a grant:
-             --token T [--server HOST:PORT [--api-key K]] (-- COMMAND ARGS... | --upstream-url URL)
+${Object.entries(COMMANDS)
+  .map(([name, command]) => `  ${name.padEnd(width)}${command.summary}`)
+  .join("\n")}
 
-${configFlagsUsage()}
-  issue, catalog, check, approvals: --server HOST:PORT (CHARTER_SERVER) --api-key KEY (CHARTER_API_KEY)
-  CHARTER_TOKEN stands in for --token
+${CONFIG_FLAGS_USAGE}
 
-exit codes besides check's: 64 usage error, 69 request refused, 78 configuration error, 70 internal error;
-audit verify exits 1 when the chain is broken
-
-${APPROVALS_USAGE}
-
-${AUDIT_USAGE}`;
-
-const COMMANDS: Readonly<Record<string, (args: readonly string[], io: CliIo) => Promise<number>>> =
-  {
-    serve: serveCommand,
-    issue: issueCommand,
-    catalog: catalogCommand,
-    check: checkCommand,
-    validate: validateCommand,
-    config: configCommand,
-    keys: keysCommand,
-    "mcp-gateway": mcpGatewayCommand,
-    approvals: approvalsCommand,
-    audit: auditCommand,
-  };
+exit codes besides check's: 64 usage error, 69 request refused, 78 configuration error,
+70 internal error; audit verify exits 1 when the chain is broken`;
 
 /** Runs the CLI and answers its exit code; never calls process.exit. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+  if (name === undefined || name === "--help" || name === "-h") {
     io.out(USAGE);
     return name === undefined ? 64 : 0;
   }
-  const command = COMMANDS[name];
+  if (name === "help") return helpCommand(rest, io);
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
     io.err(`unknown command "${name}"\n\n${USAGE}`);
     return 64;
   }
+  // One mechanism for every command: --help / -h (before a `--`) prints the usage and runs nothing.
+  if (helpRequested(rest)) {
+    io.out(helpText(name, command, rest));
+    return 0;
+  }
   try {
-    return await command(rest, io);
+    return await command.run(rest, io);
   } catch (err) {
     if (err instanceof UsageError) {
-      io.err(`charter ${name}: ${err.message}\n\n${USAGE}`);
+      io.err(`charter ${name}: ${err.message}\n\n${helpText(name, command, rest)}`);
       return 64;
     }
+    // Imported here so that --help loads no application code; a command that ran has loaded it.
+    const { isLoadError } = await import("../authority/index.js");
     if (isConfigError(err) || isLoadError(err)) {
       io.err(`charter ${name}: ${err.message}`);
       return 78;
@@ -83,4 +129,20 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.err(`charter ${name}: internal error: ${err instanceof Error ? err.message : String(err)}`);
     return 70;
   }
+}
+
+/** `charter help [COMMAND [SUBCOMMAND]]`: the overview, or that command's usage. */
+function helpCommand(args: readonly string[], io: CliIo): number {
+  const [name, ...rest] = args;
+  if (name === undefined) {
+    io.out(USAGE);
+    return 0;
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!command) {
+    io.err(`unknown command "${name}"\n\n${USAGE}`);
+    return 64;
+  }
+  io.out(helpText(name, command, rest));
+  return 0;
 }

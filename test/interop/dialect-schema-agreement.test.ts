@@ -3,21 +3,46 @@ import {
   acceptsValue,
   decide,
   isJsonObject,
+  projectCatalog,
   type JsonObject,
   type JsonValue,
   type ReasonCode,
+  type TaskGrant,
 } from "../../src/core/index.js";
 import { DIALECT_NAMES, renderTools, type DialectName } from "../../src/interop/dialects/index.js";
-import { demoGrant, demoPair, demoView } from "../support/demo.js";
+import { demoGrant, demoPair } from "../support/demo.js";
 
 // What the model is shown and what Authorize accepts agree: arguments a dialect's rendered schema
 // accepts are never denied INVALID_ARGUMENTS, and arguments it refuses are denied —
 // INVALID_ARGUMENTS, or CONSTRAINT_VIOLATION when what refused them is the grant's narrowing (a
 // bound value, the workspace path), which a dialect that cannot express it says in words instead.
 
+// The demo pair, the grants and the renderings are deterministic: built once per profile and
+// dialect here, not once per golden call (each build compiles every schema of the catalog again).
+const { catalog } = demoPair();
+const grants = new Map<string, TaskGrant>();
+const renderings = new Map<string, JsonValue>();
+function grantOf(profile: string): TaskGrant {
+  const known = grants.get(profile);
+  if (known) return known;
+  const grant = demoGrant(profile);
+  grants.set(profile, grant);
+  return grant;
+}
+
+/** A dialect's rendering of the profile's view. */
+function rendering(dialect: DialectName, profile: string): JsonValue {
+  const key = `${dialect} ${profile}`;
+  const known = renderings.get(key);
+  if (known !== undefined) return known;
+  const rendered = renderTools(projectCatalog(grantOf(profile), catalog), dialect);
+  renderings.set(key, rendered);
+  return rendered;
+}
+
 /** The input schema of `tool` in a dialect's rendering of the profile's view. */
 function renderedSchema(dialect: DialectName, profile: string, tool: string): JsonObject {
-  const rendered = renderTools(demoView(profile), dialect);
+  const rendered = rendering(dialect, profile);
   const list: JsonValue[] = Array.isArray(rendered)
     ? rendered
     : isJsonObject(rendered) && Array.isArray(rendered["tools"])
@@ -108,12 +133,11 @@ const GOLDEN: readonly Golden[] = [
 ];
 
 describe.each(DIALECT_NAMES)("%s renderings agree with Authorize", (dialect) => {
-  const { catalog } = demoPair();
   it.each(GOLDEN.map((g) => [`${g[0]} ${g[1]} ${JSON.stringify(g[2])}`, g] as const))(
     "%s",
     (_name, [profile, tool, args, denied]) => {
       const verdict = decide(
-        demoGrant(profile),
+        grantOf(profile),
         catalog,
         { callId: "c1", toolName: tool, arguments: args },
         { now: 1_700_000_100 },

@@ -120,6 +120,9 @@ describe.each(
   it.each(CASES)("with %s", async (c) => {
     const answer: Answer = await callRaw(address, path, {
       streaming,
+      // A served stream with nothing to send (WatchApprovals) stays open until its deadline; a
+      // refusal comes at once. Past authentication is all this asks, so the wait is short.
+      ...(streaming ? { deadlineMs: 1_500 } : {}),
       ...optional("authorization", authorization(access, c)),
     });
     const want = expected(access, c);

@@ -25,13 +25,15 @@ export function callRaw(
     readonly authorization?: string;
     readonly body?: Uint8Array;
     readonly credentials?: ChannelCredentials;
+    /** The call's deadline (default 5 s); a stream that is served and stays open ends there. */
+    readonly deadlineMs?: number;
   } = {},
 ): Promise<Answer> {
   const client = new Client(address, options.credentials ?? credentials.createInsecure());
   const identity = (b: Buffer) => b;
   const md = new Metadata();
   if (options.authorization !== undefined) md.set("authorization", options.authorization);
-  const call = { deadline: Date.now() + 5_000 };
+  const call = { deadline: Date.now() + (options.deadlineMs ?? 5_000) };
   const body = Buffer.from(options.body ?? new Uint8Array());
   return new Promise<Answer>((resolve) => {
     const done = (err: ServiceError | null | undefined) =>

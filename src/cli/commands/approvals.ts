@@ -28,13 +28,6 @@ import type { CliIo } from "../io.js";
 import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
 import { SERVER_FLAGS, serverAddress, withTarget, type Target } from "../target.js";
 
-export const APPROVALS_USAGE = `charter approvals list --owner O [--status pending|approved|rejected|expired|consumed|superseded] [--page-size N] [--page-token T]
-charter approvals show ID
-charter approvals approve ID --by WHO [--note TEXT]
-charter approvals reject ID --by WHO [--note TEXT]
-charter approvals watch --owner O [--after SEQ] [--count N]
-(each with --server HOST:PORT [--api-key KEY], or offline on the data dir)`;
-
 const FLAGS = {
   ...CONFIG_FLAGS,
   ...SERVER_FLAGS,
@@ -117,8 +110,8 @@ export async function approvalsCommand(args: readonly string[], io: CliIo): Prom
     default:
       throw new UsageError(
         verb === undefined
-          ? `approvals needs a subcommand\n${APPROVALS_USAGE}`
-          : `unknown approvals subcommand "${verb}"\n${APPROVALS_USAGE}`,
+          ? "approvals needs a subcommand"
+          : `unknown approvals subcommand "${verb}"`,
       );
   }
 }

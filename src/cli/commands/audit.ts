@@ -11,11 +11,6 @@ import {
 import type { CliIo } from "../io.js";
 import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
 
-export const AUDIT_USAGE = `charter audit verify                      check the hash chain and the signed checkpoints; exit 1 naming the first broken record
-charter audit export [--out FILE] [--after SEQ]  write the records as JSONL (progress on stderr for large logs)
-charter audit tail [--lines N] [--count N]       print the last N records (default 10), then follow new ones
-(offline only, on the data dir: the audit log has no RPC)`;
-
 const FLAGS = {
   ...CONFIG_FLAGS,
   out: { type: "string" },
@@ -41,9 +36,7 @@ export async function auditCommand(args: readonly string[], io: CliIo): Promise<
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0] ?? ""}"`);
   if (verb !== "verify" && verb !== "export" && verb !== "tail") {
     throw new UsageError(
-      verb === undefined
-        ? `audit needs a subcommand\n${AUDIT_USAGE}`
-        : `unknown audit subcommand "${verb}"\n${AUDIT_USAGE}`,
+      verb === undefined ? "audit needs a subcommand" : `unknown audit subcommand "${verb}"`,
     );
   }
   const after = intFlag(values.after, "--after") ?? 0;

@@ -14,18 +14,10 @@ import type { CliIo } from "../io.js";
 import { SERVE_CONFIG_FLAGS, parse, resolvedFrom } from "../options.js";
 import { SERVER_FLAGS } from "../target.js";
 
-export const CONFIG_USAGE = `usage: charter config [--json] [configuration flags]
-  prints the effective configuration of the other commands (the same --config file, CHARTER_*
-  environment and flags; --workers as charter serve takes it): every setting, its value and
-  where it came from (default, file, env or flag); then --server and --api-key of the commands
-  that can ask a running server. Secrets are redacted (the KEK, the API key, a database URL's
-  password). --json prints one JSON object; an invalid configuration exits 78.`;
-
 const FLAGS = {
   ...SERVE_CONFIG_FLAGS,
   ...SERVER_FLAGS,
   json: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
 } as const;
 
 /** One setting as `charter config --json` prints it. */
@@ -40,10 +32,6 @@ export interface ShownSetting {
 /** `charter config`: the effective configuration, each value with its source, secrets redacted. */
 export async function configCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parse(args, FLAGS);
-  if (values.help === true) {
-    io.out(CONFIG_USAGE);
-    return 0;
-  }
   const resolved = await resolvedFrom(values, io.env);
   const shown = shownSettings(resolved);
   const client = shownClientSettings(values, io.env);

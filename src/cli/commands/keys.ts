@@ -1,6 +1,5 @@
 import type { createAppContext } from "../../app/context.js";
 import {
-  ROLES,
   createApiKey,
   listApiKeys,
   revokeApiKey,
@@ -10,16 +9,6 @@ import {
 import type { CliIo } from "../io.js";
 import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
 import { withTarget } from "../target.js";
-
-export const KEYS_USAGE = `usage: charter keys <create|list|revoke|rotate-signing> [flags]
-
-  create --principal NAME --role ROLE [--role ROLE…]   a caller API key; prints its secret once
-         roles: ${ROLES.join(", ")}
-  list                                               every API key (id, principal, roles, created, revoked)
-  revoke KEY_ID                                      revokes an API key at once
-  rotate-signing                                     a new signing key; old tokens verify until they expire
-
-Works offline on the data dir (the server's store); there is no key-management RPC, so --server is refused.`;
 
 /**
  * `charter keys`: manages callers' API keys and the signing keys, on the data dir. A running
@@ -81,28 +70,22 @@ export async function keysCommand(args: readonly string[], io: CliIo): Promise<n
       });
     default:
       throw new UsageError(
-        action === undefined
-          ? "a keys command is required"
-          : `unknown keys command "${action}"\n\n${KEYS_USAGE}`,
+        action === undefined ? "a keys command is required" : `unknown keys command "${action}"`,
       );
   }
 }
 
 function parseKeys(args: readonly string[]) {
-  try {
-    return parse(
-      args,
-      {
-        ...CONFIG_FLAGS,
-        principal: { type: "string" },
-        role: { type: "string", multiple: true },
-        server: { type: "string" },
-      },
-      true,
-    );
-  } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n\n${KEYS_USAGE}`);
-  }
+  return parse(
+    args,
+    {
+      ...CONFIG_FLAGS,
+      principal: { type: "string" },
+      role: { type: "string", multiple: true },
+      server: { type: "string" },
+    },
+    true,
+  );
 }
 
 /** One key per line: id, principal, roles, creation time and revocation time (or `active`). */
