@@ -96,6 +96,16 @@ describe("the shell examples of the docs", () => {
     expect(charterLines("docs/graph-runs.md")).toBeGreaterThanOrEqual(10);
   });
 
+  it("labels every code block that holds a command as shell, so that it is run", () => {
+    const unlabelled = all.flatMap((d) =>
+      fencedBlocks(d)
+        .filter((b) => !SHELL_LANGS.has(b.lang) && b.lang !== "yaml" && b.lang !== "json")
+        .filter((b) => b.lines.some((l) => /^\s*(\$ )?(charter|npm|npx|node|export) /.test(l)))
+        .map((b) => `${d.name}:${b.line + 1} (\`\`\`${b.lang})`),
+    );
+    expect(unlabelled).toEqual([]);
+  });
+
   it("uses every not-runnable rule somewhere (the exceptions stay few)", () => {
     const lines = all.flatMap((d) =>
       fencedBlocks(d)
