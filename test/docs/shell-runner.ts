@@ -11,6 +11,7 @@
  *   decision id with those printed before;
  * - `export NAME=VALUE` and `export NAME=$(charter …)` set the page's environment;
  * - `charter …` runs the CLI: `check` must exit 0–3 (as its expectation says), any other command 0;
+ *   `NAME=value charter …` sets NAME for that command only;
  * - a placeholder word `prefix_…` (`apr_…`, `chk_…`, `key_…`) is the last `prefix_<id>` printed;
  * - `--server 127.0.0.1:50051` is a real server the runner starts on the page's data dir with the
  *   page's configuration, and the address is replaced by the one it bound;
@@ -82,9 +83,10 @@ export class PageRun {
       } else this.env[name] = this.words(value)[0] ?? "";
       return;
     }
-    if (/^charter\s/.test(line)) {
-      const run = await this.charter(line, where);
-      const isCheck = /^charter check\b/.test(line);
+    const command = /^((?:\w+=\S*\s+)*)(charter\s.*)$/.exec(line);
+    if (command) {
+      const run = await this.charter(command[2] as string, where, command[1] ?? "");
+      const isCheck = /^charter check\b/.test(command[2] as string);
       expect(isCheck ? [0, 1, 2, 3] : [0], `${where}: ${line} exited ${run.code}\n${run.err}`)
         // a deny (1), an approval (2) or a dry run (3) is an answer, not a failure
         .toContain(run.code);
@@ -100,7 +102,13 @@ export class PageRun {
 
   private pendingDecision: string | undefined;
 
-  private async charter(line: string, where: string): Promise<CliRun> {
+  /** Runs `charter …`; `assignments` (`NAME=value …`) set the environment of this command only. */
+  private async charter(line: string, where: string, assignments = ""): Promise<CliRun> {
+    const env = { ...this.env };
+    for (const word of this.words(assignments)) {
+      const eq = word.indexOf("=");
+      env[word.slice(0, eq)] = word.slice(eq + 1);
+    }
     const args = this.words(line).slice(1);
     const server = args.indexOf("--server");
     if (server >= 0 && args[server + 1] === "127.0.0.1:50051")
@@ -111,7 +119,7 @@ export class PageRun {
     // Commit the previous command's decision id before running the next one.
     if (this.pendingDecision !== undefined) this.decisions.add(this.pendingDecision);
     this.pendingDecision = undefined;
-    const run = await runCapture(args, this.env);
+    const run = await runCapture(args, env);
     this.ran.push(`${where}: ${line}`);
     this.printed.push(run.out, run.err);
     return run;
