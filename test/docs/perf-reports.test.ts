@@ -47,7 +47,7 @@ describe("benchmark reports", () => {
     expect(text.split("\n")[0]).toBe("# bench:sample — a sample");
     expect(text).toContain("- **Measured:** 2026-01-02T03:04:05Z");
     expect(text).toContain("2 cores (Test CPU)");
-    expect(text).toContain("load average 1.3 (1 min)");
+    expect(text).toContain("load average 1.3 (1 min) as the bench started");
     expect(text).toContain("- **Command:** `BENCH_ROUNDS=1 npm run bench:sample`");
     expect(text).toContain("| scenario | ratio |\n| --- | --- |\n| a\\|b | 0.50x |");
     expect(text).toContain("What the columns mean.");
