@@ -22,6 +22,7 @@ import { fileURLToPath } from "node:url";
 import { charterContenders } from "./decide-charter.js";
 import { casbinContenders, cedarContenders } from "./decide-rivals.js";
 import type { Contender } from "./decide-scenario.js";
+import { benchCommand, shortRunNote, writePerfReport } from "./perf-report.js";
 import { fmt, interleave, median, spread } from "./rounds.js";
 
 const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 11);
@@ -93,33 +94,57 @@ function reply(child: ChildProcess): Promise<Answer> {
 }
 
 function report(ns: Record<string, number[]>): void {
-  console.log(
+  const lines: string[] = [];
+  const say = (line: string) => {
+    console.log(line);
+    lines.push(line);
+  };
+  const table: string[][] = [["contender", "µs per call", "calls/s", "spread"]];
+  say(
     `decide() against Cedar and casbin: median per call over ${ROUNDS} interleaved rounds (spread = (max-min)/median over rounds)`,
   );
   for (const [name, values] of Object.entries(ns)) {
     const m = median(values);
+    const cells = [name, fmt(m / 1000), fmt(1e9 / m), `${fmt(spread(values) * 100)}%`];
+    table.push(cells);
     console.log(
-      `  ${name.padEnd(38)} ${fmt(m / 1000).padStart(7)} µs  ${fmt(1e9 / m).padStart(9)} /s  spread ${fmt(spread(values) * 100)}%`,
+      `  ${name.padEnd(38)} ${(cells[1] as string).padStart(7)} µs  ${(cells[2] as string).padStart(9)} /s  spread ${cells[3] as string}`,
     );
   }
   const of = (name: string) => ns[name] ?? [];
   /** The median of the per-round ratios a/b. */
   const ratio = (a: string, b: string) =>
     median(of(a).map((v, i) => v / (of(b)[i] as number))).toFixed(1);
-  console.log(
+  say(
     `assess() allow: ${fmt(1e9 / median(of("assess() allow")))} decisions/s on one core (target >= 250,000)`,
   );
-  console.log(
+  say(
     `  vs Cedar stateful isAuthorized: ${ratio("cedar statefulIsAuthorized allow", "assess() allow")}x (target >= 20x)`,
   );
-  console.log(
+  say(
     `  vs casbin enforceSync:          ${ratio("casbin enforceSync allow", "assess() allow")}x (target >= 10x)`,
   );
   const withDigest = "decide() allow, digest included";
-  console.log(
+  say(
     `decide() allow, digest included: ${fmt(1e9 / median(of(withDigest)))} decisions/s; ${ratio("cedar statefulIsAuthorized allow", withDigest)}x Cedar, ${ratio("casbin enforceSync allow", withDigest)}x casbin`,
   );
-  console.log(
+  say(
     `deny (constraint): ${ratio("cedar statefulIsAuthorized deny", "assess() deny (constraint)")}x Cedar, ${ratio("casbin enforceSync deny", "assess() deny (constraint)")}x casbin`,
   );
+  const written = writePerfReport(fileURLToPath(new URL("../..", import.meta.url)), {
+    name: "decide",
+    title: "bench:decide — the pure decision against Cedar and casbin",
+    command: benchCommand("bench:decide", ["BENCH_ROUNDS", "BENCH_CALLS"]),
+    settings: [
+      ...shortRunNote(ROUNDS < 11 || CALLS < 20_000),
+      `${ROUNDS} interleaved rounds; ${CALLS} calls per run for Charter (Cedar ${Math.max(100, Math.round(CALLS * SHARE.cedar))}, casbin ${Math.max(100, Math.round(CALLS * SHARE.casbin))}); each engine in a child process of its own`,
+    ],
+    table,
+    notes: [
+      "Figures are medians over the rounds; **spread** is (max − min) / median over the rounds. Ratios are medians of the per-round ratios:",
+      lines.slice(1).join("  \n"),
+      "`assess()` is the decision as Authorize's decide step makes it (the call digest is computed afterwards, once); `decide()` includes the digest. Cedar: `@cedar-policy/cedar-wasm`, stateful `isAuthorized`; casbin: `enforceSync` with an ABAC matcher, on an equivalent policy (bench/decide-scenario.ts).",
+    ],
+  });
+  if (written !== undefined) console.log(`wrote ${written}`);
 }

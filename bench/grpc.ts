@@ -48,6 +48,7 @@ import { h2load, median, WARM_UP_SECONDS, type H2loadResult, type Shape } from "
 import type { FloorWork } from "./grpc-floor.js";
 import { rawClient } from "../test/support/raw-grpc.js";
 import { scenarios, type Scenario } from "./grpc-scenarios.js";
+import { benchCommand, shortRunNote, writePerfReport } from "./perf-report.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 3);
@@ -66,6 +67,8 @@ const flag = (name: string) => {
 const WORKERS = Number(flag("--workers") ?? 1);
 const CATALOG = flag("--catalog") ?? "demo";
 const VS = flag("--vs");
+/** The environment variables that change what a run measures, named in its report's command. */
+const REPORTED_ENV = ["BENCH_ROUNDS", "BENCH_SECONDS", "BENCH_ONLY", "BENCH_SHAPES"];
 /** Linux's USER_HZ, the unit of CPU times in /proc/<pid>/stat. */
 const CLOCK_TICKS = 100;
 
@@ -283,6 +286,28 @@ async function main(): Promise<void> {
       console.log(
         `other build: ${VS ?? ""} (its own server, data dir and grant token); this/other build: this build's req/s over the other's, per round`,
       );
+    const written = writePerfReport(ROOT, {
+      name: reportName(),
+      title: "bench:grpc — the gRPC serving path against an empty handler and a floor",
+      command: benchCommand("bench:grpc", REPORTED_ENV).replace(/--vs \S+/, "--vs DIR"),
+      settings: [
+        ...shortRunNote(ROUNDS < 3 || SECONDS < 3),
+        `catalog ${CATALOG}, workers ${WORKERS}, ${ROUNDS} rounds of ${SECONDS} s per server and scenario, h2load -t1; the servers and h2load share the machine's cores`,
+        `statuses Charter logged over the run: ${JSON.stringify(loggedStatuses(charterLog))}`,
+      ],
+      table: rows,
+      notes: [
+        "**throughput ratio**: Charter's req/s over the empty handler's, median over the rounds with the spread (higher is better; BatchAuthorize counts RPCs of 16 calls). **p50/p99 ratio**: Charter's latency over the empty handler's (lower is better). **server CPU**: each server's CPU time per request.",
+        "**floor**: a grpc-js handler that only makes each call's record durable (one row per call, group commit, one fdatasync per group) and signs each allow with Ed25519 (bench/grpc-floor.ts); **charter/floor**: Charter's req/s over the floor's.",
+        ...(other
+          ? [
+              "**other build**: another build of Charter served in the same rounds (its own server, data dir and grant token); **this/other build**: this build's req/s over the other's, per round.",
+            ]
+          : []),
+        "Read the ratios and their spread, not the absolute figures: they depend on the machine and on what else ran on it.",
+      ],
+    });
+    if (written !== undefined) console.log(`wrote ${written}`);
   } finally {
     for (const child of children) child.kill("SIGTERM");
     await Promise.all(
@@ -472,6 +497,17 @@ function freePort(): Promise<number> {
       server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
     });
   });
+}
+
+/** docs/perf/grpc.md for the default run; a run with other options gets a file of its own. */
+function reportName(): string {
+  const parts = [
+    "grpc",
+    ...(CATALOG === "demo" ? [] : [CATALOG]),
+    ...(WORKERS === 1 ? [] : [`workers-${WORKERS}`]),
+    ...(VS === undefined ? [] : ["vs"]),
+  ];
+  return parts.join("-");
 }
 
 function printTable(rows: string[][]): void {

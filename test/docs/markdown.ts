@@ -166,3 +166,40 @@ export function codeBlocks(s: Section, lang: string): string[][] {
   if (current !== undefined) throw new Error(`"${s.heading.text}": a code block is not closed`);
   return blocks;
 }
+
+/** A fenced code block: its info string's first word (`sh`, `yaml`, "" for none), its lines, and the 0-based line of its opening fence. */
+export interface FencedBlock {
+  readonly lang: string;
+  readonly lines: readonly string[];
+  readonly line: number;
+}
+
+/** Every fenced code block of a document, in order; throws when one is not closed. */
+export function fencedBlocks(doc: MarkdownDoc): FencedBlock[] {
+  const blocks: FencedBlock[] = [];
+  let open: { lang: string; line: number; lines: string[] } | undefined;
+  doc.lines.forEach((line, i) => {
+    if (open === undefined) {
+      const m = /^\s*(?:```|~~~)\s*([^\s`]*)/.exec(line);
+      if (m) open = { lang: m[1] ?? "", line: i, lines: [] };
+    } else if (FENCE.test(line)) {
+      blocks.push(open);
+      open = undefined;
+    } else open.lines.push(line);
+  });
+  if (open !== undefined)
+    throw new Error(`${doc.name}: the code block at line ${open.line + 1} is not closed`);
+  return blocks;
+}
+
+/** The cells of every pipe-table row outside code fences, with their 1-based line numbers. */
+export function tableCells(doc: MarkdownDoc): { line: number; cell: string }[] {
+  const out: { line: number; cell: string }[] = [];
+  let fenced = false;
+  doc.lines.forEach((line, i) => {
+    if (FENCE.test(line)) fenced = !fenced;
+    else if (!fenced && line.trimStart().startsWith("|"))
+      for (const cell of cells(line)) out.push({ line: i + 1, cell });
+  });
+  return out;
+}

@@ -11,7 +11,7 @@ import { describePostgres, testSchema } from "../support/postgres.js";
 // grants, revocations, signing keys. Each has its own data dir and its own process state
 // (verifier cache, key ring); only the database is shared.
 
-/** The bound the README promises for a revocation through one replica to reach every other. */
+/** The bound docs/operations.md promises for a revocation through one replica to reach every other. */
 const REVOCATION_BOUND_MS = 1000;
 
 describePostgres("two replicas on one PostgreSQL schema", () => {
