@@ -10,10 +10,10 @@ import { fencedBlocks, parseMarkdown, tableCells, type MarkdownDoc } from "./mar
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const README_MAX_LINES = 200;
 const CELL_MAX_CHARS = 300;
-/** Pages another part of the work generates; their links are checked once they exist. */
+/** Pages generated from code elsewhere: their table cells are theirs to size. */
 const GENERATED_ELSEWHERE: Record<string, string> = {
   "docs/configuration.md":
-    "the settings table, generated from the settings schema (its own test keeps it true)",
+    "the settings tables, generated from the settings schema (test/config/settings-docs.test.ts)",
 };
 
 function walk(dir: string): string[] {
