@@ -42,6 +42,7 @@ export function delegateRequestFromProto(req: DelegateGrantRequest): DelegateReq
     ...(req.limits === undefined ? {} : { limits: limitsFromProto(req.limits) }),
     ...(Object.keys(caveats).length === 0 ? {} : { caveats }),
     ...(mode === undefined ? {} : { mode }),
+    ...(req.runId === "" ? {} : { runId: req.runId }),
   };
   return {
     parentToken: req.parentToken,
@@ -79,6 +80,11 @@ function caveatsFromProto(c: PbActionCaveats, field: string): Partial<ActionCave
   const rules = c.rules.map((r, i): Rule => {
     const when = schemaOf(r.whenJson, `${field}.rules[${i}].when_json`);
     const source = r.source === "" ? DELEGATION_SOURCE : r.source;
+    if (r.id !== "" || r.runJson !== "")
+      throw new DecodeError(
+        `${field}.rules[${i}].run_json`,
+        "rules over the run come from the policy; a delegation cannot add one",
+      );
     switch (r.then.case) {
       case "deny":
         return { when, then: "deny", reason: r.then.value, source };
