@@ -21,6 +21,8 @@ export type {
   RequestOptions,
 } from "./authorize.js";
 export { authorizeTurn } from "./authorize-turn.js";
+export { reportResult } from "./report-result.js";
+export type { ReportResultRequest } from "./report-result.js";
 export type { AuthorizeTurnRequest, TurnAnswer, TurnCallAnswer } from "./authorize-turn.js";
 export {
   DEFAULT_APPROVAL_PAGE_SIZE,

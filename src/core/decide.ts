@@ -149,7 +149,9 @@ function decideChecked(
     callId: call.callId,
     actionId: action?.id ?? "",
     toolName,
-    ...(run !== undefined && run.runId !== "" ? { runLabels: run.labels.map((l) => l.label) } : {}),
+    ...(run !== undefined && run.runId !== ""
+      ? { runId: run.runId, runLabels: run.labels.map((l) => l.label) }
+      : {}),
   };
   const deny = (code: ReasonCode, message: string, extra: Partial<Body> = {}): Assessment =>
     assessed({ decision: "deny", reason: { code, message }, ...base, ...extra });
@@ -301,7 +303,7 @@ function decideChecked(
   return assessed(verdict);
 }
 
-type Base = Pick<Verdict, "callId" | "actionId" | "toolName" | "runLabels" | "rule">;
+type Base = Pick<Verdict, "callId" | "actionId" | "toolName" | "runId" | "runLabels" | "rule">;
 
 function approvalVerdict(
   ctx: DecideContext,

@@ -1,4 +1,11 @@
-import { ACTION_ID as NAME, compileChecked, EFFECTS, type Catalog, type CatalogAction, type Effect } from "./catalog.js";
+import {
+  ACTION_ID as NAME,
+  compileChecked,
+  EFFECTS,
+  type Catalog,
+  type CatalogAction,
+  type Effect,
+} from "./catalog.js";
 import type { ProblemList } from "./errors.js";
 import { cloneJson, isJsonObject, type JsonSchema } from "./json.js";
 import type { Rule } from "./policy.js";
@@ -138,17 +145,33 @@ function readEntry(
     if (window) run.window = window;
   }
   if (run.seen === undefined && run.after === undefined && run.window === undefined)
-    problems.add(where, "a rule over the run asks for seen, after or window (use rules for the arguments alone)");
+    problems.add(
+      where,
+      "a rule over the run asks for seen, after or window (use rules for the arguments alone)",
+    );
 
   const then = spec["then"];
   const { requirement, reason } = spec;
   let rule: Rule | undefined;
-  if (then === "require_approval" && typeof requirement === "string" && NAME.test(requirement) && reason === undefined)
+  if (
+    then === "require_approval" &&
+    typeof requirement === "string" &&
+    NAME.test(requirement) &&
+    reason === undefined
+  )
     rule = { when: cloneJson(when as JsonSchema), then, requirement, source: sourceId, id, run };
-  else if (then === "deny" && typeof reason === "string" && reason.trim() !== "" && requirement === undefined)
+  else if (
+    then === "deny" &&
+    typeof reason === "string" &&
+    reason.trim() !== "" &&
+    requirement === undefined
+  )
     rule = { when: cloneJson(when as JsonSchema), then, reason, source: sourceId, id, run };
   else
-    problems.add(where, "then must be require_approval (with a requirement name) or deny (with a reason)");
+    problems.add(
+      where,
+      "then must be require_approval (with a requirement name) or deny (with a reason)",
+    );
 
   if (rule && (isJsonObject(when) || typeof when === "boolean")) {
     if (compileChecked(when as JsonSchema, where, "when", problems, catalog.schemas))
@@ -176,7 +199,8 @@ function presetSpec(
     return undefined;
   }
   for (const key of Object.keys(preset))
-    if (!PRESET_KEYS.has(key)) problems.add(where, `unknown key "${key}" of the ${RULE_OF_TWO} preset`);
+    if (!PRESET_KEYS.has(key))
+      problems.add(where, `unknown key "${key}" of the ${RULE_OF_TWO} preset`);
   const also = preset["also"] ?? [];
   if (!isNameList(also)) {
     problems.add(where, "also must be a list of action ids");
@@ -235,12 +259,14 @@ function readWindow(
     return undefined;
   }
   const before = problems.size;
-  for (const key of Object.keys(raw)) if (!WINDOW_KEYS.has(key)) problems.add(w, `unknown key "${key}"`);
+  for (const key of Object.keys(raw))
+    if (!WINDOW_KEYS.has(key)) problems.add(w, `unknown key "${key}"`);
   const per = raw["per"] ?? "run";
   if (typeof per !== "string" || !(WINDOW_SCOPES as readonly string[]).includes(per))
     problems.add(w, `per must be one of ${WINDOW_SCOPES.join(", ")}`);
   const seconds = parseDuration(raw["duration"]);
-  if (seconds === undefined) problems.add(w, "duration must be a duration such as 90s, 30m, 1h or 2d");
+  if (seconds === undefined)
+    problems.add(w, "duration must be a duration such as 90s, 30m, 1h or 2d");
   const maxCalls = raw["maxCalls"];
   if (maxCalls !== undefined && !(Number.isSafeInteger(maxCalls) && (maxCalls as number) > 0))
     problems.add(w, "maxCalls must be a positive integer");
@@ -252,11 +278,15 @@ function readWindow(
     else
       for (const action of actions)
         if (!declaresNumber(action, sum))
-          problems.add(w, `sum ${sum}: ${action.id}'s input schema does not declare it as a number`);
+          problems.add(
+            w,
+            `sum ${sum}: ${action.id}'s input schema does not declare it as a number`,
+          );
     if (typeof max !== "number" || !Number.isFinite(max) || max < 0)
       problems.add(w, "max must be a number of zero or more");
   }
-  if (maxCalls === undefined && sum === undefined) problems.add(w, "a window sets maxCalls or sum and max");
+  if (maxCalls === undefined && sum === undefined)
+    problems.add(w, "a window sets maxCalls or sum and max");
   if (problems.size > before) return undefined;
   return {
     seconds: seconds as number,

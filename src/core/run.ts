@@ -1,6 +1,6 @@
 import type { CatalogAction } from "./catalog.js";
 import type { TaskGrant } from "./grant.js";
-import { isJsonObject, type JsonSchema } from "./json.js";
+import { compareCodeUnits, isJsonObject, type JsonSchema } from "./json.js";
 import type { Rule } from "./policy.js";
 import { pointerSegments } from "./summary-paths.js";
 
@@ -81,7 +81,12 @@ export interface ResultLabels {
  * The key a window's usage is counted under: the rule's id and the scope's value. One rule that
  * applies to several actions counts them in one window.
  */
-export function windowKey(ruleId: string, per: WindowScope, grant: TaskGrant, runId: string): string {
+export function windowKey(
+  ruleId: string,
+  per: WindowScope,
+  grant: TaskGrant,
+  runId: string,
+): string {
   const scope =
     per === "run"
       ? `run:${grant.id}:${runId}`
@@ -250,10 +255,11 @@ export function runStateText(rule: Rule, run: RunView): string {
   const cond = rule.run;
   const parts: string[] = [];
   const seen = cond?.seen ?? [];
-  const named = seen.flatMap((l) => {
-    const s = run.labels.find((x) => x.label === l);
-    return s ? [`${labelPhrase(l)} (${s.toolName || s.actionId}, call ${s.call})`] : [];
-  });
+  // In the order the run met them: what it read first is named first.
+  const named = seen
+    .flatMap((l) => run.labels.filter((x) => x.label === l))
+    .sort((a, b) => a.call - b.call)
+    .map((s) => `${labelPhrase(s.label)} (${s.toolName || s.actionId}, call ${s.call})`);
   if (named.length > 0) parts.push(`This run has read ${joinAnd(named)}`);
   if (cond?.after) {
     const done = cond.after.filter((a) => run.last[a] !== undefined);
@@ -299,4 +305,36 @@ export function parseDuration(raw: unknown): number | undefined {
   if (!m) return undefined;
   const size = { s: 1, m: 60, h: 3600, d: 86400 }[m[2] as "s" | "m" | "h" | "d"];
   return Number(m[1]) * size;
+}
+
+/**
+ * The grant as it stands for a run (GetCatalog with a run): an action that a rule over the run
+ * now holds for every call — its `when` is `true` and its condition on the run holds (a window
+ * depends on each call's arguments and counts, so it is left to Authorize) — moves from allowed
+ * to approval-required (`require_approval`) or out of the grant (`deny`). Only ever narrows.
+ */
+export function grantForRun(grant: TaskGrant, run: RunView, now: number): TaskGrant {
+  const held = new Set<string>();
+  const denied = new Set<string>();
+  for (const actionId of [...grant.allowed, ...grant.approvalRequired]) {
+    const rules = Object.hasOwn(grant.caveats, actionId) ? grant.caveats[actionId]?.rules : [];
+    for (const rule of rules ?? []) {
+      if (rule.run === undefined || rule.when !== true || rule.run.window !== undefined) continue;
+      if (!runConditionHolds(rule, grant, {}, now, run)) continue;
+      if (rule.then === "deny") denied.add(actionId);
+      else held.add(actionId);
+    }
+  }
+  if (held.size === 0 && denied.size === 0) return grant;
+  const sorted = (ids: Iterable<string>) => [...new Set(ids)].sort(compareCodeUnits);
+  return {
+    ...grant,
+    allowed: grant.allowed.filter((id) => !held.has(id) && !denied.has(id)),
+    approvalRequired: sorted(
+      [...grant.approvalRequired, ...grant.allowed.filter((id) => held.has(id))].filter(
+        (id) => !denied.has(id),
+      ),
+    ),
+    denied: sorted([...grant.denied, ...denied]),
+  };
 }

@@ -95,6 +95,8 @@ export interface Verdict {
   /** The approval record the decision used, when one was supplied and relevant. */
   readonly approvalId?: string;
   readonly callDigest: string;
+  /** The run the call was decided in, when it names one (its step's run id). */
+  readonly runId?: string;
   /** For a call in a run: the labels the run had seen when the call was decided, sorted. */
   readonly runLabels?: readonly string[];
   /** The id of the rule over the run that denied the call or holds it for approval. */

@@ -31,6 +31,16 @@ import type { AuditStore } from "./port-audit.js";
 import type { HeldStep, StepSlot, StepStore } from "./port-steps.js";
 export type { HeldStep, StepSlot, StepStore } from "./port-steps.js";
 export type {
+  LabelSource,
+  ReportOutcome,
+  ResultReport,
+  RunEffect,
+  RunQuery,
+  RunRow,
+  RunSnapshot,
+  RunStore,
+} from "./port-runs.js";
+export type {
   ApprovalCursor,
   ApprovalDraft,
   ApprovalQuery,
