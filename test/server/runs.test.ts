@@ -5,6 +5,7 @@ import { ResultOutcome } from "../../src/gen/charter/v1/authority_pb.js";
 import { Decision, Dialect, ToolStatus, type Verdict } from "../../src/gen/charter/v1/common_pb.js";
 import { verifyReceipt } from "../../src/token/index.js";
 import { FIXTURES, startTestCharter, type TestCharter } from "../support/charter-server.js";
+import { describePostgres, testSchema } from "../support/postgres.js";
 
 // Run-aware authority over real gRPC (docs/runs.md): what a run has read and done decides what it
 // may do next. The demo's owner-assistant has the Rule of Two; fixtures/run-rules caps refunds.
@@ -387,5 +388,76 @@ describe("windows counted in flight (fixtures/run-rules)", () => {
     );
     expect(verdicts.filter((v) => v.decision === Decision.ALLOW)).toHaveLength(66);
     expect(verdicts.filter((v) => v.decision === Decision.DENY)).toHaveLength(134);
+  });
+});
+
+describePostgres("runs across two PostgreSQL replicas", () => {
+  const windows = testSchema("runs-windows");
+  const labels = testSchema("runs-labels");
+  let a: TestCharter;
+  let b: TestCharter;
+  let c: TestCharter;
+  let d: TestCharter;
+  beforeAll(async () => {
+    await Promise.all([windows.create(), labels.create()]);
+    const runRules = {
+      catalog: join(FIXTURES, "run-rules/catalog.yaml"),
+      policy: join(FIXTURES, "run-rules/policy.yaml"),
+      database: windows.url,
+    };
+    [a, b, c, d] = await Promise.all([
+      startTestCharter({ config: runRules }),
+      startTestCharter({ config: runRules }),
+      startTestCharter({ config: { database: labels.url } }),
+      startTestCharter({ config: { database: labels.url } }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([a, b, c, d].map((x) => x.stop()));
+    await Promise.all([windows.drop(), labels.drop()]);
+  });
+
+  it("200 concurrent refunds of 3 through both replicas under a sum of 200: exactly 66 allowed", async () => {
+    const res = await a.clients.grants.issueGrant({
+      profile: "support-agent",
+      subject: "agent:replicas",
+      owner: "owner-replicas@example.com",
+      purpose: "replicas",
+    });
+    const verdicts = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        call(
+          res.grantToken,
+          "",
+          "issue_refund",
+          { order_id: "ord_ABC123", amount: 3 },
+          {
+            via: i % 2 === 0 ? a : b,
+          },
+        ),
+      ),
+    );
+    expect(verdicts.filter((v) => v.decision === Decision.ALLOW)).toHaveLength(66);
+  });
+
+  it("labels written through both replicas at once are all kept: the next send is held", async () => {
+    const res = await c.clients.grants.issueGrant({
+      profile: "owner-assistant",
+      subject: "agent:replicas",
+      owner: OWNER,
+      purpose: "replicas",
+    });
+    const runIds = Array.from({ length: 20 }, () => fresh("pg-run"));
+    await Promise.all(
+      runIds.flatMap((run) => [
+        call(res.grantToken, run, "fetch_url", FETCH, { via: c }),
+        call(res.grantToken, run, "lookup_contact", LOOKUP, { via: d }),
+      ]),
+    );
+    const sends = await Promise.all(
+      runIds.map((run, i) => call(res.grantToken, run, "send_email", SEND, { via: i % 2 ? c : d })),
+    );
+    expect(sends.map((v) => v.runLabels.join(","))).toEqual(runIds.map(() => "private,untrusted"));
+    expect(sends.every((v) => v.decision === Decision.REQUIRE_APPROVAL)).toBe(true);
   });
 });
