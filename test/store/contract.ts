@@ -427,6 +427,19 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         commitDecision: (s) => s.commitDecision(makeDecision("dec_late")),
         getDecision: (s) => s.getDecision("dec_1"),
         getStep: (s) => s.getStep("g", "run", "step"),
+        readRun: (s) =>
+          s.readRun({ labelsFrom: [{ grantId: "g" }], after: [], windows: [], now: 1 }),
+        reportResult: (s) =>
+          s.reportResult({
+            decisionId: "dec_1",
+            grantId: "g-root",
+            runId: "run",
+            failed: false,
+            labels: [],
+            writeTo: [],
+            at: 1,
+            expiresAt: 2,
+          }),
         rewrapKey: (s) => s.rewrapKey("k", "a", "b"),
         createApiKey: (s) => s.createApiKey(makeApiKey("key_late")),
         listApiKeys: (s) => s.listApiKeys(),
