@@ -273,7 +273,8 @@ export interface StoreTraits {
 
 /** Everything Charter persists, behind one port with one adapter per database. */
 export interface Store
-  extends GrantStore,
+  extends
+    GrantStore,
     KeyStore,
     DecisionStore,
     StepStore,
