@@ -1,4 +1,5 @@
 import type { DelegationSpec } from "../core/delegate.js";
+import { MAX_STEP_ID_LENGTH } from "../core/step.js";
 import type { GrantLimits } from "../core/grant.js";
 import { isJsonObject, type JsonObject, type JsonSchema } from "../core/json.js";
 import type { ActionCaveats, Rule } from "../core/policy.js";
@@ -30,6 +31,8 @@ export function delegateRequestFromProto(req: DelegateGrantRequest): DelegateReq
   const mode = modeFromProto(req.mode);
   if (mode === undefined && req.mode !== GrantMode.UNSPECIFIED)
     throw new DecodeError("mode", `unknown value ${String(req.mode)}`);
+  if (req.runId.length > MAX_STEP_ID_LENGTH)
+    throw new DecodeError("run_id", `is longer than ${MAX_STEP_ID_LENGTH} characters`);
   const caveats: Record<string, Partial<ActionCaveats>> = {};
   for (const [actionId, c] of Object.entries(req.caveats))
     caveats[actionId] = caveatsFromProto(c, `caveats["${actionId.slice(0, 128)}"]`);
