@@ -22,6 +22,7 @@ export type {
 } from "./authorize.js";
 export { authorizeTurn } from "./authorize-turn.js";
 export { reportResult } from "./report-result.js";
+export { MAX_STEP_ID_LENGTH } from "../core/step.js";
 export type { ReportResultRequest } from "./report-result.js";
 export type { AuthorizeTurnRequest, TurnAnswer, TurnCallAnswer } from "./authorize-turn.js";
 export {

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import {
   authorizeTurn,
   catalogFor,
@@ -30,10 +31,11 @@ function turnOf(call: GatewayCall, callId: string): string {
   });
 }
 
-/** The gateway's calls in its run: each gets the next step id. */
+/** The gateway's calls in its run: each gets the next step id of this session (a run named with --run spans sessions). */
 function stepIds(): () => string {
+  const session = randomUUID();
   let n = 0;
-  return () => `mcp-call-${++n}`;
+  return () => `mcp-${session}-${++n}`;
 }
 
 /** Local mode: the application layer over the data dir (the catalog and policy files in force). */

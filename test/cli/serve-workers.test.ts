@@ -242,7 +242,7 @@ describe("charter serve --workers 2", () => {
               order_id: "ord_A1B2C3",
               amount: 3,
               currency: "EUR",
-              reason: "late",
+              reason: "damaged",
             }),
           },
         }),

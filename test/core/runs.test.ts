@@ -340,7 +340,7 @@ describe("properties", () => {
     {
       callId: "r",
       toolName: "issue_refund",
-      arguments: { order_id: "ord_ABC123", amount: 20, currency: "EUR", reason: "late" },
+      arguments: { order_id: "ord_ABC123", amount: 20, currency: "EUR", reason: "damaged" },
     },
   ];
   const rank = (v: Verdict) =>

@@ -4,8 +4,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { createAppContext } from "../../app/context.js";
-import { MAX_STEP_ID_LENGTH } from "../../core/step.js";
-import { auditGatewayRefusal } from "../../authority/index.js";
+import { auditGatewayRefusal, MAX_STEP_ID_LENGTH } from "../../authority/index.js";
 import { createGatewayServer } from "../../gateway/proxy.js";
 import { GatewayStdioTransport } from "../../gateway/stdio-transport.js";
 import type { GatewayAuthority } from "../../gateway/authority.js";
