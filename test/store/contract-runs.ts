@@ -266,9 +266,10 @@ export function describeRunsContract(current: () => Store): void {
           query({ after: ["email.read"], windows: [{ key: WINDOW, seconds: 3600 }] }),
         ),
       ).toEqual({ labels: [], calls: 0, last: {}, windows: { [WINDOW]: { calls: 0, sum: 0 } } });
-      // A dry run's effect_suppressed brings its labels in.
+      // A dry run's effect_suppressed brings its labels in (here without counting a call).
+      const { run: _counted, ...labelsOnly } = effect({ labels: ["untrusted"] });
       expect(
-        await commit(id(), effect({ run: undefined, labels: ["untrusted"] }), {
+        await commit(id(), labelsOnly, {
           decision: "effect_suppressed",
         }),
       ).toEqual({ kind: "committed" });
