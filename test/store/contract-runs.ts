@@ -194,6 +194,15 @@ export function describeRunsContract(current: () => Store): void {
       ).toEqual({ kind: "committed" });
     });
 
+    it("commits one of several calls judged on one run that each bring a label in; the others see it", async () => {
+      const outcomes = await Promise.all(
+        Array.from({ length: 8 }, () => commit(id(), effect({ labels: ["untrusted"] }))),
+      );
+      expect(outcomes.filter((o) => o.kind === "committed")).toHaveLength(1);
+      expect(outcomes.filter((o) => o.kind === "run_changed")).toHaveLength(7);
+      expect(await store.readRun(query())).toMatchObject({ calls: 1 });
+    });
+
     it("answers run_changed when an action of `after` was allowed at another time than judged", async () => {
       const after = (last: Record<string, number>) =>
         effect({ query: query({ after: ["email.read"] }), judged: { labels: [], last } });
