@@ -1,7 +1,7 @@
 import type { SeenLabel, WindowUsage } from "../core/run.js";
 import { sortedLabels } from "./decision-row.js";
 import { StoreError, type DecisionEffects, type DecisionRecord } from "./port.js";
-import type { ResultReport, RunEffect, RunQuery, RunRow, RunSnapshot } from "./port-runs.js";
+import type { ResultReport, RunEffect, RunQuery, RunSnapshot } from "./port-runs.js";
 
 // What both adapters share of the run tables (DESIGN §7): how a snapshot is put together from
 // the rows read, and when a decision's run effect no longer fits the run as it is now.
@@ -112,13 +112,6 @@ export function runChange(effect: RunEffect, now: RunSnapshot): string | undefin
 /** The labels to write, each once, in order. */
 export function labelsToWrite(labels: readonly string[]): string[] {
   return sortedLabels(labels);
-}
-
-/** Whether `row` is the run a decision's effect counts its call in. */
-export function isOwnRun(effect: RunEffect, row: RunRow): boolean {
-  return (
-    effect.run !== undefined && effect.run.grantId === row.grantId && effect.run.runId === row.runId
-  );
 }
 
 /** The `result_reported` audit record: ids, the failure flag and the labels added — never argument values. */

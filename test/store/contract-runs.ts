@@ -194,6 +194,15 @@ export function describeRunsContract(current: () => Store): void {
       ).toEqual({ kind: "committed" });
     });
 
+    it("commits one of several calls judged on one run that each bring a label in; the others see it", async () => {
+      const outcomes = await Promise.all(
+        Array.from({ length: 8 }, () => commit(id(), effect({ labels: ["untrusted"] }))),
+      );
+      expect(outcomes.filter((o) => o.kind === "committed")).toHaveLength(1);
+      expect(outcomes.filter((o) => o.kind === "run_changed")).toHaveLength(7);
+      expect(await store.readRun(query())).toMatchObject({ calls: 1 });
+    });
+
     it("answers run_changed when an action of `after` was allowed at another time than judged", async () => {
       const after = (last: Record<string, number>) =>
         effect({ query: query({ after: ["email.read"] }), judged: { labels: [], last } });
@@ -266,9 +275,10 @@ export function describeRunsContract(current: () => Store): void {
           query({ after: ["email.read"], windows: [{ key: WINDOW, seconds: 3600 }] }),
         ),
       ).toEqual({ labels: [], calls: 0, last: {}, windows: { [WINDOW]: { calls: 0, sum: 0 } } });
-      // A dry run's effect_suppressed brings its labels in.
+      // A dry run's effect_suppressed brings its labels in (here without counting a call).
+      const { run: _counted, ...labelsOnly } = effect({ labels: ["untrusted"] });
       expect(
-        await commit(id(), effect({ run: undefined, labels: ["untrusted"] }), {
+        await commit(id(), labelsOnly, {
           decision: "effect_suppressed",
         }),
       ).toEqual({ kind: "committed" });

@@ -70,8 +70,9 @@ async function effectsOf(
  * all back and the record is written as a deny with the refusal's code), the decision row and its
  * audit record. A run effect is checked against the run read again under the lock (after the
  * step, before the approval and the budget: `run_changed` writes nothing) and written only when
- * the record commits as given. COMMIT returns once PostgreSQL has made it durable, so no verdict leaves before
- * its record. A rerun after a deadlock or a lost connection is safe: it is idempotent by decision id.
+ * the record commits as given. COMMIT returns once PostgreSQL has made it durable, so no verdict
+ * leaves before its record. A rerun after a deadlock or a lost connection is safe: it is
+ * idempotent by decision id.
  */
 export function postgresDecisionStore(chain: Chain): DecisionStore & StepStore {
   const { pool } = chain;
