@@ -146,7 +146,8 @@ export function buildCatalog(
   }
   problems.throwIfAny();
   const labels = new Set<string>();
-  for (const a of actions.values()) for (const r of a.results ?? []) r.labels.forEach((l) => labels.add(l));
+  for (const a of actions.values())
+    for (const r of a.results ?? []) r.labels.forEach((l) => labels.add(l));
   return { version: version as string, actions, tools, schemas, labels: [...labels].sort() };
 }
 
@@ -239,7 +240,10 @@ function readResults(
       labels.length === 0 ||
       !labels.every((l): l is string => typeof l === "string" && ACTION_ID.test(l))
     ) {
-      problems.add(id, `${where}.labels must be a non-empty list of label names (letters, digits and _ . : -)`);
+      problems.add(
+        id,
+        `${where}.labels must be a non-empty list of label names (letters, digits and _ . : -)`,
+      );
       continue;
     }
     const when = entry["when"];

@@ -284,9 +284,16 @@ function decideChecked(
         }.`,
       },
     };
-    verdict = approvalVerdict(ctx, { ...base, ...(held?.rule ? { rule: held.rule } : {}) }, { ...withResource, requirement }, callDigest, shown);
+    verdict = approvalVerdict(
+      ctx,
+      { ...base, ...(held?.rule ? { rule: held.rule } : {}) },
+      { ...withResource, requirement },
+      callDigest,
+      shown,
+    );
     if (verdict.decision === "deny") return assessed(verdict);
-    if (verdict.decision === "require_approval" && held) verdict = { ...verdict, reason: held.reason };
+    if (verdict.decision === "require_approval" && held)
+      verdict = { ...verdict, reason: held.reason };
   }
   // 9. Shadow grants suppress effects; a deny stays a deny.
   if (grant.mode === "shadow") {

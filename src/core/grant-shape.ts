@@ -137,7 +137,10 @@ function isRule(value: unknown): boolean {
   if (!isJsonObject(value) || !isSchema(value["when"]) || typeof value["source"] !== "string")
     return false;
   if (value["id"] !== undefined && !isNonEmptyString(value["id"])) return false;
-  if (value["run"] !== undefined && !(isRunCondition(value["run"]) && isNonEmptyString(value["id"])))
+  if (
+    value["run"] !== undefined &&
+    !(isRunCondition(value["run"]) && isNonEmptyString(value["id"]))
+  )
     return false;
   if (value["then"] === "require_approval")
     return onlyKeys(value, RULE_KEYS.require_approval) && typeof value["requirement"] === "string";
@@ -156,7 +159,8 @@ function isRunCondition(value: unknown): boolean {
   if (window === undefined) return true;
   if (!isJsonObject(window) || !onlyKeys(window, WINDOW_KEYS)) return false;
   const { seconds, per, maxCalls, sum } = window;
-  if (!isCount(seconds) || !["run", "grant", "subject", "owner"].includes(per as string)) return false;
+  if (!isCount(seconds) || !["run", "grant", "subject", "owner"].includes(per as string))
+    return false;
   if (maxCalls !== undefined && !isCount(maxCalls)) return false;
   if (sum === undefined) return true;
   return (

@@ -174,9 +174,9 @@ function readEntry(
     );
 
   if (rule && (isJsonObject(when) || typeof when === "boolean")) {
-    if (compileChecked(when as JsonSchema, where, "when", problems, catalog.schemas))
+    if (compileChecked(when, where, "when", problems, catalog.schemas))
       for (const action of actions)
-        for (const m of checkSatisfiable(when as JsonSchema, action, catalog.schemas))
+        for (const m of checkSatisfiable(when, action, catalog.schemas))
           problems.add(`${where} (${action.id})`, m);
   }
   return problems.size > before || !rule ? undefined : { rule, actions };

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCharterClients, type CharterClients } from "../../src/client/index.js";
+import { Decision } from "../../src/gen/charter/v1/common_pb.js";
 import { startTestCharter } from "../support/charter-server.js";
 import { describePostgres, testSchema } from "../support/postgres.js";
 import { expectDecisionsLogged } from "../support/audit-log.js";
@@ -228,7 +229,7 @@ describe("crash safety of runs (SQLite)", () => {
               grantToken,
               call: inRun(runId, "read", "read_email", { message_id: "msg_7f3a9c21" }),
             });
-            if (verdict?.decision === 1) answered.push(runId);
+            if (verdict?.decision === Decision.ALLOW) answered.push(runId);
           } catch {
             return; // the server is gone
           }

@@ -71,7 +71,7 @@ describe("the demo's Rule of Two (owner-assistant)", () => {
     expect(v.runLabels).toEqual(["untrusted", "private"]);
     expect(v.reason?.code).toBe("RUN_RULE");
     expect(v.reason?.message).toBe(
-      "This run has read untrusted content (fetch_url, call 1) and private data (read_email, call 2); \"send_email\" now needs the owner's approval.",
+      'This run has read untrusted content (fetch_url, call 1) and private data (read_email, call 2); "send_email" now needs the owner\'s approval.',
     );
   });
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApprovalOutcome } from "../../src/gen/charter/v1/approval_pb.js";
 import { ResultOutcome } from "../../src/gen/charter/v1/authority_pb.js";
 import { Decision, Dialect, ToolStatus, type Verdict } from "../../src/gen/charter/v1/common_pb.js";
-import { verifyReceipt } from "../../src/token/index.js";
+import { verifyReceipt, type Jwks } from "../../src/token/index.js";
 import { FIXTURES, startTestCharter, type TestCharter } from "../support/charter-server.js";
 import { describePostgres, testSchema } from "../support/postgres.js";
 
@@ -116,7 +116,7 @@ describe("the Rule of Two in one run (the README walkthrough)", () => {
     expect(sent).toMatchObject({ decision: Decision.ALLOW, runLabels: ["private"] });
     // The receipt carries the run and the labels it was decided on.
     const { jwksJson } = await charter.clients.keys.getJwks({});
-    const checked = await verifyReceipt(sent.receipt, JSON.parse(jwksJson), {
+    const checked = await verifyReceipt(sent.receipt, JSON.parse(jwksJson) as Jwks, {
       issuer: charter.config.issuer,
       audience: charter.config.audience,
       now: Math.floor(Date.now() / 1000),

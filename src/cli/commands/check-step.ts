@@ -77,9 +77,10 @@ function stepOf(values: Values): CallRequest["step"] {
   if (toolCall !== undefined && activation !== undefined)
     throw new UsageError("give --tool-call or --activation, not both");
   // `--run ID` alone: the call is a new step of the run (decided in it, never a retry).
-  if (activation === undefined) return { runId: run, toolCallId: toolCall ?? `cli-${randomUUID()}` };
+  if (activation === undefined)
+    return { runId: run, toolCallId: toolCall ?? `cli-${randomUUID()}` };
   const attempt = Number(values.attempt ?? "1");
   if (!Number.isSafeInteger(attempt) || attempt < 1)
     throw new UsageError("--attempt must be a whole number from 1");
-  return { runId: run, activationId: activation as string, attempt };
+  return { runId: run, activationId: activation, attempt };
 }
