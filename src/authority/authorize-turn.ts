@@ -15,6 +15,8 @@ export interface AuthorizeTurnRequest {
   readonly turnJson: string;
   /** Approvals to use, keyed by the call id of the turn's tool call. */
   readonly approvalIds?: ReadonlyMap<string, string>;
+  /** The run the turn belongs to: each call is decided in it, in order, its call id its step. */
+  readonly runId?: string;
 }
 
 /** One tool call of the turn: as parsed, as decided, and (when not allowed) what to tell the model. */
@@ -61,7 +63,7 @@ export async function authorizeTurn(
     ctx,
     {
       grantToken: req.grantToken,
-      calls: calls.map((c) => callRequest(c, req.approvalIds?.get(c.callId))),
+      calls: calls.map((c) => callRequest(c, req.approvalIds?.get(c.callId), req.runId)),
     },
     options,
   );
@@ -103,12 +105,17 @@ function readTurn(text: string, limits: AuthorityLimits): JsonDocument {
 const TURN_ENVELOPE_DEPTH = 16;
 
 /** A parsed call as the pipeline's request: by tool name, arguments still JSON text, with the approval it presents. */
-function callRequest(call: TurnCall, approvalId: string | undefined): CallRequest {
+function callRequest(
+  call: TurnCall,
+  approvalId: string | undefined,
+  runId: string | undefined,
+): CallRequest {
   return {
     callId: call.callId,
     toolName: call.toolName,
     actionId: "",
     argumentsJson: call.argumentsJson,
     ...(approvalId === undefined || approvalId === "" ? {} : { approvalId }),
+    ...(runId === undefined || runId === "" ? {} : { step: { runId, toolCallId: call.callId } }),
   };
 }

@@ -145,6 +145,7 @@ async function load(
     check,
     budget: [check.grant, ...ancestors.reverse()].flatMap(limitsOf),
     caller,
+    runExpiresAt: Math.max(check.grant.expiresAt, ...ancestors.map((a) => a.expiresAt)),
   };
 }
 

@@ -17,6 +17,8 @@ import {
 import { NOTHING_AHEAD, receiptAhead, type CallerSignal } from "./receipt-ahead.js";
 import { answerHeld, redecides, stepSlot, type StepAsk } from "./steps.js";
 import { loadDelegatedGrant } from "./target-grant.js";
+import { readRunFor, runEffectFor } from "./run-state.js";
+import { StoreError } from "../store/port.js";
 
 /** A verdict with what the shell added: the decision id it was recorded under and, on allow, the receipt. */
 export interface Decided {
@@ -82,43 +84,69 @@ async function decideAndCommit(
   if (step && held && !redecides(held, step)) return heldStep(ctx, loaded, call, step, held);
   const approval = call.presentsApproval ? await loadApproval(ctx, loaded, call) : undefined;
   const delegatedGrant = await loadDelegatedGrant(ctx, loaded.check, call.request, loaded.now);
-  const decided = traced("charter.decide", () =>
-    decideStep(loaded, call, approval, limits, delegatedGrant),
-  );
-  const { argumentsDigest } = decided;
-  const pending = await traced("charter.approval", () =>
-    approvalStep(ctx, loaded, call, decided.verdict),
-  );
+  const { catalog } = loaded.policySet;
   const { decisionId } = call;
-  const early =
-    step && grant && pending.decision === "allow"
-      ? await traced("charter.sign", () =>
-          signStep(ctx, loaded, grant, pending, decisionId, argumentsDigest),
-        )
-      : undefined;
-  await after;
-  // The store queues the unit when asked (synchronously), so the next call may ask for its own.
-  const committing = traced("charter.commit", () =>
-    commitStep(
-      ctx,
-      loaded,
-      pending,
-      decisionId,
-      step && { ask: step, slot: stepSlot(step, pending, early) },
-    ),
-  );
-  asked();
-  // Neither stepped nor consuming an approval: the receipt is signed while the commit is made durable.
-  const ahead =
-    step === undefined && pending.approvalId === undefined
-      ? receiptAhead(ctx, loaded, pending, decisionId, argumentsDigest, signal)
-      : NOTHING_AHEAD;
-  const committed = await committing;
-  // Another replica (or a concurrent retry) decided the step first: its decision is the answer.
-  if ("held" in committed) return heldStep(ctx, loaded, call, step as StepAsk, committed.held);
-  const receipt = early ?? (await ahead.for(committed.verdict));
-  return signed(ctx, loaded, committed.verdict, decisionId, argumentsDigest, signal, receipt);
+  // Decided on the run as read now; when the commit finds the run changed meanwhile (another
+  // call of the run, or of the window, committed first), decided again on a fresh read.
+  for (let attempt = 1; ; attempt++) {
+    const run = grant && (await readRunFor(ctx, grant, catalog, call, loaded.now));
+    const decided = traced("charter.decide", () =>
+      decideStep(loaded, call, approval, limits, delegatedGrant, run?.view),
+    );
+    const { argumentsDigest } = decided;
+    const pending = await traced("charter.approval", () =>
+      approvalStep(ctx, loaded, call, decided.verdict),
+    );
+    const early =
+      step && grant && pending.decision === "allow"
+        ? await traced("charter.sign", () =>
+            signStep(ctx, loaded, grant, pending, decisionId, argumentsDigest),
+          )
+        : undefined;
+    if (attempt === 1) await after;
+    const effect =
+      grant &&
+      runEffectFor(grant, catalog, call, run, pending, loaded.runExpiresAt ?? grant.expiresAt);
+    // The store queues the unit when asked (synchronously), so the next call may ask for its own.
+    const committing = traced("charter.commit", () =>
+      commitStep(
+        ctx,
+        loaded,
+        pending,
+        decisionId,
+        step && { ask: step, slot: stepSlot(step, pending, early) },
+        effect,
+      ),
+    );
+    asked();
+    // Neither stepped nor consuming an approval: the receipt is signed while the commit is made durable.
+    const ahead =
+      step === undefined && pending.approvalId === undefined && effect === undefined
+        ? receiptAhead(ctx, loaded, pending, decisionId, argumentsDigest, signal)
+        : NOTHING_AHEAD;
+    const committed = await committing;
+    if ("runChanged" in committed) {
+      if (attempt >= MAX_RUN_ATTEMPTS)
+        throw new StoreError(
+          "UNAVAILABLE",
+          `the run changed under each of ${MAX_RUN_ATTEMPTS} decisions of call ${call.request.callId} (${committed.runChanged})`,
+        );
+      signal?.throwIfAborted();
+      continue;
+    }
+    // Another replica (or a concurrent retry) decided the step first: its decision is the answer.
+    if ("held" in committed) return heldStep(ctx, loaded, call, step as StepAsk, committed.held);
+    const receipt = early ?? (await ahead.for(committed.verdict));
+    return signed(ctx, loaded, committed.verdict, decisionId, argumentsDigest, signal, receipt);
+  }
 }
+
+/**
+ * How many times one call is decided again because its run changed before its commit. Labels
+ * only grow and a window's room only shrinks while calls are in flight, so a call decided again
+ * converges; one that does not within this many is not decided (UNAVAILABLE), never allowed.
+ */
+const MAX_RUN_ATTEMPTS = 16;
 
 /** A committed verdict, counted; an allow with its receipt (signed now unless `early`: before or during its commit), unless the caller has gone. */
 async function signed(
@@ -163,7 +191,8 @@ async function heldStep(
       : answer;
   const { decisionId } = call;
   const committed = await commitStep(ctx, loaded, answer.verdict, decisionId, { ask });
-  const verdict = "held" in committed ? answer.verdict : committed.verdict;
+  // A deny of a conflicting step has no run effect, so the run cannot have changed under it.
+  const verdict = "verdict" in committed ? committed.verdict : answer.verdict;
   // A replay is not a new decision; a conflicting call is (recorded, and counted).
   recordDecision(verdict.decision, verdict.reason?.code);
   return { verdict, decisionId };

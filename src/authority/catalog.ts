@@ -5,6 +5,9 @@ import { renderTools, toolsJson, type DialectName } from "../interop/dialects/in
 import type { AuthorityContext, PolicySet } from "./context.js";
 import { AuthorityError, invalidRequest } from "./errors.js";
 import { loadGrant } from "./load-grant.js";
+import { grantForRun } from "../core/run.js";
+import { MAX_STEP_ID_LENGTH } from "../core/step.js";
+import { readRunView } from "./run-state.js";
 
 /** A worker's tool catalog: the neutral view and its rendering for the worker's framework. Shared by every caller of the same grant: never change it. */
 export interface CatalogAnswer {
@@ -31,9 +34,11 @@ export interface CatalogAnswer {
  */
 export async function catalogFor(
   ctx: AuthorityContext,
-  req: { readonly grantToken: string; readonly dialect: DialectName },
+  req: { readonly grantToken: string; readonly dialect: DialectName; readonly runId?: string },
 ): Promise<CatalogAnswer> {
   if (req.grantToken === "") throw invalidRequest("grant_token", "is required");
+  if ((req.runId ?? "").length > MAX_STEP_ID_LENGTH)
+    throw invalidRequest("run_id", `is longer than ${MAX_STEP_ID_LENGTH} characters`);
   const policySet = ctx.policySet();
   const check = await loadGrant(ctx, req.grantToken, ctx.now());
   if (!check.ok)
@@ -49,6 +54,19 @@ export async function catalogFor(
       `POLICY_WITHDRAWN: the grant's authority has been withdrawn (${withdrawn})`,
       { reason: "POLICY_WITHDRAWN" },
     );
+  // For a run: the grant as the run's labels and earlier calls leave it, rendered for this call only.
+  if (req.runId !== undefined && req.runId !== "") {
+    const run = await readRunView(ctx, check.grant, req.runId, ctx.now());
+    const grant = grantForRun(check.grant, run, ctx.now());
+    if (grant !== check.grant) {
+      const view = projectCatalog(
+        withoutWithdrawn(grant, withdrawal(grant, policySet.policy)),
+        policySet.catalog,
+      );
+      const tools = renderTools(view, req.dialect);
+      return { view, tools, toolsJson: toolsJson(tools) };
+    }
+  }
   const cache = ctx.caches.catalogs(policySet);
   const key = `${req.dialect}\n${check.grant.id}`;
   const cached = cache.get(key);

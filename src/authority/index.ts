@@ -21,6 +21,9 @@ export type {
   RequestOptions,
 } from "./authorize.js";
 export { authorizeTurn } from "./authorize-turn.js";
+export { reportResult } from "./report-result.js";
+export { MAX_STEP_ID_LENGTH } from "../core/step.js";
+export type { ReportResultRequest } from "./report-result.js";
 export type { AuthorizeTurnRequest, TurnAnswer, TurnCallAnswer } from "./authorize-turn.js";
 export {
   DEFAULT_APPROVAL_PAGE_SIZE,

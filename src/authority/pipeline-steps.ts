@@ -3,7 +3,14 @@ import { assessInForce } from "../core/withdraw.js";
 import type { TaskGrant } from "../core/grant.js";
 import { isJsonObject } from "../core/json.js";
 import type { ApprovalRecord, ToolCall, Verdict } from "../core/verdict.js";
-import type { BudgetLimits, DecisionEffects, DecisionRecord, HeldStep } from "../store/port.js";
+import type { RunView } from "../core/run.js";
+import type {
+  BudgetLimits,
+  DecisionEffects,
+  DecisionRecord,
+  HeldStep,
+  RunEffect,
+} from "../store/port.js";
 import { signReceipt } from "../token/index.js";
 import type { AdmittedCall } from "./admit.js";
 import { approvalDraft } from "./approvals.js";
@@ -25,6 +32,8 @@ export interface Loaded {
   readonly budget: readonly BudgetLimits[];
   /** Who asked (the authenticated caller's principal), for the records. */
   readonly caller: string | undefined;
+  /** When the run rows a call writes may go: the latest expiry of the grant and its ancestors (labels written up the tree live as long as the grants they join). */
+  readonly runExpiresAt?: number;
 }
 
 /** One call after the decide step: its verdict and, on allow, the digest the receipt binds. */
@@ -61,6 +70,7 @@ export function decideStep(
   approval: ApprovalRecord | undefined,
   limits: AuthorityLimits,
   delegatedGrant?: TaskGrant,
+  run?: RunView,
 ): DecideResult {
   const { request, args } = call;
   const names = {
@@ -98,6 +108,7 @@ export function decideStep(
     ...(call.digests ? { digests: call.digests } : {}),
     ...(approval ? { approval } : {}),
     ...(delegatedGrant ? { delegatedGrant } : {}),
+    ...(run ? { run } : {}),
   };
   const assessed = assessInForce(loaded.check.grant, catalog, policy, toolCall, options);
   const verdict = withCallDigest(assessed);
@@ -147,7 +158,10 @@ export async function commitStep(
   verdict: Verdict,
   decisionId: string,
   step?: { readonly ask: StepAsk; readonly slot?: DecisionEffects["step"] },
-): Promise<{ readonly verdict: Verdict } | { readonly held: HeldStep }> {
+  run?: RunEffect,
+): Promise<
+  { readonly verdict: Verdict } | { readonly held: HeldStep } | { readonly runChanged: string }
+> {
   const effects: DecisionEffects = {
     ...(verdict.decision === "allow" && loaded.budget.length > 0
       ? { budget: { actionId: verdict.actionId, grants: loaded.budget } }
@@ -156,12 +170,14 @@ export async function commitStep(
       ? { approval: { approvalId: verdict.approvalId, callDigest: verdict.callDigest } }
       : {}),
     ...(step?.slot === undefined ? {} : { step: step.slot }),
+    ...(run === undefined ? {} : { run }),
   };
   const outcome = await ctx.store.commitDecision(
     decisionRecord(loaded, verdict, decisionId, step?.ask),
     effects,
   );
   if (outcome.kind === "step_held") return { held: outcome.held };
+  if (outcome.kind === "run_changed") return { runChanged: outcome.detail };
   if (effects.approval) ctx.approvalFeed.notify();
   if (outcome.kind === "committed") return { verdict };
   return { verdict: refusedVerdict(verdict, outcome.reasonCode) };
@@ -192,6 +208,10 @@ function decisionRecord(
     policyVersion: loaded.policySet.policy.version,
     ...(loaded.caller === undefined ? {} : { caller: loaded.caller }),
     ...(step === undefined ? {} : { runId: step.runId, stepKey: step.stepKey }),
+    ...(verdict.runLabels === undefined || verdict.runLabels.length === 0
+      ? {}
+      : { runLabels: verdict.runLabels }),
+    ...(verdict.rule === undefined ? {} : { rule: verdict.rule }),
   };
 }
 
@@ -216,6 +236,9 @@ export async function signStep(
       argsDigest: verdict.callDigest,
       argumentsDigest: argsCanonicalDigest,
       catalogVersion: loaded.policySet.catalog.version,
+      ...(verdict.runId === undefined
+        ? {}
+        : { runId: verdict.runId, runLabels: verdict.runLabels ?? [] }),
     },
     ctx.ring,
     {

@@ -38,7 +38,8 @@ export const CHECK_USAGE = `charter check (--token T | --profile P) (--tool NAME
   decides one call (offline on the data dir, or by --server) and prints the verdict
   a target: --operation KIND [--node N --definition ID] | --agent NAME [--agent-version V
             --delegated-token T]
-  a step:   --run ID (--tool-call ID | --activation ID [--attempt N]); --call-id ID
+  a step:   --run ID [--tool-call ID | --activation ID [--attempt N]]; --call-id ID
+            (--run alone: a new step of the run, decided on what the run has seen and done)
   exit code: 0 allow, 1 deny, 2 requires approval, 3 effect suppressed`;
 
 export const CONFIG_USAGE = `charter config [--json]
@@ -51,10 +52,11 @@ export const CONFIG_USAGE = `charter config [--json]
 export const VALIDATE_USAGE = `charter validate
   loads catalog and policy and reports every problem; exit 0 when both load, 1 otherwise`;
 
-export const MCP_GATEWAY_USAGE = `charter mcp-gateway --token T [--server HOST:PORT [--api-key K]]
+export const MCP_GATEWAY_USAGE = `charter mcp-gateway --token T [--server HOST:PORT [--api-key K]] [--run ID]
                     (-- COMMAND ARGS... | --upstream-url URL)
   a stdio MCP proxy fronting an upstream MCP server with a grant: decides locally on the data
-  dir, or by the Charter server at --server; stdout is the MCP channel, the rest goes to stderr`;
+  dir, or by the Charter server at --server, every call in one run per session (or --run ID);
+  stdout is the MCP channel, the rest goes to stderr`;
 
 /** Each subcommand's usage, as `charter approvals <subcommand> --help` prints it. */
 export const APPROVALS_SUBCOMMANDS: Readonly<Record<string, string>> = {

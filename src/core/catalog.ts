@@ -2,6 +2,7 @@ import { readActionKind, type ActionKindDeclaration } from "./action-kind.js";
 import { ProblemList } from "./errors.js";
 import { cloneJson, isJsonObject, type JsonObject, type JsonSchema } from "./json.js";
 import { parseResourceTemplate, type ResourceTemplate } from "./resource.js";
+import type { ResultLabels } from "./run.js";
 import {
   createSchemaCompiler,
   type CompiledSchema,
@@ -61,6 +62,8 @@ export interface CatalogAction extends ActionKindDeclaration {
   readonly input?: CompiledSchema;
   /** Argument paths (JSON Pointers) an owner is shown in an approval request; other arguments appear as digests. */
   readonly summary?: SummaryPaths;
+  /** What the action's result brings into its run (DESIGN §7): labels, each entry when its `when` over the arguments holds. */
+  readonly results?: readonly ResultLabels[];
 }
 
 /** The versioned universe of actions, indexed by id and by tool name. */
@@ -72,6 +75,8 @@ export interface Catalog {
   readonly tools: ReadonlyMap<string, CatalogAction>;
   /** The compiler every schema of this catalog (and of policies loaded against it) goes through. */
   readonly schemas: SchemaCompiler;
+  /** Every label some action's result brings into a run, sorted: the labels a policy may name. */
+  readonly labels: readonly string[];
 }
 
 /** Action ids, and the names of sources, profiles and requirements: letters, digits and _ . : -. */
@@ -88,6 +93,7 @@ const ACTION_KEYS = new Set([
   "resource",
   "tool",
   "summary",
+  "results",
 ]);
 const TOOL_KEYS = new Set(["name", "description", "inputSchema", "outputSchema", "annotations"]);
 
@@ -139,7 +145,10 @@ export function buildCatalog(
     }
   }
   problems.throwIfAny();
-  return { version: version as string, actions, tools, schemas };
+  const labels = new Set<string>();
+  for (const a of actions.values())
+    for (const r of a.results ?? []) r.labels.forEach((l) => labels.add(l));
+  return { version: version as string, actions, tools, schemas, labels: [...labels].sort() };
 }
 
 function readAction(
@@ -188,6 +197,8 @@ function readAction(
     raw["summary"] === undefined
       ? undefined
       : readSummaryPaths(raw["summary"], id, inputSchema, problems);
+  const results =
+    raw["results"] === undefined ? undefined : readResults(raw["results"], id, problems, schemas);
   if (problems.size > before || !kind) return undefined;
   return {
     id,
@@ -199,7 +210,56 @@ function readAction(
     ...(!tool && inputSchema ? { inputSchema } : {}),
     ...(input ? { input } : {}),
     ...(summary ? { summary } : {}),
+    ...(results ? { results } : {}),
   };
+}
+
+/**
+ * `results: {labels: [untrusted], when?: schema}`, or a list of them: the labels an allowed
+ * call's result brings into its run, each entry only when its `when` over the arguments holds
+ * (a fetch of the intranet is not untrusted). Labels come from here only, never from the model
+ * or from an upstream tool's own annotations.
+ */
+function readResults(
+  raw: unknown,
+  id: string,
+  problems: ProblemList,
+  schemas: SchemaCompiler,
+): ResultLabels[] | undefined {
+  const list = Array.isArray(raw) ? raw : [raw];
+  const out: ResultLabels[] = [];
+  for (const [i, entry] of list.entries()) {
+    const where = Array.isArray(raw) ? `results[${i}]` : "results";
+    if (!isJsonObject(entry) || Object.keys(entry).some((k) => k !== "labels" && k !== "when")) {
+      problems.add(id, `${where} must be {labels: [names], when?: JSON Schema over the arguments}`);
+      continue;
+    }
+    const labels = entry["labels"];
+    if (
+      !Array.isArray(labels) ||
+      labels.length === 0 ||
+      !labels.every((l): l is string => typeof l === "string" && ACTION_ID.test(l))
+    ) {
+      problems.add(
+        id,
+        `${where}.labels must be a non-empty list of label names (letters, digits and _ . : -)`,
+      );
+      continue;
+    }
+    const when = entry["when"];
+    if (when !== undefined) {
+      if (!isJsonObject(when) && typeof when !== "boolean") {
+        problems.add(id, `${where}.when must be a JSON Schema over the arguments`);
+        continue;
+      }
+      if (!compileChecked(when, id, `${where}.when`, problems, schemas)) continue;
+    }
+    out.push({
+      labels: [...new Set(labels)].sort(),
+      ...(when === undefined ? {} : { when: cloneJson(when) }),
+    });
+  }
+  return out;
 }
 
 function readTool(raw: unknown, id: string, problems: ProblemList): ToolDescriptor | undefined {

@@ -6,6 +6,7 @@ import { jsonDepthExceeds } from "./json-depth.js";
 import { isJsonObject, jsonEqual, type JsonSchema } from "./json.js";
 import type { Rule } from "./policy.js";
 import { resolveResource } from "./resource.js";
+import { runConditionHolds, runStateText, type RunView } from "./run.js";
 import { formatProblems, type SchemaProblem } from "./schema.js";
 import { checkTarget } from "./target.js";
 import type { ApprovalRecord, Reason, ReasonCode, ToolCall, Verdict } from "./verdict.js";
@@ -33,6 +34,11 @@ export interface DecideContext {
    * delegated grant, when the approved call is made.
    */
   readonly recheck?: boolean;
+  /**
+   * The run the call belongs to, as the shell read it (DESIGN §7): rules over the run are judged
+   * on it. Absent (or with runId ""), a rule over the run's labels or earlier calls never holds.
+   */
+  readonly run?: RunView;
 }
 
 /**
@@ -112,6 +118,8 @@ export function assess(
 }
 
 const NO_DIGEST = (): string => "";
+const withState = (state: string): string => (state === "" ? "" : `${state}; `);
+const NO_RUN: RunView = { runId: "", labels: [], calls: 0, last: {}, windows: {} };
 
 type Body = Omit<Verdict, "callDigest">;
 
@@ -136,7 +144,15 @@ function decideChecked(
   const callDigest = (): string => orEmpty(() => digest().call(grant.id, actionId));
   const argumentsDigest = (): string => orEmpty(() => digest().arguments());
   const assessed = (verdict: Body): Assessment => ({ verdict, callDigest, argumentsDigest });
-  const base = { callId: call.callId, actionId: action?.id ?? "", toolName };
+  const run = ctx.run;
+  const base = {
+    callId: call.callId,
+    actionId: action?.id ?? "",
+    toolName,
+    ...(run !== undefined && run.runId !== ""
+      ? { runId: run.runId, runLabels: run.labels.map((l) => l.label) }
+      : {}),
+  };
   const deny = (code: ReasonCode, message: string, extra: Partial<Body> = {}): Assessment =>
     assessed({ decision: "deny", reason: { code, message }, ...base, ...extra });
 
@@ -231,13 +247,21 @@ function decideChecked(
   // 6. Deny rules.
   const rules = caveats.rules;
   // A rule that cannot be evaluated counts as matching: a deny rule denies, an approval rule asks.
-  const denyRule = rules.find((r) => r.then === "deny" && matches(catalog, r, args));
-  if (denyRule?.then === "deny") return deny("RULE_DENY", denyRule.reason, withResource);
+  const holds = (r: Rule) =>
+    matches(catalog, r, args) &&
+    (r.run === undefined || runConditionHolds(r, grant, args, ctx.now, run ?? NO_RUN));
+  const denyRule = rules.find((r) => r.then === "deny" && holds(r));
+  if (denyRule?.then === "deny") {
+    if (denyRule.run === undefined) return deny("RULE_DENY", denyRule.reason, withResource);
+    const state = runStateText(denyRule, run ?? NO_RUN);
+    return deny("RUN_RULE", state === "" ? denyRule.reason : `${state}. ${denyRule.reason}`, {
+      ...withResource,
+      ...(denyRule.id === undefined ? {} : { rule: denyRule.id }),
+    });
+  }
 
   // 7. Approval, when listed or when a require_approval rule matches.
-  const approvalRule = rules.find(
-    (r) => r.then === "require_approval" && matches(catalog, r, args),
-  );
+  const approvalRule = rules.find((r) => r.then === "require_approval" && holds(r));
   const requirement =
     approvalRule?.then === "require_approval"
       ? approvalRule.requirement
@@ -248,8 +272,28 @@ function decideChecked(
   if (requirement === undefined) {
     verdict = { decision: "allow", ...base, ...withResource };
   } else {
-    verdict = approvalVerdict(ctx, base, { ...withResource, requirement }, callDigest, shown);
+    const byRun = approvalRule?.run === undefined ? undefined : approvalRule;
+    const held = byRun && {
+      ...(byRun.id === undefined ? {} : { rule: byRun.id }),
+      reason: {
+        code: "RUN_RULE" as const,
+        message: `${withState(runStateText(byRun, run ?? NO_RUN))}${shown()} now needs ${
+          requirement === DEFAULT_REQUIREMENT
+            ? "the owner's approval"
+            : `approval (requirement "${requirement}")`
+        }.`,
+      },
+    };
+    verdict = approvalVerdict(
+      ctx,
+      { ...base, ...(held?.rule ? { rule: held.rule } : {}) },
+      { ...withResource, requirement },
+      callDigest,
+      shown,
+    );
     if (verdict.decision === "deny") return assessed(verdict);
+    if (verdict.decision === "require_approval" && held)
+      verdict = { ...verdict, reason: held.reason };
   }
   // 9. Shadow grants suppress effects; a deny stays a deny.
   if (grant.mode === "shadow") {
@@ -266,7 +310,7 @@ function decideChecked(
   return assessed(verdict);
 }
 
-type Base = Pick<Verdict, "callId" | "actionId" | "toolName">;
+type Base = Pick<Verdict, "callId" | "actionId" | "toolName" | "runId" | "runLabels" | "rule">;
 
 function approvalVerdict(
   ctx: DecideContext,

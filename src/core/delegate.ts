@@ -1,5 +1,5 @@
 import type { Catalog } from "./catalog.js";
-import { caveatsOf, type GrantLimits, type TaskGrant } from "./grant.js";
+import { ANY_RUN, caveatsOf, type GrantLimits, type TaskGrant } from "./grant.js";
 import { mergeBinds } from "./binds.js";
 import { compareCodeUnits, sortedUnique, type JsonSchema } from "./json.js";
 import type { ActionCaveats, GrantMode, Rule } from "./policy.js";
@@ -15,6 +15,8 @@ export interface DelegationSpec {
   /** Extra caveats per action; they add to the parent's, never replace them. */
   readonly caveats?: Readonly<Record<string, Partial<ActionCaveats>>>;
   readonly mode?: GrantMode;
+  /** The parent's run the child is started from; absent: bound to the parent grant as a whole. */
+  readonly runId?: string;
 }
 
 /** Why a delegation was refused. */
@@ -112,6 +114,7 @@ export function delegate(
     rootId: parent.rootId,
     parentId: parent.id,
     chain: [...parent.chain, parent.id],
+    chainRuns: [...(parent.chainRuns ?? parent.chain.map(() => ANY_RUN)), spec.runId ?? ANY_RUN],
     subject: spec.subject,
     owner: parent.owner,
     purpose: spec.purpose ?? parent.purpose,

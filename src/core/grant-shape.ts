@@ -23,13 +23,16 @@ const GRANT_KEYS = [
   "limits",
   "mode",
   "sources",
+  "chainRuns",
 ] as const;
 const LIMIT_KEYS = new Set(["maxCalls", "maxCallsPerAction", "maxDelegationDepth"]);
 const CAVEAT_KEYS = new Set(["constraints", "binds", "rules"]);
 const RULE_KEYS = {
-  require_approval: new Set(["when", "then", "requirement", "source"]),
-  deny: new Set(["when", "then", "reason", "source"]),
+  require_approval: new Set(["when", "then", "requirement", "source", "id", "run"]),
+  deny: new Set(["when", "then", "reason", "source", "id", "run"]),
 };
+const RUN_KEYS = new Set(["seen", "after", "within", "window"]);
+const WINDOW_KEYS = new Set(["seconds", "per", "maxCalls", "sum"]);
 
 /**
  * Checks that a value (a token's `grant` claim, a stored grant) has the shape of a TaskGrant:
@@ -117,6 +120,10 @@ function caveatsProblem(value: unknown): Problem {
 }
 
 function chainProblem(g: TaskGrant): Problem {
+  if (g.chainRuns !== undefined) {
+    if (!isStringList(g.chainRuns) || g.chainRuns.length !== g.chain.length)
+      return "grant.chainRuns must be a list of strings as long as grant.chain";
+  }
   if (g.parentId === null) {
     if (g.chain.length > 0 || g.rootId !== g.id)
       return "a root grant must have an empty chain and be its own root";
@@ -129,11 +136,39 @@ function chainProblem(g: TaskGrant): Problem {
 function isRule(value: unknown): boolean {
   if (!isJsonObject(value) || !isSchema(value["when"]) || typeof value["source"] !== "string")
     return false;
+  if (value["id"] !== undefined && !isNonEmptyString(value["id"])) return false;
+  if (
+    value["run"] !== undefined &&
+    !(isRunCondition(value["run"]) && isNonEmptyString(value["id"]))
+  )
+    return false;
   if (value["then"] === "require_approval")
     return onlyKeys(value, RULE_KEYS.require_approval) && typeof value["requirement"] === "string";
   if (value["then"] === "deny")
     return onlyKeys(value, RULE_KEYS.deny) && typeof value["reason"] === "string";
   return false;
+}
+
+/** A rule's condition over the run, as `readRunRules` writes it. */
+function isRunCondition(value: unknown): boolean {
+  if (!isJsonObject(value) || !onlyKeys(value, RUN_KEYS)) return false;
+  const { seen, after, within, window } = value;
+  if (seen !== undefined && !isStringList(seen)) return false;
+  if (after !== undefined && !isStringList(after)) return false;
+  if (within !== undefined && !isCount(within)) return false;
+  if (window === undefined) return true;
+  if (!isJsonObject(window) || !onlyKeys(window, WINDOW_KEYS)) return false;
+  const { seconds, per, maxCalls, sum } = window;
+  if (!isCount(seconds) || !["run", "grant", "subject", "owner"].includes(per as string))
+    return false;
+  if (maxCalls !== undefined && !isCount(maxCalls)) return false;
+  if (sum === undefined) return true;
+  return (
+    isJsonObject(sum) &&
+    onlyKeys(sum, new Set(["path", "max"])) &&
+    typeof sum["path"] === "string" &&
+    typeof sum["max"] === "number"
+  );
 }
 
 function isSchema(value: unknown): boolean {

@@ -36,7 +36,17 @@ export interface TaskGrant {
   readonly mode: GrantMode;
   /** The policy sources the grant was composed from. */
   readonly sources: readonly string[];
+  /**
+   * For a delegated grant, beside `chain`: the run of each ancestor the next grant down was
+   * started from, "*" where it was delegated without one (bound to that grant as a whole).
+   * Labels flow along these links (DESIGN §7); a delegated grant without them is bound "*" at
+   * every level. Absent on a root grant.
+   */
+  readonly chainRuns?: readonly string[];
 }
+
+/** The run name a grant delegated without a run is bound to: the parent grant as a whole. */
+export const ANY_RUN = "*";
 
 /** The caveats a grant holds for an action; none when it holds none. */
 export function caveatsOf(grant: TaskGrant, actionId: string): ActionCaveats {

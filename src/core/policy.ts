@@ -3,6 +3,8 @@ import { ProblemList } from "./errors.js";
 import { isJsonObject, type JsonObject, type JsonSchema } from "./json.js";
 import { readCaveats } from "./policy-caveats.js";
 import { withOperationKinds } from "./policy-kinds.js";
+import { readRunRules } from "./policy-run.js";
+import type { RunCondition } from "./run.js";
 
 /** `grant` sources contribute allows; a `narrow` source's non-empty allow list intersects them. */
 export type SourceKind = "grant" | "narrow";
@@ -19,8 +21,12 @@ export interface Limits {
   readonly maxRuntimeSeconds?: number;
 }
 
-/** A condition on a call's arguments and what follows when it matches. */
-export type Rule =
+/**
+ * A condition on a call's arguments (and, for a rule over the run, on the run: `run`) and what
+ * follows when it matches. A rule over the run has an `id`: the verdict names the rule that held
+ * the call, and a window is counted under it.
+ */
+export type Rule = (
   | {
       readonly when: JsonSchema;
       readonly then: "require_approval";
@@ -32,7 +38,8 @@ export type Rule =
       readonly then: "deny";
       readonly reason: string;
       readonly source: string;
-    };
+    }
+) & { readonly id?: string; readonly run?: RunCondition };
 
 /** What a source (and later a grant) adds to one action: constraints, binds and rules. */
 export interface ActionCaveats {
@@ -99,6 +106,7 @@ const SOURCE_KEYS = new Set([
   "limits",
   "constraints",
   "rules",
+  "run",
 ]);
 const LIMIT_KEYS = new Set([
   "maxCalls",
@@ -235,7 +243,10 @@ function readSource(
     );
   }
   const limits = readLimits(raw["limits"], subject, problems);
-  const caveats = readCaveats(raw["constraints"], raw["rules"], id, catalog, problems);
+  const caveats = withRunRules(
+    readCaveats(raw["constraints"], raw["rules"], id, catalog, problems),
+    readRunRules(raw["run"], id, catalog, problems),
+  );
 
   if (problems.size > before) return undefined;
   return {
@@ -249,6 +260,18 @@ function readSource(
     limits,
     caveats,
   };
+}
+
+/** A source's caveats with its rules over the run added after its own rules, per action. */
+function withRunRules(
+  caveats: Map<string, ActionCaveats>,
+  run: ReadonlyMap<string, readonly Rule[]>,
+): Map<string, ActionCaveats> {
+  for (const [actionId, rules] of run) {
+    const c = caveats.get(actionId) ?? { constraints: [], binds: {}, rules: [] };
+    caveats.set(actionId, { ...c, rules: [...c.rules, ...rules] });
+  }
+  return caveats;
 }
 
 function readIdList(

@@ -8,7 +8,9 @@ export type Decision = "allow" | "deny" | "require_approval" | "effect_suppresse
  * order; GRANT_INVALID, GRANT_REVOKED and LIMIT_EXCEEDED need state and are added by the shell;
  * POLICY_WITHDRAWN is `decideInForce`'s (the policy in force withdrew the grant or the action);
  * TARGET_MISMATCH, UNKNOWN_TARGET_KIND and AGENT_NOT_DELEGATED are the target check's
- * (`checkTarget`); STEP_CONFLICT is the shell's (a step asked again with another call).
+ * (`checkTarget`); STEP_CONFLICT is the shell's (a step asked again with another call);
+ * RUN_RULE is a rule over the run (what it has seen, done, or counted in a window) that denied
+ * the call or holds it for approval (the reason then says why).
  */
 export const REASON_CODES = [
   "GRANT_EXPIRED",
@@ -31,6 +33,7 @@ export const REASON_CODES = [
   "UNKNOWN_TARGET_KIND",
   "AGENT_NOT_DELEGATED",
   "STEP_CONFLICT",
+  "RUN_RULE",
 ] as const;
 
 export type ReasonCode = (typeof REASON_CODES)[number];
@@ -92,4 +95,10 @@ export interface Verdict {
   /** The approval record the decision used, when one was supplied and relevant. */
   readonly approvalId?: string;
   readonly callDigest: string;
+  /** The run the call was decided in, when it names one (its step's run id). */
+  readonly runId?: string;
+  /** For a call in a run: the labels the run had seen when the call was decided, sorted. */
+  readonly runLabels?: readonly string[];
+  /** The id of the rule over the run that denied the call or holds it for approval. */
+  readonly rule?: string;
 }

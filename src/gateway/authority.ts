@@ -24,15 +24,20 @@ export interface GatewayCall {
 export interface GatewayVerdict {
   readonly decision: GatewayDecision;
   readonly approvalId?: string;
+  /** The decision's id: an allowed call's result is reported under it. */
+  readonly decisionId?: string;
   /** For a non-allowed call: the JSON-RPC response to answer with. */
   readonly feedback?: McpFeedback;
 }
 
 /**
  * Where the gateway's decisions come from: the application layer over a data dir (local mode) or
- * a Charter server (remote mode). Both speak the MCP dialect: GetCatalog and AuthorizeTurn.
+ * a Charter server (remote mode). Both speak the MCP dialect: GetCatalog and AuthorizeTurn, in the
+ * gateway's run (one per gateway session unless the operator names one), and ReportResult.
  */
 export interface GatewayAuthority {
   catalog(): Promise<GatewayCatalog>;
   authorizeCall(call: GatewayCall): Promise<GatewayVerdict>;
+  /** Reports an allowed call's result to its run (ReportResult): whether the upstream failed it. */
+  reportResult(decisionId: string, failed: boolean): Promise<void>;
 }

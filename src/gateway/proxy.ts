@@ -70,6 +70,21 @@ export function createGatewayServer(options: GatewayOptions): Server {
     return { catalog, upstreamTools };
   }
 
+  /**
+   * Reports a relayed result to the run. A report that cannot be made is logged and the result
+   * still goes back: a missing report never makes the run more trusted (the static labels stand).
+   */
+  async function report(decisionId: string | undefined, failed: boolean): Promise<void> {
+    if (decisionId === undefined) return;
+    try {
+      await authority.reportResult(decisionId, failed);
+    } catch (err) {
+      events.log(
+        `charter mcp-gateway: could not report the result of ${decisionId}: ${(err as Error).message}`,
+      );
+    }
+  }
+
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const { catalog } = await refreshPins();
     return { tools: catalog.tools.filter((t) => pins?.get(t.name)?.ok === true) };
@@ -102,11 +117,19 @@ export function createGatewayServer(options: GatewayOptions): Server {
       if (verdict.decision === "allow") {
         held.delete(key);
         if (pin === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-        return upstream.request(
-          { method: "tools/call", params: forwardedParams(sent) },
-          CallToolResultSchema,
-          { signal: extra.signal },
-        );
+        let result: CallToolResult;
+        try {
+          result = await upstream.request(
+            { method: "tools/call", params: forwardedParams(sent) },
+            CallToolResultSchema,
+            { signal: extra.signal },
+          );
+        } catch (err) {
+          await report(verdict.decisionId, true);
+          throw err;
+        }
+        await report(verdict.decisionId, result.isError === true);
+        return result;
       }
       if (verdict.decision === "require_approval" && verdict.approvalId !== undefined)
         held.set(key, verdict.approvalId);

@@ -1,4 +1,5 @@
 import type { DelegationSpec } from "../core/delegate.js";
+import { MAX_STEP_ID_LENGTH } from "../core/step.js";
 import type { GrantLimits } from "../core/grant.js";
 import { isJsonObject, type JsonObject, type JsonSchema } from "../core/json.js";
 import type { ActionCaveats, Rule } from "../core/policy.js";
@@ -30,6 +31,8 @@ export function delegateRequestFromProto(req: DelegateGrantRequest): DelegateReq
   const mode = modeFromProto(req.mode);
   if (mode === undefined && req.mode !== GrantMode.UNSPECIFIED)
     throw new DecodeError("mode", `unknown value ${String(req.mode)}`);
+  if (req.runId.length > MAX_STEP_ID_LENGTH)
+    throw new DecodeError("run_id", `is longer than ${MAX_STEP_ID_LENGTH} characters`);
   const caveats: Record<string, Partial<ActionCaveats>> = {};
   for (const [actionId, c] of Object.entries(req.caveats))
     caveats[actionId] = caveatsFromProto(c, `caveats["${actionId.slice(0, 128)}"]`);
@@ -42,6 +45,7 @@ export function delegateRequestFromProto(req: DelegateGrantRequest): DelegateReq
     ...(req.limits === undefined ? {} : { limits: limitsFromProto(req.limits) }),
     ...(Object.keys(caveats).length === 0 ? {} : { caveats }),
     ...(mode === undefined ? {} : { mode }),
+    ...(req.runId === "" ? {} : { runId: req.runId }),
   };
   return {
     parentToken: req.parentToken,
@@ -79,6 +83,11 @@ function caveatsFromProto(c: PbActionCaveats, field: string): Partial<ActionCave
   const rules = c.rules.map((r, i): Rule => {
     const when = schemaOf(r.whenJson, `${field}.rules[${i}].when_json`);
     const source = r.source === "" ? DELEGATION_SOURCE : r.source;
+    if (r.id !== "" || r.runJson !== "")
+      throw new DecodeError(
+        `${field}.rules[${i}].run_json`,
+        "rules over the run come from the policy; a delegation cannot add one",
+      );
     switch (r.then.case) {
       case "deny":
         return { when, then: "deny", reason: r.then.value, source };

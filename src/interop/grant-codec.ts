@@ -19,6 +19,7 @@ export function grantToProto(grant: TaskGrant): Grant {
     rootId: grant.rootId,
     parentId: grant.parentId ?? "",
     chain: [...grant.chain],
+    chainRuns: [...(grant.chainRuns ?? [])],
     subject: grant.subject,
     owner: grant.owner,
     purpose: grant.purpose,
@@ -50,6 +51,8 @@ function caveatsToProto(c: ActionCaveats) {
       create(RuleSchema, {
         whenJson: JSON.stringify(r.when),
         source: r.source,
+        ...(r.id === undefined ? {} : { id: r.id }),
+        ...(r.run === undefined ? {} : { runJson: JSON.stringify(r.run) }),
         then:
           r.then === "deny"
             ? { case: "deny", value: r.reason }

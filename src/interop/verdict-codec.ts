@@ -29,5 +29,7 @@ export function verdictToProto(v: Verdict, extras: VerdictExtras): PbVerdict {
     callDigest: v.callDigest,
     decisionId: extras.decisionId,
     receipt: extras.receipt ?? "",
+    runLabels: [...(v.runLabels ?? [])],
+    rule: v.rule ?? "",
   });
 }

@@ -36,6 +36,7 @@ export const AUTHORITY_ACCESS: ServiceAccess<typeof AuthorityService> = {
   authorize: GATEWAY,
   batchAuthorize: GATEWAY,
   authorizeTurn: GATEWAY,
+  reportResult: GATEWAY,
 };
 export const GRANT_ACCESS: ServiceAccess<typeof GrantService> = {
   issueGrant: ISSUER,

@@ -8,6 +8,7 @@ import type { AuthorityContext } from "../authority/index.js";
 import { bindService, type BindOptions, type ServiceBinding } from "./router.js";
 import { authorize } from "./rpc/authorize.js";
 import { authorizeTurn } from "./rpc/authorize-turn.js";
+import { reportResult } from "./rpc/report-result.js";
 import { batchAuthorize } from "./rpc/batch-authorize.js";
 import { decideApproval } from "./rpc/decide-approval.js";
 import { delegateGrant } from "./rpc/delegate-grant.js";
@@ -46,6 +47,7 @@ export function charterServices(
         authorize: authorize(ctx),
         batchAuthorize: batchAuthorize(ctx),
         authorizeTurn: authorizeTurn(ctx),
+        reportResult: reportResult(ctx),
       },
       options,
     ),

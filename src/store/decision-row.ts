@@ -26,6 +26,9 @@ export interface DecisionRow {
   readonly caller: string | null;
   readonly run_id: string | null;
   readonly step_key: string | null;
+  /** JSON text of the sorted run labels; NULL without any (and for decisions made before). */
+  readonly run_labels: string | null;
+  readonly rule_id: string | null;
 }
 
 export const DECISION_COLUMNS = [
@@ -46,6 +49,8 @@ export const DECISION_COLUMNS = [
   "caller",
   "run_id",
   "step_key",
+  "run_labels",
+  "rule_id",
 ] as const satisfies readonly (keyof DecisionRow)[];
 
 /** Every decision this version knows; a new one in the core fails compilation here until it is listed. */
@@ -76,7 +81,31 @@ export function decisionRow(r: DecisionRecord): DecisionRow {
     caller: r.caller ?? null,
     run_id: r.runId ?? null,
     step_key: r.stepKey ?? null,
+    run_labels: r.runLabels === undefined ? null : JSON.stringify(sortedLabels(r.runLabels)),
+    rule_id: r.rule ?? null,
   };
+}
+
+/** Labels in the one order every adapter writes them (UTF-16 code units), each once. */
+export function sortedLabels(labels: readonly string[]): string[] {
+  return [...new Set(labels)].sort();
+}
+
+/** The run labels of a row; text that is not a JSON list of strings is CORRUPT. */
+function runLabelsOf(row: DecisionRow): readonly string[] | undefined {
+  if (row.run_labels === null) return undefined;
+  let labels: unknown;
+  try {
+    labels = JSON.parse(row.run_labels);
+  } catch {
+    labels = undefined;
+  }
+  if (!Array.isArray(labels) || !labels.every((l) => typeof l === "string"))
+    throw new StoreError(
+      "CORRUPT",
+      `decision ${row.decision_id}: run_labels is not a list of labels`,
+    );
+  return labels;
 }
 
 /** True when two rows hold the same record, column by column. */
@@ -94,6 +123,7 @@ export function decisionRecord(row: DecisionRow): DecisionRecord {
   }
   if (!Number.isSafeInteger(row.decided_at))
     throw new StoreError("CORRUPT", `decision ${id}: decided_at is not a time`);
+  const runLabels = runLabelsOf(row);
   const record: DecisionRecord = {
     decisionId: id,
     decidedAt: row.decided_at,
@@ -115,6 +145,8 @@ export function decisionRecord(row: DecisionRow): DecisionRecord {
     ...(row.caller === null ? {} : { caller: row.caller }),
     ...(row.run_id === null ? {} : { runId: row.run_id }),
     ...(row.step_key === null ? {} : { stepKey: row.step_key }),
+    ...(runLabels === undefined ? {} : { runLabels }),
+    ...(row.rule_id === null ? {} : { rule: row.rule_id }),
   };
 }
 
@@ -172,6 +204,8 @@ export function decisionAudit(r: DecisionRecord) {
     ...(r.caller === undefined ? {} : { caller: r.caller }),
     ...(r.runId === undefined ? {} : { runId: r.runId }),
     ...(r.stepKey === undefined ? {} : { step: r.stepKey }),
+    ...(r.runLabels === undefined ? {} : { runLabels: sortedLabels(r.runLabels) }),
+    ...(r.rule === undefined ? {} : { rule: r.rule }),
   };
 }
 
@@ -188,7 +222,7 @@ const REQUIRED_TEXT = [
   "catalogVersion",
   "policyVersion",
 ] as const;
-const OPTIONAL_TEXT = ["reasonCode", "approvalId", "caller", "runId", "stepKey"] as const;
+const OPTIONAL_TEXT = ["reasonCode", "approvalId", "caller", "runId", "stepKey", "rule"] as const;
 
 /** True when the record holds what its type says (a string, or an absent optional one, per field; a finite time): the text below is then auditEntryJson's. */
 function plainRecord(r: DecisionRecord): boolean {
@@ -196,7 +230,9 @@ function plainRecord(r: DecisionRecord): boolean {
     typeof r.decidedAt === "number" &&
     Number.isFinite(r.decidedAt) &&
     REQUIRED_TEXT.every((k) => typeof r[k] === "string") &&
-    OPTIONAL_TEXT.every((k) => r[k] === undefined || typeof r[k] === "string")
+    OPTIONAL_TEXT.every((k) => r[k] === undefined || typeof r[k] === "string") &&
+    (r.runLabels === undefined ||
+      (Array.isArray(r.runLabels) && r.runLabels.every((l) => typeof l === "string")))
   );
 }
 
@@ -217,7 +253,10 @@ export function decisionAuditText(r: DecisionRecord): AuditText {
     text += `,"grantId":${quoted(r.grantId)},"kind":"decision","policyVersion":${quoted(r.policyVersion)}`;
     if (r.reasonCode !== undefined) text += `,"reasonCode":${quoted(r.reasonCode)}`;
     text += `,"rootId":${quoted(r.rootId)}`;
+    if (r.rule !== undefined) text += `,"rule":${quoted(r.rule)}`;
     if (r.runId !== undefined) text += `,"runId":${quoted(r.runId)}`;
+    if (r.runLabels !== undefined)
+      text += `,"runLabels":[${sortedLabels(r.runLabels).map(quoted).join(",")}]`;
     text += `,"seq":${JSON.stringify(seq)}`;
     if (r.stepKey !== undefined) text += `,"step":${quoted(r.stepKey)}`;
     return `${text},"subject":${quoted(r.subject)},"toolName":${quoted(r.toolName)}}`;

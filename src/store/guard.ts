@@ -31,6 +31,11 @@ export const STORE_DOING: Describers<StoreOperations> = {
   commitDecision: (record) => `commit decision ${record.decisionId}`,
   getDecision: (id) => `read decision ${id}`,
   getStep: (grantId, runId) => `read a step of run ${runId} of grant ${grantId}`,
+  readRun: (query) =>
+    query.run === undefined
+      ? "read the runs of a call"
+      : `read run ${query.run.runId} of grant ${query.run.grantId}`,
+  reportResult: (report) => `report the result of decision ${report.decisionId}`,
   createApiKey: (key) => `create api key ${key.id}`,
   listApiKeys: () => "list api keys",
   revokeApiKey: (id) => `revoke api key ${id}`,

@@ -16,6 +16,7 @@ export const AUDIT_KINDS = [
   "call.unauthenticated",
   "call.permission_denied",
   "gateway.pin_refused",
+  "result_reported",
 ] as const;
 
 export type AuditKind = (typeof AUDIT_KINDS)[number];
@@ -54,6 +55,14 @@ export interface AuditEntry {
   readonly runId?: string;
   /** A decision's step (`stepKey`: the tool call id, or the activation and attempt), when its call carried one. */
   readonly step?: string;
+  /** A decision's run labels as seen when it was decided (sorted), when its call was in a run that had seen any. */
+  readonly runLabels?: readonly string[];
+  /** The rule over the run that denied a decision's call or held it for approval. */
+  readonly rule?: string;
+  /** A reported result (`result_reported`): whether the call failed (its window charges released). */
+  readonly failed?: boolean;
+  /** A reported result: the labels it newly added to the call's run (sorted; names only). */
+  readonly labels?: readonly string[];
 }
 
 /** A signed statement of the chain head: record `seq` has hash `hash`. */

@@ -3,6 +3,7 @@ export {
   type ApprovalEvent,
   type ApprovalEventKind,
 } from "../core/approval.js";
+import type { RunEffect, RunStore } from "./port-runs.js";
 import type { TaskGrant } from "../core/grant.js";
 import type { Decision, ReasonCode } from "../core/verdict.js";
 
@@ -29,6 +30,16 @@ import type { ApprovalStore } from "./port-approvals.js";
 import type { AuditStore } from "./port-audit.js";
 import type { HeldStep, StepSlot, StepStore } from "./port-steps.js";
 export type { HeldStep, StepSlot, StepStore } from "./port-steps.js";
+export type {
+  LabelSource,
+  ReportOutcome,
+  ResultReport,
+  RunEffect,
+  RunQuery,
+  RunRow,
+  RunSnapshot,
+  RunStore,
+} from "./port-runs.js";
 export type {
   ApprovalCursor,
   ApprovalDraft,
@@ -148,6 +159,10 @@ export interface DecisionRecord {
   readonly runId?: string;
   /** The call's step (`stepKey`), when it carries one: the audit keys decisions by run and step. */
   readonly stepKey?: string;
+  /** For a call in a run: the labels the run had seen when it was decided (sorted; absent when none). */
+  readonly runLabels?: readonly string[];
+  /** The rule over the run that denied the call or held it for approval. */
+  readonly rule?: string;
 }
 
 /** One grant's limits, as a budget charge needs them. A grant without either limit has nothing to count. */
@@ -178,6 +193,8 @@ export interface DecisionEffects {
    * When the step is held already (and not replaceable, see StepSlot), nothing is written.
    */
   readonly step?: StepSlot;
+  /** What an allow (or a dry run's effect_suppressed) does to its run, checked against the run as it is now (`RunEffect`). */
+  readonly run?: RunEffect;
 }
 
 /** Reason codes the store may turn an allow into when its effects cannot be had. */
@@ -192,7 +209,9 @@ export type CommitOutcome =
   | { readonly kind: "committed" }
   | { readonly kind: "refused"; readonly reasonCode: CommitRefusalCode; readonly detail: string }
   /** The step was decided already (another replica or a concurrent retry won): nothing was written or consumed. */
-  | { readonly kind: "step_held"; readonly held: HeldStep };
+  | { readonly kind: "step_held"; readonly held: HeldStep }
+  /** The run is no longer what the decision was made on (`RunEffect`): nothing was written; decide again. */
+  | { readonly kind: "run_changed"; readonly detail: string };
 
 /** The decisions Charter made, recorded before it answers. */
 export interface DecisionStore {
@@ -254,7 +273,15 @@ export interface StoreTraits {
 
 /** Everything Charter persists, behind one port with one adapter per database. */
 export interface Store
-  extends GrantStore, KeyStore, DecisionStore, StepStore, ApprovalStore, AuditStore, ApiKeyStore {
+  extends
+    GrantStore,
+    KeyStore,
+    DecisionStore,
+    StepStore,
+    RunStore,
+    ApprovalStore,
+    AuditStore,
+    ApiKeyStore {
   readonly traits: StoreTraits;
   /**
    * Calls `listener` with how many audit records this process appended, after the unit of work

@@ -32,6 +32,10 @@ export interface ReceiptClaims {
    */
   readonly argumentsDigest: string;
   readonly catalogVersion: string;
+  /** The run the call was decided in, when it carries one (`run_id`). */
+  readonly runId?: string;
+  /** The labels that run had seen when the call was decided (`run_labels`), with `runId`. */
+  readonly runLabels?: readonly string[];
 }
 
 /** A verified receipt: its claims and its validity window (Unix seconds). */
@@ -76,6 +80,8 @@ const CLAIM = {
   argsDigest: "args_digest",
   argumentsDigest: "arguments_digest",
   catalogVersion: "catalog_version",
+  runId: "run_id",
+  runLabels: "run_labels",
 } as const;
 const REQUIRED = [
   "decisionId",
@@ -115,6 +121,9 @@ export async function signReceipt(
     [CLAIM.argsDigest]: claims.argsDigest,
     [CLAIM.argumentsDigest]: claims.argumentsDigest,
     [CLAIM.catalogVersion]: claims.catalogVersion,
+    ...(claims.runId === undefined
+      ? {}
+      : { [CLAIM.runId]: claims.runId, [CLAIM.runLabels]: [...(claims.runLabels ?? [])] }),
   };
   const signingKey = ring.signingKey();
   const claimsSet: JWTPayload = {
@@ -194,6 +203,8 @@ export async function verifyReceipt(
     };
   const p = outcome.payload;
   const resource = p[CLAIM.resource];
+  const runId = p[CLAIM.runId];
+  const runLabels = p[CLAIM.runLabels];
   const receipt = {
     decisionId: p.jti,
     grantId: p[CLAIM.grantId],
@@ -205,6 +216,7 @@ export async function verifyReceipt(
     argsDigest: p[CLAIM.argsDigest],
     argumentsDigest: p[CLAIM.argumentsDigest],
     catalogVersion: p[CLAIM.catalogVersion],
+    ...(runId === undefined ? {} : { runId, runLabels }),
     issuedAt: p.iat,
     expiresAt: p.exp,
   };
@@ -219,5 +231,12 @@ function claimsProblem(claims: Record<string, unknown>): string | undefined {
   for (const key of REQUIRED) if (claims[key] === "") return `${key} must not be empty`;
   if (claims["resource"] !== undefined && typeof claims["resource"] !== "string")
     return "resource must be a string";
+  if (claims["runId"] !== undefined) {
+    const labels = claims["runLabels"];
+    if (typeof claims["runId"] !== "string" || claims["runId"] === "")
+      return "run_id must be a non-empty string";
+    if (!Array.isArray(labels) || !labels.every((l) => typeof l === "string"))
+      return "run_labels must be a list of strings";
+  } else if (claims["runLabels"] !== undefined) return "run_labels needs run_id";
   return undefined;
 }

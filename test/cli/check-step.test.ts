@@ -11,11 +11,10 @@ describe("charter check target and step flags", () => {
       ["--tool-call", "tc-1"],
       "--tool-call and --activation need --run",
     ],
-    ["--run without a step", ["--run", "r"], "--run needs --tool-call or --activation"],
     [
       "--run with both steps",
       ["--run", "r", "--tool-call", "t", "--activation", "a"],
-      "--run needs --tool-call or --activation",
+      "give --tool-call or --activation, not both",
     ],
     [
       "an attempt of 0",

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCharterClients, type CharterClients } from "../../src/client/index.js";
+import { Decision } from "../../src/gen/charter/v1/common_pb.js";
 import { startTestCharter } from "../support/charter-server.js";
 import { describePostgres, testSchema } from "../support/postgres.js";
 import { expectDecisionsLogged } from "../support/audit-log.js";
@@ -190,4 +191,79 @@ describePostgres("crash safety (PostgreSQL, two replicas on one chain)", () => {
     expect(received.length).toBeGreaterThanOrEqual(500);
     await expectAllLogged(store, received);
   });
+});
+
+describe("crash safety of runs (SQLite)", () => {
+  const store: StoreArgs = {
+    dataDir: mkdtempSync(join(tmpdir(), "charter-crash-runs-")),
+    args: [],
+    env: {},
+  };
+  afterAll(() => rmSync(store.dataDir, { recursive: true, force: true }));
+
+  const inRun = (runId: string, callId: string, toolName: string, args: unknown) => ({
+    callId,
+    toolName,
+    argumentsJson: JSON.stringify(args),
+    step: { runId, of: { case: "toolCallId" as const, value: callId } },
+  });
+
+  it("a SIGKILL loses no label of an answered allow: each such run still holds its next send", async () => {
+    let server = await serve(store);
+    let clients = createCharterClients({ address: server.address });
+    const answered: string[] = [];
+    let grantToken = "";
+    try {
+      ({ grantToken } = await clients.grants.issueGrant({
+        profile: "owner-assistant",
+        subject: "agent:crash-runs",
+        owner: "ana@example.com",
+        purpose: "crash",
+      }));
+      let killed = false;
+      const worker = async (w: number) => {
+        for (let i = 0; !killed; i++) {
+          const runId = `crash-${w}-${i}`;
+          try {
+            const { verdict } = await clients.authority.authorize({
+              grantToken,
+              call: inRun(runId, "read", "read_email", { message_id: "msg_7f3a9c21" }),
+            });
+            if (verdict?.decision === Decision.ALLOW) answered.push(runId);
+          } catch {
+            return; // the server is gone
+          }
+        }
+      };
+      const running = Promise.all(Array.from({ length: 8 }, (_, w) => worker(w)));
+      // The grant allows 60 calls of an action (maxCallsPerAction): kill well before they run out.
+      while (answered.length < 30) await new Promise((r) => setTimeout(r, 5));
+      await server.kill();
+      killed = true;
+      await running;
+    } finally {
+      clients.close();
+    }
+    server = await serve(store);
+    clients = createCharterClients({ address: server.address });
+    try {
+      const held = await Promise.all(
+        answered.map(async (runId) => {
+          const { verdict } = await clients.authority.authorize({
+            grantToken,
+            call: inRun(runId, "send", "send_email", {
+              to: "bo@example.com",
+              subject: "Notes",
+              body: "Hi",
+            }),
+          });
+          return verdict?.runLabels.join(",");
+        }),
+      );
+      expect(held.filter((labels) => labels !== "private,untrusted")).toEqual([]);
+    } finally {
+      clients.close();
+      await server.kill();
+    }
+  }, 60_000);
 });

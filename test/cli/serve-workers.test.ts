@@ -29,9 +29,18 @@ sources:
     allow: [web.search]
     deny: [shell.exec]
     approval: [payment.charge]
+  windowed:
+    allow: [refund.issue]
+    run:
+      - id: cap
+        actions: [refund.issue]
+        window: { per: owner, duration: 1h, sum: /amount, max: 200 }
+        then: deny
+        reason: Refunds are capped at 200 per owner per hour.
 profiles:
   budget-50: { sources: [budget-50] }
   open: { sources: [open] }
+  windowed: { sources: [windowed] }
 `,
 );
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -209,6 +218,38 @@ describe("charter serve --workers 2", () => {
       served.dataDir,
       verdicts.map((r) => r.verdict?.decisionId ?? ""),
     );
+  });
+
+  it("allows exactly 66 of 200 concurrent refunds of 3 under a window sum of 200, over both workers", async () => {
+    const grants = await Promise.all(
+      [0, 1].map((i) =>
+        (clients[i] as CharterClients).grants.issueGrant({
+          profile: "windowed",
+          subject: `agent:win-${i}`,
+          owner: "owner-windowed@example.com",
+          purpose: "window",
+        }),
+      ),
+    );
+    const verdicts = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        (clients[i % clients.length] as CharterClients).authority.authorize({
+          grantToken: (grants[i % 2] as { grantToken: string }).grantToken,
+          call: {
+            callId: `win-${i}`,
+            toolName: "issue_refund",
+            argumentsJson: JSON.stringify({
+              order_id: "ord_A1B2C3",
+              amount: 3,
+              currency: "EUR",
+              reason: "damaged",
+            }),
+          },
+        }),
+      ),
+    );
+    expect(verdicts.filter((r) => r.verdict?.decision === Decision.ALLOW)).toHaveLength(66);
+    expect(verdicts.filter((r) => r.verdict?.reason?.code === "RUN_RULE")).toHaveLength(134);
   });
 
   it("serves every worker's metrics summed from the primary's endpoint", async () => {

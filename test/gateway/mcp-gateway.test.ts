@@ -45,7 +45,7 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-function gatewayArgs(profile: string, upstream: RecordingServer): string[] {
+function gatewayArgs(profile: string, upstream: RecordingServer, run?: string): string[] {
   return [
     BIN,
     "mcp-gateway",
@@ -59,6 +59,7 @@ function gatewayArgs(profile: string, upstream: RecordingServer): string[] {
     tokens[profile] ?? "",
     "--upstream-url",
     upstream.url,
+    ...(run === undefined ? [] : ["--run", run]),
   ];
 }
 
@@ -66,10 +67,11 @@ function gatewayArgs(profile: string, upstream: RecordingServer): string[] {
 async function connect(
   profile: string,
   upstream: RecordingServer,
+  run?: string,
 ): Promise<{ client: Client; stderr: () => string }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: gatewayArgs(profile, upstream),
+    args: gatewayArgs(profile, upstream, run),
     stderr: "pipe",
   });
   let stderr = "";
@@ -324,5 +326,62 @@ describe("charter mcp-gateway on the raw wire", () => {
     expect(await next()).toMatchObject({ id: null, error: { code: -32700 } });
     send({ id: 9, method: "tools/call" });
     expect(await next()).toMatchObject({ id: 9, error: { code: -32600 } });
+  });
+});
+
+describe("charter mcp-gateway decides in a run: one per session, or the one --run names", () => {
+  const FETCH = { name: "fetch_url", arguments: { url: "https://news.example.org/today" } };
+  const READ = { name: "read_email", arguments: { message_id: "msg_7f3a9c21" } };
+  const SEND = {
+    name: "send_email",
+    arguments: { to: "bo@example.com", subject: "Notes", body: "As promised" },
+  };
+  let upstream: RecordingServer;
+  beforeAll(async () => {
+    upstream = await startRecordingServer({ tools: ["fetch_url", "read_email", "send_email"] });
+  });
+  afterAll(() => upstream.stop());
+
+  it("holds internal mail after the session read the web and the owner's mail; a new session starts clean", async () => {
+    const first = await connect("owner-assistant", upstream);
+    try {
+      for (const call of [FETCH, READ])
+        expect(((await first.client.callTool(call)) as CallToolResult).isError).toBeFalsy();
+      const before = upstream.calls.length;
+      const held = (await first.client.callTool(SEND)) as CallToolResult;
+      expect(held.isError).toBe(true);
+      expect(text(held)).toContain(
+        "Not run yet (RUN_RULE): This run has read untrusted content (fetch_url, call 1) and private data (read_email, call 2)",
+      );
+      expect(upstream.calls.length).toBe(before);
+    } finally {
+      await first.client.close();
+    }
+    const second = await connect("owner-assistant", upstream);
+    try {
+      const sent = (await second.client.callTool(SEND)) as CallToolResult;
+      expect(sent.isError).toBeFalsy();
+      expect(text(sent)).toBe("ran send_email");
+    } finally {
+      await second.client.close();
+    }
+  });
+
+  it("a run named with --run spans sessions", async () => {
+    const run = `gw-run-${Date.now()}`;
+    const first = await connect("owner-assistant", upstream, run);
+    try {
+      for (const call of [FETCH, READ]) await first.client.callTool(call);
+    } finally {
+      await first.client.close();
+    }
+    const second = await connect("owner-assistant", upstream, run);
+    try {
+      const held = (await second.client.callTool(SEND)) as CallToolResult;
+      expect(held.isError).toBe(true);
+      expect(text(held)).toContain("RUN_RULE");
+    } finally {
+      await second.client.close();
+    }
   });
 });

@@ -7,6 +7,7 @@ import { expectStoreError } from "./contract-assert.js";
 import { describeAuditContract } from "./contract-audit.js";
 import { describeStepsContract } from "./contract-steps.js";
 import { describeEffectsContract } from "./contract-effects.js";
+import { describeRunsContract } from "./contract-runs.js";
 import { makeApiKey, makeApproval, makeDecision, makeGrant, makeKey } from "./fixtures.js";
 
 /** An adapter under test: `open` answers a fresh, empty store each time it is called. */
@@ -411,6 +412,7 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
     describeEffectsContract(() => store);
     describeAuditContract(() => store);
     describeStepsContract(() => store);
+    describeRunsContract(() => store);
 
     describe("after close()", () => {
       // Typed over the port's operations, so a new operation without a case here fails compilation.
@@ -427,6 +429,19 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         commitDecision: (s) => s.commitDecision(makeDecision("dec_late")),
         getDecision: (s) => s.getDecision("dec_1"),
         getStep: (s) => s.getStep("g", "run", "step"),
+        readRun: (s) =>
+          s.readRun({ labelsFrom: [{ grantId: "g" }], after: [], windows: [], now: 1 }),
+        reportResult: (s) =>
+          s.reportResult({
+            decisionId: "dec_1",
+            grantId: "g-root",
+            runId: "run",
+            failed: false,
+            labels: [],
+            writeTo: [],
+            at: 1,
+            expiresAt: 2,
+          }),
         rewrapKey: (s) => s.rewrapKey("k", "a", "b"),
         createApiKey: (s) => s.createApiKey(makeApiKey("key_late")),
         listApiKeys: (s) => s.listApiKeys(),

@@ -47,6 +47,8 @@ const record = fc.record({
   caller: optional,
   runId: optional,
   stepKey: optional,
+  runLabels: fc.option(fc.array(text, { maxLength: 4 }), { nil: undefined }),
+  rule: optional,
 }) as fc.Arbitrary<DecisionRecord>;
 
 /** What the chain wrote before: the generic text of decisionAudit's fields. */
@@ -77,6 +79,8 @@ describe("decisionAuditText()", () => {
       "reasonCode",
       "stepKey",
       "caller",
+      "runLabels",
+      "rule",
     );
     fc.assert(
       fc.property(record, field, odd, (r, k, v) => {
@@ -102,6 +106,8 @@ describe("decisionAuditText()", () => {
       caller: "gateway",
       runId: "run-1",
       stepKey: 'step "1"',
+      runLabels: ["untrusted", "private"],
+      rule: "no-exfiltration",
     });
     expect(nextAuditRow(head, decisionAuditText(r))).toEqual(nextAuditRow(head, decisionAudit(r)));
     expect(nextAuditRow(undefined, decisionAuditText(r))).toEqual(

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { CallRequest } from "../../authority/index.js";
 import { OPERATION_KIND_TO_PROTO } from "../../interop/target-codec.js";
 import { UsageError } from "../options.js";
@@ -27,7 +28,8 @@ const OPERATION_KINDS = Object.keys(OPERATION_KIND_TO_PROTO);
 /**
  * The target and step the flags name: `--operation KIND [--node N] [--definition ID]` (definition
  * defaults to the action id) or `--agent NAME [--agent-version V] [--delegated-token T]`; a step is
- * `--run ID` with `--tool-call ID` or `--activation ID [--attempt N]` (attempt 1 by default).
+ * `--run ID`, with `--tool-call ID` or `--activation ID [--attempt N]` (attempt 1 by default), or
+ * alone: a new step of the run, so the call is decided in the run's state.
  */
 export function targetAndStep(
   values: Values,
@@ -72,11 +74,13 @@ function stepOf(values: Values): CallRequest["step"] {
       throw new UsageError("--tool-call and --activation need --run");
     return undefined;
   }
-  if ((toolCall === undefined) === (activation === undefined))
-    throw new UsageError("--run needs --tool-call or --activation (one of them)");
-  if (toolCall !== undefined) return { runId: run, toolCallId: toolCall };
+  if (toolCall !== undefined && activation !== undefined)
+    throw new UsageError("give --tool-call or --activation, not both");
+  // `--run ID` alone: the call is a new step of the run (decided in it, never a retry).
+  if (activation === undefined)
+    return { runId: run, toolCallId: toolCall ?? `cli-${randomUUID()}` };
   const attempt = Number(values.attempt ?? "1");
   if (!Number.isSafeInteger(attempt) || attempt < 1)
     throw new UsageError("--attempt must be a whole number from 1");
-  return { runId: run, activationId: activation as string, attempt };
+  return { runId: run, activationId: activation, attempt };
 }

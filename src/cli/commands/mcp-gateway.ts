@@ -1,9 +1,10 @@
+import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { createAppContext } from "../../app/context.js";
-import { auditGatewayRefusal } from "../../authority/index.js";
+import { auditGatewayRefusal, MAX_STEP_ID_LENGTH } from "../../authority/index.js";
 import { createGatewayServer } from "../../gateway/proxy.js";
 import { GatewayStdioTransport } from "../../gateway/stdio-transport.js";
 import type { GatewayAuthority } from "../../gateway/authority.js";
@@ -27,7 +28,12 @@ export async function mcpGatewayCommand(args: readonly string[], io: CliIo): Pro
     server: { type: "string" },
     "api-key": { type: "string" },
     "upstream-url": { type: "string" },
+    run: { type: "string" },
   });
+  // One run per gateway session unless the operator names one (a run spanning sessions).
+  const runId = values.run ?? `mcp-${randomUUID()}`;
+  if (runId === "" || runId.length > MAX_STEP_ID_LENGTH)
+    throw new UsageError(`--run must be 1 to ${MAX_STEP_ID_LENGTH} characters`);
   const token = values.token ?? io.env["CHARTER_TOKEN"];
   if (!token) throw new UsageError("--token (or CHARTER_TOKEN) is required");
   const url = values["upstream-url"];
@@ -45,13 +51,13 @@ export async function mcpGatewayCommand(args: readonly string[], io: CliIo): Pro
   if (server !== undefined) {
     const clients = serverClients(server);
     closers.push(() => clients.close());
-    authority = remoteGatewayAuthority(clients, token);
+    authority = remoteGatewayAuthority(clients, token, runId);
   } else {
     if (values["api-key"] !== undefined)
       throw new UsageError("--api-key is for --server (remote mode)");
     const ctx = await createAppContext(await configFrom(values, io.env), { tokenCacheSize: 16 });
     closers.push(() => ctx.close());
-    authority = localGatewayAuthority(ctx, token);
+    authority = localGatewayAuthority(ctx, token, runId);
     auditPin = (toolName, problem) => auditGatewayRefusal(ctx, { toolName, problem });
   }
   try {

@@ -135,7 +135,11 @@ export function feedbackText(v: Verdict): string {
     case "effect_suppressed":
       return `Not run (${v.reason?.code ?? "SHADOW_MODE"}): ${v.reason?.message ?? "this is a dry run; the call's effect is suppressed."}`;
     case "require_approval": {
-      const held = `Not run yet: this call needs the owner's approval (requirement "${v.requirement ?? "owner"}").`;
+      // A rule over the run says why (RUN_RULE); otherwise the requirement alone.
+      const held =
+        v.reason?.code === "RUN_RULE"
+          ? `Not run yet (RUN_RULE): ${v.reason.message}`
+          : `Not run yet: this call needs the owner's approval (requirement "${v.requirement ?? "owner"}").`;
       const id =
         v.approvalId === undefined || v.approvalId === "" ? "" : ` Approval id: ${v.approvalId}.`;
       return `${held}${id} Once the owner has approved, make the same call again with the same arguments.`;

@@ -20,7 +20,13 @@ export function authorizeTurn(
     const approvalIds = new Map(Object.entries(req.approvalIds));
     const answer = await authorizeWholeTurn(
       ctx,
-      { grantToken: req.grantToken, dialect, turnJson: req.turnJson, approvalIds },
+      {
+        grantToken: req.grantToken,
+        dialect,
+        turnJson: req.turnJson,
+        approvalIds,
+        ...(req.runId === "" ? {} : { runId: req.runId }),
+      },
       { signal: callerGone(call), ...callerOf(call) },
     );
     return turnAnswerToProto(answer);

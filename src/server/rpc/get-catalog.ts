@@ -23,7 +23,11 @@ export function getCatalog(
     const dialect = dialectFromProto(req.dialect);
     if (dialect === undefined)
       throw new DecodeError("dialect", `unknown value ${String(req.dialect)}`);
-    const answer = await catalogFor(ctx, { grantToken: req.grantToken, dialect });
+    const answer = await catalogFor(ctx, {
+      grantToken: req.grantToken,
+      dialect,
+      ...(req.runId === "" ? {} : { runId: req.runId }),
+    });
     let response = responses.get(answer);
     if (response === undefined) {
       response = create(GetCatalogResponseSchema, {

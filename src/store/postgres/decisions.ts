@@ -24,7 +24,9 @@ import {
 } from "../step-row.js";
 import { consumeApproval, expireDue } from "./approvals.js";
 import { budgetUsage, chargeBudget } from "./budgets.js";
+import { runEffectOf } from "../run-row.js";
 import { inChainUnit, type ChainUnit, type Chain } from "./chain.js";
+import { applyRunEffect, runChanged } from "./runs.js";
 
 const INSERT = `
   INSERT INTO decisions (${DECISION_COLUMNS.join(", ")})
@@ -66,8 +68,11 @@ async function effectsOf(
  * translate. A commit is one transaction under the chain lock (`inChainUnit`): the allow's
  * effects in a savepoint (approval consumption, then every budget counter; a refusal rolls them
  * all back and the record is written as a deny with the refusal's code), the decision row and its
- * audit record. COMMIT returns once PostgreSQL has made it durable, so no verdict leaves before
- * its record. A rerun after a deadlock or a lost connection is safe: it is idempotent by decision id.
+ * audit record. A run effect is checked against the run read again under the lock (after the
+ * step, before the approval and the budget: `run_changed` writes nothing) and written only when
+ * the record commits as given. COMMIT returns once PostgreSQL has made it durable, so no verdict
+ * leaves before its record. A rerun after a deadlock or a lost connection is safe: it is
+ * idempotent by decision id.
  */
 export function postgresDecisionStore(chain: Chain): DecisionStore & StepStore {
   const { pool } = chain;
@@ -93,6 +98,13 @@ export function postgresDecisionStore(chain: Chain): DecisionStore & StepStore {
           const held = heldStep(heldRow);
           if (!replacesHeld(held, slot, record)) return { kind: "step_held", held };
         }
+        // The run before anything is consumed or charged, under the chain lock: every writing unit
+        // of every replica waits for it, so what is read here stays true until this commits.
+        const run = runEffectOf(record, effects);
+        if (run !== undefined) {
+          const detail = await runChanged(unit.tx, run);
+          if (detail !== undefined) return { kind: "run_changed", detail };
+        }
         let outcome: CommitOutcome = { kind: "committed" };
         let written = row;
         if (record.decision === "allow" && (effects.approval || effects.budget)) {
@@ -107,6 +119,8 @@ export function postgresDecisionStore(chain: Chain): DecisionStore & StepStore {
             written = { ...row, decision: "deny", reason_code: refusal.reasonCode };
           }
         }
+        if (run !== undefined && outcome.kind === "committed")
+          await applyRunEffect(unit.tx, run, record);
         await unit.tx.query(
           INSERT,
           DECISION_COLUMNS.map((c) => written[c]),

@@ -66,13 +66,21 @@ export function postgresGrantStore(chain: Chain): GrantStore {
     async pruneGrants(before) {
       // A grant still valid at `before` keeps every ancestor its chain names, with its revocation.
       // A pruned grant's steps go with it (one statement): its token is refused before any step is looked up.
+      // Run rows and window charges carry their own expiry (the grant's; a charge's window end).
       const { rows } = await pool.query<{ pruned: string }>(
         `WITH gone AS (
            DELETE FROM grants
            WHERE expires_at < $1
              AND NOT EXISTS (SELECT 1 FROM grants AS kept WHERE kept.expires_at >= $1 AND (kept.grant_json::jsonb -> 'chain') ? grants.id)
            RETURNING id
-         ), steps AS (DELETE FROM decision_steps WHERE grant_id IN (SELECT id FROM gone))
+         ), steps AS (DELETE FROM decision_steps WHERE grant_id IN (SELECT id FROM gone)),
+         labels AS (DELETE FROM run_labels WHERE expires_at < $1),
+         last AS (
+           DELETE FROM run_last AS l USING run_calls AS c
+           WHERE c.grant_id = l.grant_id AND c.run_id = l.run_id AND c.expires_at < $1
+         ),
+         calls AS (DELETE FROM run_calls WHERE expires_at < $1),
+         charges AS (DELETE FROM window_charges WHERE expires_at < $1)
          SELECT count(*) AS pruned FROM gone`,
         [before],
       );

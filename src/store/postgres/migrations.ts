@@ -188,4 +188,59 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     // version keeps the two histories one and changes nothing here.
     sql: "-- nothing to change on PostgreSQL",
   },
+  {
+    version: 8,
+    name: "runs",
+    sql: `
+      -- What a decision saw of its run, and the rule over the run that decided it (NULL before).
+      ALTER TABLE decisions ADD COLUMN run_labels TEXT; -- JSON text of the sorted list
+      ALTER TABLE decisions ADD COLUMN rule_id TEXT;
+
+      -- The labels a run has seen: the first sighting of each is kept (ON CONFLICT DO NOTHING).
+      CREATE TABLE run_labels (
+        grant_id    TEXT NOT NULL,
+        run_id      TEXT NOT NULL, -- '*': the grant's row for sub-agents delegated without a run
+        label       TEXT NOT NULL,
+        action_id   TEXT NOT NULL,
+        tool_name   TEXT NOT NULL,
+        call        BIGINT NOT NULL,
+        decision_id TEXT NOT NULL,
+        at          BIGINT NOT NULL,
+        expires_at  BIGINT NOT NULL,
+        PRIMARY KEY (grant_id, run_id, label)
+      );
+      CREATE INDEX run_labels_expiry ON run_labels (expires_at);
+
+      -- A run's allowed calls, and when each action was last allowed in it (pruned with its calls row).
+      CREATE TABLE run_calls (
+        grant_id   TEXT NOT NULL,
+        run_id     TEXT NOT NULL,
+        calls      BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        PRIMARY KEY (grant_id, run_id)
+      );
+      CREATE INDEX run_calls_expiry ON run_calls (expires_at);
+      CREATE TABLE run_last (
+        grant_id  TEXT NOT NULL,
+        run_id    TEXT NOT NULL,
+        action_id TEXT NOT NULL,
+        at        BIGINT NOT NULL,
+        PRIMARY KEY (grant_id, run_id, action_id)
+      );
+
+      -- One charge per window and allowed decision; a failed call's charges are released.
+      CREATE TABLE window_charges (
+        window_key  TEXT NOT NULL,
+        decision_id TEXT NOT NULL,
+        at          BIGINT NOT NULL,
+        amount      DOUBLE PRECISION NOT NULL,
+        released    BOOLEAN NOT NULL DEFAULT FALSE,
+        expires_at  BIGINT NOT NULL, -- at + the window's seconds
+        PRIMARY KEY (window_key, decision_id)
+      );
+      CREATE INDEX window_charges_window_at ON window_charges (window_key, at);
+      CREATE INDEX window_charges_decision ON window_charges (decision_id);
+      CREATE INDEX window_charges_expiry ON window_charges (expires_at);
+    `,
+  },
 ];

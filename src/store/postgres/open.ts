@@ -9,6 +9,7 @@ import { postgresDecisionStore } from "./decisions.js";
 import { toStoreError } from "./errors.js";
 import { postgresGrantStore } from "./grants.js";
 import { postgresKeyStore } from "./keys.js";
+import { postgresRunStore } from "./runs.js";
 import { applyPostgresMigrations } from "./migrate.js";
 import { POSTGRES_MIGRATIONS } from "./migrations.js";
 import { createPool, type PoolOptions } from "./pool.js";
@@ -53,6 +54,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresGrantStore(chain),
     ...postgresKeyStore(pool),
     ...postgresDecisionStore(chain),
+    ...postgresRunStore(chain),
     ...postgresApiKeyStore(pool),
     ...postgresApprovalStore(chain),
     ...postgresAuditStore(chain),

@@ -28,6 +28,8 @@ import type { ConsumeApproval } from "./approvals.js";
 import type { AuditAppend } from "./audit.js";
 import type { ChargeBudget } from "./budgets.js";
 import type { GroupCommit, GroupUnit } from "./group-commit.js";
+import { runEffectOf } from "../run-row.js";
+import type { SqliteRuns } from "./runs.js";
 
 /** What the decision half needs from the rest of the adapter: the group commit, the chain, approvals and budgets. */
 export interface DecisionDeps {
@@ -38,6 +40,7 @@ export interface DecisionDeps {
   readonly expireDue: (now: number) => number;
   readonly charge: ChargeBudget;
   readonly usage: DecisionStore["getBudgetUsage"];
+  readonly runs: SqliteRuns;
 }
 
 /** A decision row's values in DECISION_COLUMNS order. */
@@ -67,7 +70,9 @@ class Refusal extends Error implements Refused {
  * allow's effects (approval consumption, then every budget counter; a refusal undoes them all —
  * a savepoint the consumption, `sqliteBudgets` its own charges — and the record is written as a
  * deny with the refusal's code), the decision row and its audit record. An allow with a budget
- * and no approval takes no savepoint of its own (`effectsRefusal`).
+ * and no approval takes no savepoint of its own (`effectsRefusal`). A run effect is checked
+ * against the run read again in the unit (after the step, before anything is consumed or
+ * charged: `run_changed` writes nothing) and written only once the allow's other effects are had.
  * Errors are left raw for the caller (openSqliteStore) to translate.
  */
 export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionStore & StepStore {
@@ -94,6 +99,8 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
       r.caller,
       r.run_id,
       r.step_key,
+      r.run_labels,
+      r.rule_id,
     );
   const select = db.prepare<[string], DecisionRow>(
     `SELECT ${DECISION_COLUMNS.join(", ")} FROM decisions WHERE decision_id = ?`,
@@ -168,6 +175,12 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
       const held = heldStep(heldRow);
       if (!replacesHeld(held, slot, record)) return { kind: "step_held", held };
     }
+    // The run before anything is consumed or charged: a run that changed since the decision writes nothing.
+    const run = runEffectOf(record, effects);
+    if (run !== undefined) {
+      const detail = deps.runs.changed(run);
+      if (detail !== undefined) return { kind: "run_changed", detail };
+    }
     let outcome: CommitOutcome = { kind: "committed" };
     let written = row;
     let audited = record;
@@ -177,6 +190,8 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
       if (refusal.reasonCode === "APPROVAL_EXPIRED") deps.expireDue(record.decidedAt);
       written = { ...row, decision: "deny", reason_code: refusal.reasonCode };
       audited = { ...record, decision: "deny", reasonCode: refusal.reasonCode };
+    } else if (run !== undefined) {
+      deps.runs.apply(run, record);
     }
     insertRow(written);
     if (slot !== undefined) putStep.run(stepRow(record, slot, written));

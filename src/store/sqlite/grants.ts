@@ -43,6 +43,7 @@ export function sqliteGrantStore(
   db: Database,
   group: GroupCommit,
   append: AuditAppend,
+  pruneRuns: (before: number) => void,
 ): GrantStore {
   const insert = db.prepare<[GrantParams], never>(`
     INSERT INTO grants (id, root_id, parent_id, subject, owner, profile, issued_at, expires_at, grant_json)
@@ -133,6 +134,8 @@ export function sqliteGrantStore(
     pruneGrants: (before) =>
       group.run(() => {
         pruneSteps.run({ before });
+        // Run rows and window charges carry their own expiry (the grant's; a charge's window end).
+        pruneRuns(before);
         return prune.run({ before }).changes;
       }),
   };

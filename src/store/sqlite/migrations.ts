@@ -196,4 +196,59 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    version: 8,
+    name: "runs",
+    sql: `
+      -- What a decision saw of its run, and the rule over the run that decided it (NULL before).
+      ALTER TABLE decisions ADD COLUMN run_labels TEXT; -- JSON text of the sorted list
+      ALTER TABLE decisions ADD COLUMN rule_id TEXT;
+
+      -- The labels a run has seen: the first sighting of each is kept (ON CONFLICT DO NOTHING).
+      CREATE TABLE run_labels (
+        grant_id    TEXT NOT NULL,
+        run_id      TEXT NOT NULL, -- '*': the grant's row for sub-agents delegated without a run
+        label       TEXT NOT NULL,
+        action_id   TEXT NOT NULL,
+        tool_name   TEXT NOT NULL,
+        call        INTEGER NOT NULL,
+        decision_id TEXT NOT NULL,
+        at          INTEGER NOT NULL,
+        expires_at  INTEGER NOT NULL,
+        PRIMARY KEY (grant_id, run_id, label)
+      );
+      CREATE INDEX run_labels_expiry ON run_labels (expires_at);
+
+      -- A run's allowed calls, and when each action was last allowed in it (pruned with its calls row).
+      CREATE TABLE run_calls (
+        grant_id   TEXT NOT NULL,
+        run_id     TEXT NOT NULL,
+        calls      INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (grant_id, run_id)
+      );
+      CREATE INDEX run_calls_expiry ON run_calls (expires_at);
+      CREATE TABLE run_last (
+        grant_id  TEXT NOT NULL,
+        run_id    TEXT NOT NULL,
+        action_id TEXT NOT NULL,
+        at        INTEGER NOT NULL,
+        PRIMARY KEY (grant_id, run_id, action_id)
+      );
+
+      -- One charge per window and allowed decision; a failed call's charges are released.
+      CREATE TABLE window_charges (
+        window_key  TEXT NOT NULL,
+        decision_id TEXT NOT NULL,
+        at          INTEGER NOT NULL,
+        amount      REAL NOT NULL,
+        released    INTEGER NOT NULL DEFAULT 0,
+        expires_at  INTEGER NOT NULL, -- at + the window's seconds
+        PRIMARY KEY (window_key, decision_id)
+      );
+      CREATE INDEX window_charges_window_at ON window_charges (window_key, at);
+      CREATE INDEX window_charges_decision ON window_charges (decision_id);
+      CREATE INDEX window_charges_expiry ON window_charges (expires_at);
+    `,
+  },
 ];

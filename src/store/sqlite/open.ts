@@ -12,6 +12,7 @@ import { sqliteDecisionStore } from "./decisions.js";
 import { toStoreError } from "./errors.js";
 import { watchFileIdentity, type FileIdentity } from "./file-identity.js";
 import { sqliteGrantStore } from "./grants.js";
+import { sqliteRuns } from "./runs.js";
 import { createGroupCommit, type LockWait } from "./group-commit.js";
 import { walFile, type DurableFile } from "./wal-file.js";
 import { sqliteKeyStore } from "./keys.js";
@@ -121,8 +122,9 @@ function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined
   const budgets = sqliteBudgets(db);
   const keys = sqliteKeyStore(db);
   const apiKeys = sqliteApiKeyStore(db);
+  const runs = sqliteRuns(db, group, audit.append);
   const ops: StoreOperations = {
-    ...sqliteGrantStore(db, group, audit.append),
+    ...sqliteGrantStore(db, group, audit.append, runs.prune),
     ...keys,
     insertKey: (key) => outsideGroup(() => keys.insertKey(key)),
     insertKeyUnlessActive: (key) => outsideGroup(() => keys.insertKeyUnlessActive(key)),
@@ -135,7 +137,9 @@ function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined
       expireDue: approvals.expireDue,
       charge: budgets.charge,
       usage: budgets.usage,
+      runs,
     }),
+    ...runs.store,
     ...approvals.store,
     ...audit.store,
     putCheckpoint: (checkpoint) => outsideGroup(() => audit.store.putCheckpoint(checkpoint)),

@@ -2,8 +2,8 @@
 // @generated from file charter/v1/authority.proto (package charter.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Dialect, ToolCall, Verdict } from "./common_pb.js";
 import { file_charter_v1_common } from "./common_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file charter/v1/authority.proto.
  */
 export const file_charter_v1_authority: GenFile = /*@__PURE__*/
-  fileDesc("ChpjaGFydGVyL3YxL2F1dGhvcml0eS5wcm90bxIKY2hhcnRlci52MSJ1ChBBdXRob3JpemVSZXF1ZXN0EhMKC2dyYW50X3Rva2VuGAEgASgJEiIKBGNhbGwYAiABKAsyFC5jaGFydGVyLnYxLlRvb2xDYWxsEhgKC2FwcHJvdmFsX2lkGAMgASgJSACIAQFCDgoMX2FwcHJvdmFsX2lkIjkKEUF1dGhvcml6ZVJlc3BvbnNlEiQKB3ZlcmRpY3QYASABKAsyEy5jaGFydGVyLnYxLlZlcmRpY3QiYgoSQmF0Y2hBdXRob3JpemVJdGVtEiIKBGNhbGwYASABKAsyFC5jaGFydGVyLnYxLlRvb2xDYWxsEhgKC2FwcHJvdmFsX2lkGAIgASgJSACIAQFCDgoMX2FwcHJvdmFsX2lkIlsKFUJhdGNoQXV0aG9yaXplUmVxdWVzdBITCgtncmFudF90b2tlbhgBIAEoCRItCgVpdGVtcxgCIAMoCzIeLmNoYXJ0ZXIudjEuQmF0Y2hBdXRob3JpemVJdGVtIj8KFkJhdGNoQXV0aG9yaXplUmVzcG9uc2USJQoIdmVyZGljdHMYASADKAsyEy5jaGFydGVyLnYxLlZlcmRpY3Qi4QEKFEF1dGhvcml6ZVR1cm5SZXF1ZXN0EhMKC2dyYW50X3Rva2VuGAEgASgJEiQKB2RpYWxlY3QYAiABKA4yEy5jaGFydGVyLnYxLkRpYWxlY3QSEQoJdHVybl9qc29uGAMgASgJEkcKDGFwcHJvdmFsX2lkcxgEIAMoCzIxLmNoYXJ0ZXIudjEuQXV0aG9yaXplVHVyblJlcXVlc3QuQXBwcm92YWxJZHNFbnRyeRoyChBBcHByb3ZhbElkc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEimQEKFUF1dGhvcml6ZVR1cm5SZXNwb25zZRIlCgh2ZXJkaWN0cxgBIAMoCzITLmNoYXJ0ZXIudjEuVmVyZGljdBIdChVyZW5kZXJlZF9yZXN1bHRzX2pzb24YAiABKAkSIwoFY2FsbHMYAyADKAsyFC5jaGFydGVyLnYxLlRvb2xDYWxsEhUKDWZlZWRiYWNrX2pzb24YBCADKAkyiwIKEEF1dGhvcml0eVNlcnZpY2USSAoJQXV0aG9yaXplEhwuY2hhcnRlci52MS5BdXRob3JpemVSZXF1ZXN0Gh0uY2hhcnRlci52MS5BdXRob3JpemVSZXNwb25zZRJXCg5CYXRjaEF1dGhvcml6ZRIhLmNoYXJ0ZXIudjEuQmF0Y2hBdXRob3JpemVSZXF1ZXN0GiIuY2hhcnRlci52MS5CYXRjaEF1dGhvcml6ZVJlc3BvbnNlElQKDUF1dGhvcml6ZVR1cm4SIC5jaGFydGVyLnYxLkF1dGhvcml6ZVR1cm5SZXF1ZXN0GiEuY2hhcnRlci52MS5BdXRob3JpemVUdXJuUmVzcG9uc2ViBnByb3RvMw", [file_charter_v1_common]);
+  fileDesc("ChpjaGFydGVyL3YxL2F1dGhvcml0eS5wcm90bxIKY2hhcnRlci52MSJ1ChBBdXRob3JpemVSZXF1ZXN0EhMKC2dyYW50X3Rva2VuGAEgASgJEiIKBGNhbGwYAiABKAsyFC5jaGFydGVyLnYxLlRvb2xDYWxsEhgKC2FwcHJvdmFsX2lkGAMgASgJSACIAQFCDgoMX2FwcHJvdmFsX2lkIjkKEUF1dGhvcml6ZVJlc3BvbnNlEiQKB3ZlcmRpY3QYASABKAsyEy5jaGFydGVyLnYxLlZlcmRpY3QiYgoSQmF0Y2hBdXRob3JpemVJdGVtEiIKBGNhbGwYASABKAsyFC5jaGFydGVyLnYxLlRvb2xDYWxsEhgKC2FwcHJvdmFsX2lkGAIgASgJSACIAQFCDgoMX2FwcHJvdmFsX2lkIlsKFUJhdGNoQXV0aG9yaXplUmVxdWVzdBITCgtncmFudF90b2tlbhgBIAEoCRItCgVpdGVtcxgCIAMoCzIeLmNoYXJ0ZXIudjEuQmF0Y2hBdXRob3JpemVJdGVtIj8KFkJhdGNoQXV0aG9yaXplUmVzcG9uc2USJQoIdmVyZGljdHMYASADKAsyEy5jaGFydGVyLnYxLlZlcmRpY3Qi8QEKFEF1dGhvcml6ZVR1cm5SZXF1ZXN0EhMKC2dyYW50X3Rva2VuGAEgASgJEiQKB2RpYWxlY3QYAiABKA4yEy5jaGFydGVyLnYxLkRpYWxlY3QSEQoJdHVybl9qc29uGAMgASgJEkcKDGFwcHJvdmFsX2lkcxgEIAMoCzIxLmNoYXJ0ZXIudjEuQXV0aG9yaXplVHVyblJlcXVlc3QuQXBwcm92YWxJZHNFbnRyeRIOCgZydW5faWQYBSABKAkaMgoQQXBwcm92YWxJZHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIosBChNSZXBvcnRSZXN1bHRSZXF1ZXN0EhMKC2dyYW50X3Rva2VuGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRITCgtkZWNpc2lvbl9pZBgDIAEoCRIqCgdvdXRjb21lGAQgASgOMhkuY2hhcnRlci52MS5SZXN1bHRPdXRjb21lEg4KBmxhYmVscxgFIAMoCSI+ChRSZXBvcnRSZXN1bHRSZXNwb25zZRIUCgxhZGRlZF9sYWJlbHMYASADKAkSEAoIcmVsZWFzZWQYAiABKA0imQEKFUF1dGhvcml6ZVR1cm5SZXNwb25zZRIlCgh2ZXJkaWN0cxgBIAMoCzITLmNoYXJ0ZXIudjEuVmVyZGljdBIdChVyZW5kZXJlZF9yZXN1bHRzX2pzb24YAiABKAkSIwoFY2FsbHMYAyADKAsyFC5jaGFydGVyLnYxLlRvb2xDYWxsEhUKDWZlZWRiYWNrX2pzb24YBCADKAkqaAoNUmVzdWx0T3V0Y29tZRIeChpSRVNVTFRfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhwKGFJFU1VMVF9PVVRDT01FX1NVQ0NFRURFRBABEhkKFVJFU1VMVF9PVVRDT01FX0ZBSUxFRBACMt4CChBBdXRob3JpdHlTZXJ2aWNlEkgKCUF1dGhvcml6ZRIcLmNoYXJ0ZXIudjEuQXV0aG9yaXplUmVxdWVzdBodLmNoYXJ0ZXIudjEuQXV0aG9yaXplUmVzcG9uc2USVwoOQmF0Y2hBdXRob3JpemUSIS5jaGFydGVyLnYxLkJhdGNoQXV0aG9yaXplUmVxdWVzdBoiLmNoYXJ0ZXIudjEuQmF0Y2hBdXRob3JpemVSZXNwb25zZRJUCg1BdXRob3JpemVUdXJuEiAuY2hhcnRlci52MS5BdXRob3JpemVUdXJuUmVxdWVzdBohLmNoYXJ0ZXIudjEuQXV0aG9yaXplVHVyblJlc3BvbnNlElEKDFJlcG9ydFJlc3VsdBIfLmNoYXJ0ZXIudjEuUmVwb3J0UmVzdWx0UmVxdWVzdBogLmNoYXJ0ZXIudjEuUmVwb3J0UmVzdWx0UmVzcG9uc2ViBnByb3RvMw", [file_charter_v1_common]);
 
 /**
  * Request of AuthorityService.Authorize.
@@ -182,6 +182,14 @@ export type AuthorizeTurnRequest = Message<"charter.v1.AuthorizeTurnRequest"> & 
    * @generated from field: map<string, string> approval_ids = 4;
    */
   approvalIds: { [key: string]: string };
+
+  /**
+   * The run the turn belongs to: each tool call is decided in it, in the turn's order, with
+   * its call id as its step (a call without an id is INVALID_ARGUMENT). Empty: no run.
+   *
+   * @generated from field: string run_id = 5;
+   */
+  runId: string;
 };
 
 /**
@@ -190,6 +198,84 @@ export type AuthorizeTurnRequest = Message<"charter.v1.AuthorizeTurnRequest"> & 
  */
 export const AuthorizeTurnRequestSchema: GenMessage<AuthorizeTurnRequest> = /*@__PURE__*/
   messageDesc(file_charter_v1_authority, 5);
+
+/**
+ * Request of AuthorityService.ReportResult.
+ *
+ * @generated from message charter.v1.ReportResultRequest
+ */
+export type ReportResultRequest = Message<"charter.v1.ReportResultRequest"> & {
+  /**
+   * The grant token the call was allowed under.
+   *
+   * @generated from field: string grant_token = 1;
+   */
+  grantToken: string;
+
+  /**
+   * The run the call was made in (its step's run_id).
+   *
+   * @generated from field: string run_id = 2;
+   */
+  runId: string;
+
+  /**
+   * The allowed call's decision id (Verdict.decision_id).
+   *
+   * @generated from field: string decision_id = 3;
+   */
+  decisionId: string;
+
+  /**
+   * Whether the call ran; unspecified is INVALID_ARGUMENT.
+   *
+   * @generated from field: charter.v1.ResultOutcome outcome = 4;
+   */
+  outcome: ResultOutcome;
+
+  /**
+   * Labels the result brings into the run besides the static ones; each must be a label the
+   * catalog declares (an unknown one is INVALID_ARGUMENT).
+   *
+   * @generated from field: repeated string labels = 5;
+   */
+  labels: string[];
+};
+
+/**
+ * Describes the message charter.v1.ReportResultRequest.
+ * Use `create(ReportResultRequestSchema)` to create a new message.
+ */
+export const ReportResultRequestSchema: GenMessage<ReportResultRequest> = /*@__PURE__*/
+  messageDesc(file_charter_v1_authority, 6);
+
+/**
+ * Response of AuthorityService.ReportResult.
+ *
+ * @generated from message charter.v1.ReportResultResponse
+ */
+export type ReportResultResponse = Message<"charter.v1.ReportResultResponse"> & {
+  /**
+   * The labels the report added to the call's run (those it had already are not repeated).
+   *
+   * @generated from field: repeated string added_labels = 1;
+   */
+  addedLabels: string[];
+
+  /**
+   * How many window charges were released.
+   *
+   * @generated from field: uint32 released = 2;
+   */
+  released: number;
+};
+
+/**
+ * Describes the message charter.v1.ReportResultResponse.
+ * Use `create(ReportResultResponseSchema)` to create a new message.
+ */
+export const ReportResultResponseSchema: GenMessage<ReportResultResponse> = /*@__PURE__*/
+  messageDesc(file_charter_v1_authority, 7);
 
 /**
  * Response of AuthorityService.AuthorizeTurn.
@@ -236,7 +322,39 @@ export type AuthorizeTurnResponse = Message<"charter.v1.AuthorizeTurnResponse"> 
  * Use `create(AuthorizeTurnResponseSchema)` to create a new message.
  */
 export const AuthorizeTurnResponseSchema: GenMessage<AuthorizeTurnResponse> = /*@__PURE__*/
-  messageDesc(file_charter_v1_authority, 6);
+  messageDesc(file_charter_v1_authority, 8);
+
+/**
+ * What became of an allowed call.
+ *
+ * @generated from enum charter.v1.ResultOutcome
+ */
+export enum ResultOutcome {
+  /**
+   * @generated from enum value: RESULT_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The call ran.
+   *
+   * @generated from enum value: RESULT_OUTCOME_SUCCEEDED = 1;
+   */
+  SUCCEEDED = 1,
+
+  /**
+   * The call did not run or failed: what it counted in windows is released.
+   *
+   * @generated from enum value: RESULT_OUTCOME_FAILED = 2;
+   */
+  FAILED = 2,
+}
+
+/**
+ * Describes the enum charter.v1.ResultOutcome.
+ */
+export const ResultOutcomeSchema: GenEnum<ResultOutcome> = /*@__PURE__*/
+  enumDesc(file_charter_v1_authority, 0);
 
 /**
  * Decides, before every tool call, whether the call may run. Decisions are data
@@ -277,6 +395,18 @@ export const AuthorityService: GenService<{
     methodKind: "unary";
     input: typeof AuthorizeTurnRequestSchema;
     output: typeof AuthorizeTurnResponseSchema;
+  },
+  /**
+   * Reports the result of an allowed call made in a run: labels its content brings in
+   * besides the catalog's static ones, or that it failed (which releases what the call
+   * counted in its rules' windows; a label is never released). docs/runs.md.
+   *
+   * @generated from rpc charter.v1.AuthorityService.ReportResult
+   */
+  reportResult: {
+    methodKind: "unary";
+    input: typeof ReportResultRequestSchema;
+    output: typeof ReportResultResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_charter_v1_authority, 0);

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file charter/v1/catalog.proto.
  */
 export const file_charter_v1_catalog: GenFile = /*@__PURE__*/
-  fileDesc("ChhjaGFydGVyL3YxL2NhdGFsb2cucHJvdG8SCmNoYXJ0ZXIudjEiTgoRR2V0Q2F0YWxvZ1JlcXVlc3QSEwoLZ3JhbnRfdG9rZW4YASABKAkSJAoHZGlhbGVjdBgCIAEoDjITLmNoYXJ0ZXIudjEuRGlhbGVjdCJYChJHZXRDYXRhbG9nUmVzcG9uc2USJQoEdmlldxgBIAEoCzIXLmNoYXJ0ZXIudjEuQ2F0YWxvZ1ZpZXcSGwoTcmVuZGVyZWRfdG9vbHNfanNvbhgCIAEoCTJdCg5DYXRhbG9nU2VydmljZRJLCgpHZXRDYXRhbG9nEh0uY2hhcnRlci52MS5HZXRDYXRhbG9nUmVxdWVzdBoeLmNoYXJ0ZXIudjEuR2V0Q2F0YWxvZ1Jlc3BvbnNlYgZwcm90bzM", [file_charter_v1_common]);
+  fileDesc("ChhjaGFydGVyL3YxL2NhdGFsb2cucHJvdG8SCmNoYXJ0ZXIudjEiXgoRR2V0Q2F0YWxvZ1JlcXVlc3QSEwoLZ3JhbnRfdG9rZW4YASABKAkSJAoHZGlhbGVjdBgCIAEoDjITLmNoYXJ0ZXIudjEuRGlhbGVjdBIOCgZydW5faWQYAyABKAkiWAoSR2V0Q2F0YWxvZ1Jlc3BvbnNlEiUKBHZpZXcYASABKAsyFy5jaGFydGVyLnYxLkNhdGFsb2dWaWV3EhsKE3JlbmRlcmVkX3Rvb2xzX2pzb24YAiABKAkyXQoOQ2F0YWxvZ1NlcnZpY2USSwoKR2V0Q2F0YWxvZxIdLmNoYXJ0ZXIudjEuR2V0Q2F0YWxvZ1JlcXVlc3QaHi5jaGFydGVyLnYxLkdldENhdGFsb2dSZXNwb25zZWIGcHJvdG8z", [file_charter_v1_common]);
 
 /**
  * Request of CatalogService.GetCatalog.
@@ -33,6 +33,14 @@ export type GetCatalogRequest = Message<"charter.v1.GetCatalogRequest"> & {
    * @generated from field: charter.v1.Dialect dialect = 2;
    */
   dialect: Dialect;
+
+  /**
+   * A run of the grant: the catalog is rendered as it stands for that run (a tool a rule over
+   * the run now holds for approval is shown as requiring approval). Empty: no run.
+   *
+   * @generated from field: string run_id = 3;
+   */
+  runId: string;
 };
 
 /**
