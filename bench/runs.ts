@@ -1,7 +1,7 @@
 /**
  * What a run costs (docs/runs.md), against baselines measured in the same run:
  *
- * - in process, the pure decide of one allowed call (send_email to an internal address) under
+ * - in process, the pure decide (`assess`, as Authorize runs it, and `decide` with the digest) of one allowed call (send_email to an internal address) under
  *   the demo's owner-assistant grant, whose Rule of Two and write rules are evaluated for a run
  *   that has seen `private` (the rules look, and do not hold): p50 and p99 per call, without a run
  *   and with one;
@@ -21,7 +21,7 @@ import { fileURLToPath } from "node:url";
 import { createAppContext } from "../src/app/context.js";
 import { authorize, issueGrant, type CallRequest } from "../src/authority/index.js";
 import { DEFAULTS } from "../src/config/config.js";
-import { compose, decide, type ToolCall } from "../src/core/index.js";
+import { assess, callDigests, compose, decide, type ToolCall } from "../src/core/index.js";
 import { emptyRun, type RunView } from "../src/core/run.js";
 import { nativeSha256Hex } from "../src/authority/sha256.js";
 import { loadCatalogFile, loadPolicyFile } from "../src/load/documents.js";
@@ -56,12 +56,17 @@ const run: RunView = {
   labels: [{ label: "private", actionId: "contact.lookup", toolName: "lookup_contact", call: 1 }],
   calls: 1,
 };
-const decideVariants: Record<string, () => unknown> = {
+// As Authorize's decide step makes it: the call's digests made once beforehand (admitCall), so
+// `assess` is the checks alone; `decide` adds the call digest.
+const digests = callDigests(SEND, nativeSha256Hex);
+const decideVariants: Record<string, () => { decision: string }> = {
+  "assess, no run": () => assess(grant, catalog, toolCall, { now, digests }).verdict,
+  "assess, in a run": () => assess(grant, catalog, toolCall, { now, digests, run }).verdict,
   "decide, no run": () => decide(grant, catalog, toolCall, { now, hash: nativeSha256Hex }),
   "decide, in a run": () => decide(grant, catalog, toolCall, { now, hash: nativeSha256Hex, run }),
 };
 for (const [name, fn] of Object.entries(decideVariants)) {
-  const v = fn() as { decision: string };
+  const v = fn();
   if (v.decision !== "allow") throw new Error(`${name}: ${v.decision}`);
 }
 const samples = new Map<string, number[]>(Object.keys(decideVariants).map((n) => [n, []]));
