@@ -25,6 +25,7 @@ import { assess, callDigests, compose, decide, type ToolCall } from "../src/core
 import { emptyRun, type RunView } from "../src/core/run.js";
 import { nativeSha256Hex } from "../src/authority/sha256.js";
 import { loadCatalogFile, loadPolicyFile } from "../src/load/documents.js";
+import { interleave, median } from "./rounds.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 11);
@@ -32,8 +33,6 @@ const CALLS = Number(process.env["BENCH_CALLS"] ?? 200);
 const FIXTURES = join(ROOT, "fixtures");
 const SEND = { to: "bo@example.com", subject: "Notes", body: "As promised." };
 
-const median = (xs: readonly number[]) =>
-  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const quantile = (xs: number[], q: number) =>
   xs.sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))] as number;
 
@@ -145,20 +144,22 @@ async function perCall(name: string): Promise<number> {
   return (performance.now() - start) / CALLS;
 }
 
-const ratios = new Map<string, number[]>(names.map((n) => [n, []]));
-for (let round = 0; round < ROUNDS; round++) {
-  const order = names.map((_, i) => names[(i + round) % names.length] as string);
-  const times = new Map<string, number>();
-  for (const name of order) times.set(name, await perCall(name));
-  const base = times.get(names[0] as string) as number;
-  for (const name of names) ratios.get(name)?.push((times.get(name) as number) / base);
-}
+const times = await interleave(
+  ROUNDS,
+  Object.fromEntries(names.map((n) => [n, () => perCall(n)])) as Record<
+    string,
+    () => Promise<number>
+  >,
+);
+const base = times[names[0] as string] as number[];
 console.log(
   `runs bench: Authorize, ${ROUNDS} interleaved rounds of ${CALLS} calls per variant; ratio to the baseline, median [min-max]`,
 );
-for (const [name, xs] of ratios)
+for (const name of names) {
+  const xs = (times[name] as number[]).map((t, r) => t / (base[r] as number));
   console.log(
     `  ${name.padEnd(28)} ${median(xs).toFixed(2)}x [${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}]`,
   );
+}
 await ctx.close();
 rmSync(dir, { recursive: true, force: true });

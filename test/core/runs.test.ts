@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
@@ -20,8 +19,7 @@ import {
   type RunView,
   type SeenLabel,
 } from "../../src/core/run.js";
-import { parseDocumentText } from "../../src/load/documents.js";
-import { demoPair } from "../support/demo.js";
+import { demoPair, fixturePair } from "../support/demo.js";
 import { loadErrorOf } from "../support/load-error.js";
 
 function expectLoadError(run: () => unknown, fragment: string): void {
@@ -164,22 +162,8 @@ describe("the demo's Rule of Two (owner-assistant)", () => {
   });
 });
 
-function runRulesPair(): { catalog: Catalog; policy: Policy } {
-  const dir = new URL("../../fixtures/run-rules/", import.meta.url).pathname;
-  const catalog = buildCatalog(
-    parseDocumentText(readFileSync(`${dir}catalog.yaml`, "utf8"), "catalog.yaml"),
-    "catalog.yaml",
-  );
-  const policy = buildPolicy(
-    parseDocumentText(readFileSync(`${dir}policy.yaml`, "utf8"), "policy.yaml"),
-    catalog,
-    "policy.yaml",
-  );
-  return { catalog, policy };
-}
-
 describe("windows (fixtures/run-rules)", () => {
-  const pair = runRulesPair();
+  const pair = fixturePair("run-rules/");
   const grant = grantOf(pair, "support-agent");
   const ownerKey = windowKey("support.refunds-per-owner", "owner", grant, "run-1");
   const runKey = windowKey("support.refunds-per-run", "run", grant, "run-1");

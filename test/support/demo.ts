@@ -15,12 +15,17 @@ const FIXTURES = new URL("../../fixtures/", import.meta.url).pathname;
 
 /** The demo catalog and policy (fixtures/catalog.yaml, fixtures/policy.yaml). */
 export function demoPair(): { catalog: Catalog; policy: Policy } {
+  return fixturePair("");
+}
+
+/** The catalog.yaml and policy.yaml of a fixtures folder (`""`: the demo's; `run-rules/`…). */
+export function fixturePair(dir: string): { catalog: Catalog; policy: Policy } {
   const catalog = buildCatalog(
-    parseDocumentText(readFileSync(`${FIXTURES}catalog.yaml`, "utf8"), "catalog.yaml"),
+    parseDocumentText(readFileSync(`${FIXTURES}${dir}catalog.yaml`, "utf8"), "catalog.yaml"),
     "catalog.yaml",
   );
   const policy = buildPolicy(
-    parseDocumentText(readFileSync(`${FIXTURES}policy.yaml`, "utf8"), "policy.yaml"),
+    parseDocumentText(readFileSync(`${FIXTURES}${dir}policy.yaml`, "utf8"), "policy.yaml"),
     catalog,
     "policy.yaml",
   );
