@@ -1,7 +1,12 @@
+import type { Catalog } from "../core/catalog.js";
+import type { JsonSchema } from "../core/json.js";
+import { reportedLabels } from "../core/run.js";
 import { MAX_STEP_ID_LENGTH } from "../core/step.js";
+import { parseStrictJson } from "../core/strict-json.js";
 import type { ReportOutcome } from "../store/port.js";
 import type { AuthorityContext } from "./context.js";
 import { AuthorityError, invalidRequest } from "./errors.js";
+import { DEFAULT_AUTHORITY_LIMITS } from "./limits.js";
 import { loadAncestors, loadGrant } from "./load-grant.js";
 import { labelTargets } from "./run-state.js";
 
@@ -14,6 +19,8 @@ export interface ReportResultRequest {
   readonly failed: boolean;
   /** Labels the result brings in besides the catalog's static ones. */
   readonly labels: readonly string[];
+  /** The result's content as JSON text, for the catalog's rules over results ("" or absent: none). */
+  readonly resultJson?: string;
 }
 
 /** Most labels one report may carry. */
@@ -54,15 +61,46 @@ export async function reportResult(
     });
   const { grant } = check;
   const ancestors = await loadAncestors(ctx, grant);
+  const content = await contentLabels(ctx, catalog, req);
   return ctx.store.reportResult({
     decisionId: req.decisionId,
     grantId: grant.id,
     runId: req.runId,
     failed: req.failed,
-    labels: [...new Set(req.labels)].sort(),
+    labels: [...new Set([...req.labels, ...content.add])].sort(),
+    ...(content.drop.length === 0 ? {} : { narrow: content.drop }),
     writeTo: labelTargets(grant, req.runId),
     at: now,
     expiresAt: Math.max(grant.expiresAt, ...ancestors.map((a) => a.expiresAt)),
     ...(options.caller === undefined ? {} : { caller: options.caller }),
   });
+}
+
+/**
+ * What the result's content does by the catalog's rules over results (`reportedLabels`): nothing
+ * without content; the labels its `ifResult` entries bring in and those its `unlessResult`
+ * entries take back (never one the door itself reports). The content is parsed strictly, as
+ * arguments are; content that does not parse is INVALID_ARGUMENT and changes nothing.
+ */
+async function contentLabels(
+  ctx: AuthorityContext,
+  catalog: Catalog,
+  req: ReportResultRequest,
+): Promise<{ readonly add: readonly string[]; readonly drop: readonly string[] }> {
+  const none = { add: [], drop: [] };
+  if (req.resultJson === undefined || req.resultJson === "") return none;
+  const parsed = parseStrictJson(req.resultJson, (ctx.limits ?? DEFAULT_AUTHORITY_LIMITS).arguments);
+  if (!parsed.ok) throw invalidRequest("result_json", parsed.message);
+  const decision = await ctx.store.getDecision(req.decisionId);
+  const action = decision === undefined ? undefined : catalog.actions.get(decision.actionId);
+  if (action === undefined) return none;
+  const matches = (schema: JsonSchema, value: unknown): boolean | undefined => {
+    try {
+      return catalog.schemas.compile(schema).check(value).length === 0;
+    } catch {
+      return undefined;
+    }
+  };
+  const { add, drop } = reportedLabels(action, parsed.value, matches);
+  return { add, drop: drop.filter((l) => !req.labels.includes(l)) };
 }

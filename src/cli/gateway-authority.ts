@@ -73,8 +73,8 @@ export function localGatewayAuthority(
         answer.decided.decisionId,
       );
     },
-    async reportResult(decisionId, failed) {
-      await reportResult(ctx, { grantToken, runId, decisionId, failed, labels: [] });
+    async reportResult(decisionId, failed, resultJson) {
+      await reportResult(ctx, { grantToken, runId, decisionId, failed, labels: [], resultJson });
     },
   };
 }
@@ -120,12 +120,13 @@ export function remoteGatewayAuthority(
         v.decisionId,
       );
     },
-    async reportResult(decisionId, failed) {
+    async reportResult(decisionId, failed, resultJson) {
       await clients.authority.reportResult({
         grantToken,
         runId,
         decisionId,
         outcome: failed ? ResultOutcome.FAILED : ResultOutcome.SUCCEEDED,
+        resultJson,
       });
     },
   };

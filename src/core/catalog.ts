@@ -230,8 +230,11 @@ function readResults(
   const out: ResultLabels[] = [];
   for (const [i, entry] of list.entries()) {
     const where = Array.isArray(raw) ? `results[${i}]` : "results";
-    if (!isJsonObject(entry) || Object.keys(entry).some((k) => k !== "labels" && k !== "when")) {
-      problems.add(id, `${where} must be {labels: [names], when?: JSON Schema over the arguments}`);
+    if (!isJsonObject(entry) || Object.keys(entry).some((k) => !RESULT_KEYS.has(k))) {
+      problems.add(
+        id,
+        `${where} must be {labels: [names], when?, ifResult? or unlessResult?: JSON Schemas}`,
+      );
       continue;
     }
     const labels = entry["labels"];
@@ -246,21 +249,27 @@ function readResults(
       );
       continue;
     }
-    const when = entry["when"];
-    if (when !== undefined) {
-      if (!isJsonObject(when) && typeof when !== "boolean") {
-        problems.add(id, `${where}.when must be a JSON Schema over the arguments`);
-        continue;
-      }
-      if (!compileChecked(when, id, `${where}.when`, problems, schemas)) continue;
+    if (entry["ifResult"] !== undefined && entry["unlessResult"] !== undefined) {
+      problems.add(id, `${where} sets ifResult or unlessResult, not both`);
+      continue;
     }
-    out.push({
-      labels: [...new Set(labels)].sort(),
-      ...(when === undefined ? {} : { when: cloneJson(when) }),
-    });
+    const schemasOf: Record<string, JsonSchema> = {};
+    let ok = true;
+    for (const key of ["when", "ifResult", "unlessResult"] as const) {
+      const schema = entry[key];
+      if (schema === undefined) continue;
+      if (!isJsonObject(schema) && typeof schema !== "boolean") {
+        problems.add(id, `${where}.${key} must be a JSON Schema`);
+        ok = false;
+      } else if (!compileChecked(schema, id, `${where}.${key}`, problems, schemas)) ok = false;
+      else schemasOf[key] = cloneJson(schema);
+    }
+    if (ok) out.push({ labels: [...new Set(labels)].sort(), ...schemasOf });
   }
   return out;
 }
+
+const RESULT_KEYS = new Set(["labels", "when", "ifResult", "unlessResult"]);
 
 function readTool(raw: unknown, id: string, problems: ProblemList): ToolDescriptor | undefined {
   if (!isJsonObject(raw)) {

@@ -71,10 +71,46 @@ export function emptyRun(runId: string): RunView {
   return { runId, labels: [], calls: 0, last: {}, windows: {} };
 }
 
-/** What an action's result brings into the run, when its `when` over the arguments holds (always, without one). */
+/**
+ * What an action's result brings into the run, when its `when` over the arguments holds (always,
+ * without one). Two entries depend on the result itself, which only a door that saw it knows
+ * (ReportResult): `ifResult`, labels only a reported result matching it brings in (never static);
+ * `unlessResult`, static labels a reported result matching it takes back, for that one call,
+ * while no later decision of the run has been judged on them (mail from inside the organisation
+ * is not untrusted).
+ */
 export interface ResultLabels {
   readonly labels: readonly string[];
   readonly when?: JsonSchema;
+  readonly ifResult?: JsonSchema;
+  readonly unlessResult?: JsonSchema;
+}
+
+/**
+ * What a reported result does to its call's run (`ReportResult`): the labels its content brings in
+ * (`ifResult` entries it matches) and those it takes back (`unlessResult` entries it matches,
+ * less any label another entry brings in regardless). A schema that cannot be evaluated brings
+ * its labels in and takes nothing back (fail closed).
+ */
+export function reportedLabels(
+  action: CatalogAction,
+  result: unknown,
+  matches: (schema: JsonSchema, value: unknown) => boolean | undefined,
+): { readonly add: readonly string[]; readonly drop: readonly string[] } {
+  const add = new Set<string>();
+  const drop = new Set<string>();
+  const kept = new Set<string>();
+  for (const r of action.results ?? []) {
+    if (r.ifResult !== undefined) {
+      if (matches(r.ifResult, result) !== false) r.labels.forEach((l) => add.add(l));
+    } else if (r.unlessResult !== undefined && matches(r.unlessResult, result) === true) {
+      r.labels.forEach((l) => drop.add(l));
+    } else r.labels.forEach((l) => kept.add(l));
+  }
+  return {
+    add: [...add].sort(),
+    drop: [...drop].filter((l) => !kept.has(l) && !add.has(l)).sort(),
+  };
 }
 
 /**
@@ -218,8 +254,11 @@ export function runEffects(
   approvedRule: string | undefined,
 ): RunEffects {
   const labels = new Set<string>();
-  for (const r of action.results ?? [])
+  for (const r of action.results ?? []) {
+    // Labels only a reported result brings in are never static.
+    if (r.ifResult !== undefined) continue;
     if (r.when === undefined || matches(r.when, args)) for (const l of r.labels) labels.add(l);
+  }
   const windows: WindowCharge[] = [];
   const rules = Object.hasOwn(grant.caveats, action.id) ? grant.caveats[action.id]?.rules : [];
   for (const rule of rules ?? []) {

@@ -38,6 +38,9 @@ export interface GatewayVerdict {
 export interface GatewayAuthority {
   catalog(): Promise<GatewayCatalog>;
   authorizeCall(call: GatewayCall): Promise<GatewayVerdict>;
-  /** Reports an allowed call's result to its run (ReportResult): whether the upstream failed it. */
-  reportResult(decisionId: string, failed: boolean): Promise<void>;
+  /**
+   * Reports an allowed call's result to its run (ReportResult): whether the upstream failed it,
+   * and its structured content as JSON text ("" without one) for the catalog's rules over results.
+   */
+  reportResult(decisionId: string, failed: boolean, resultJson: string): Promise<void>;
 }

@@ -74,10 +74,19 @@ export function createGatewayServer(options: GatewayOptions): Server {
    * Reports a relayed result to the run. A report that cannot be made is logged and the result
    * still goes back: a missing report never makes the run more trusted (the static labels stand).
    */
-  async function report(decisionId: string | undefined, failed: boolean): Promise<void> {
+  async function report(
+    decisionId: string | undefined,
+    failed: boolean,
+    result?: CallToolResult,
+  ): Promise<void> {
     if (decisionId === undefined) return;
+    const content = result?.structuredContent;
     try {
-      await authority.reportResult(decisionId, failed);
+      await authority.reportResult(
+        decisionId,
+        failed,
+        content === undefined ? "" : JSON.stringify(content),
+      );
     } catch (err) {
       events.log(
         `charter mcp-gateway: could not report the result of ${decisionId}: ${(err as Error).message}`,
@@ -128,7 +137,7 @@ export function createGatewayServer(options: GatewayOptions): Server {
           await report(verdict.decisionId, true);
           throw err;
         }
-        await report(verdict.decisionId, result.isError === true);
+        await report(verdict.decisionId, result.isError === true, result);
         return result;
       }
       if (verdict.decision === "require_approval" && verdict.approvalId !== undefined)

@@ -63,6 +63,8 @@ export interface AuditEntry {
   readonly failed?: boolean;
   /** A reported result: the labels it newly added to the call's run (sorted; names only). */
   readonly labels?: readonly string[];
+  /** A reported result: the static labels it took back from the call's run (sorted). */
+  readonly narrowed?: readonly string[];
 }
 
 /** A signed statement of the chain head: record `seq` has hash `hash`. */

@@ -76,6 +76,12 @@ export interface ResultReport {
   readonly failed: boolean;
   /** Labels the result brings in besides the static ones, written to every row of `writeTo`. */
   readonly labels: readonly string[];
+  /**
+   * Static labels the result takes back: removed from the call's own run (`writeTo[0]`) where
+   * this decision is the one that brought them, and only while no later decision of that run has
+   * been recorded (one in the same second counts as later). Rows up the delegation tree keep them.
+   */
+  readonly narrow?: readonly string[];
   readonly writeTo: readonly RunRow[];
   /** Unix seconds. */
   readonly at: number;
@@ -88,6 +94,8 @@ export interface ResultReport {
 export interface ReportOutcome {
   readonly added: readonly string[];
   readonly released: number;
+  /** The labels taken back from the own run (present when the report asked to narrow). */
+  readonly narrowed?: readonly string[];
 }
 
 /** The run state of the store. */

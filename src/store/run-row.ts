@@ -115,7 +115,11 @@ export function labelsToWrite(labels: readonly string[]): string[] {
 }
 
 /** The `result_reported` audit record: ids, the failure flag and the labels added — never argument values. */
-export function resultAudit(report: ResultReport, added: readonly string[]) {
+export function resultAudit(
+  report: ResultReport,
+  added: readonly string[],
+  narrowed: readonly string[] = [],
+) {
   return {
     at: report.at,
     kind: "result_reported" as const,
@@ -124,6 +128,7 @@ export function resultAudit(report: ResultReport, added: readonly string[]) {
     runId: report.runId,
     failed: report.failed,
     labels: [...added],
+    ...(narrowed.length === 0 ? {} : { narrowed: [...narrowed] }),
     ...(report.caller === undefined ? {} : { caller: report.caller }),
   };
 }
@@ -131,6 +136,7 @@ export function resultAudit(report: ResultReport, added: readonly string[]) {
 /** The decision a report names, as far as a report needs it. */
 export interface ReportedDecision {
   readonly decision: string;
+  readonly decided_at: number;
   readonly grant_id: string;
   readonly run_id: string | null;
   readonly action_id: string;

@@ -14,6 +14,7 @@ import {
 import { decidedRunEffects } from "../../src/core/run-effects.js";
 import {
   emptyRun,
+  reportedLabels,
   windowAmount,
   windowKey,
   type RunView,
@@ -219,6 +220,55 @@ describe("windows (fixtures/run-rules)", () => {
     expect(windowAmount(w, { amount: -5 })).toBeUndefined();
     expect(windowAmount(w, { amount: "5" })).toBeUndefined();
     expect(windowAmount(w, {})).toBeUndefined();
+  });
+});
+
+describe("labels from a reported result", () => {
+  const pair = demoPair();
+  const read = pair.catalog.actions.get("email.read");
+  const matches = (schema: unknown, value: unknown) =>
+    pair.catalog.schemas.compile(schema as boolean).check(value).length === 0;
+  it("takes untrusted back for mail from inside the organisation, never private", () => {
+    if (!read) throw new Error("no email.read");
+    expect(reportedLabels(read, { from: "bo@example.com" }, matches)).toEqual({
+      add: [],
+      drop: ["untrusted"],
+    });
+    expect(reportedLabels(read, { from: "eve@evil.test" }, matches)).toEqual({ add: [], drop: [] });
+    expect(reportedLabels(read, "not an object", matches)).toEqual({ add: [], drop: [] });
+    // A schema that cannot be evaluated takes nothing back.
+    expect(reportedLabels(read, { from: "bo@example.com" }, () => undefined)).toEqual({
+      add: [],
+      drop: [],
+    });
+  });
+  it("never makes the static labels depend on a report: ifResult entries are not static", () => {
+    const catalog = buildCatalog(
+      {
+        version: "1",
+        actions: [{ id: "a", results: [{ labels: ["x"], ifResult: { required: ["note"] } }] }],
+      },
+      "c.yaml",
+    );
+    const action = catalog.actions.get("a");
+    if (!action) throw new Error("no a");
+    expect(action.results).toEqual([{ labels: ["x"], ifResult: { required: ["note"] } }]);
+    expect(catalog.labels).toEqual(["x"]);
+    expect(reportedLabels(action, { note: "hi" }, () => undefined)).toEqual({
+      add: ["x"],
+      drop: [],
+    });
+    expectLoadError(
+      () =>
+        buildCatalog(
+          {
+            version: "1",
+            actions: [{ id: "a", results: { labels: ["x"], ifResult: true, unlessResult: true } }],
+          },
+          "c.yaml",
+        ),
+      "sets ifResult or unlessResult, not both",
+    );
   });
 });
 

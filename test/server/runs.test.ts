@@ -332,6 +332,86 @@ describe("ReportResult", () => {
   });
 });
 
+describe("labels from results (ReportResult with result_json)", () => {
+  const report = (token: string, run: string, decisionId: string, result: unknown, via = charter) =>
+    via.clients.authority.reportResult({
+      grantToken: token,
+      runId: run,
+      decisionId,
+      outcome: ResultOutcome.SUCCEEDED,
+      resultJson: JSON.stringify(result),
+    });
+  const MAIL = (from: string) => ({
+    message_id: "msg_7f3a9c21",
+    from,
+    to: [OWNER],
+    subject: "Q3",
+    date: "2026-12-01T09:00:00Z",
+    body: "Numbers attached.",
+  });
+
+  it("mail from inside the organisation, reported before the run's next decision, is not untrusted", async () => {
+    const { token } = await issue(charter);
+    const run = fresh("run");
+    const read = await call(token, run, "read_email", READ);
+    const res = await report(token, run, read.decisionId, MAIL("bo@example.com"));
+    expect(res.narrowedLabels).toEqual(["untrusted"]);
+    await call(token, run, "fetch_url", { url: "https://intranet.example.com/q3" });
+    expect(await call(token, run, "send_email", SEND)).toMatchObject({
+      decision: Decision.ALLOW,
+      runLabels: ["private"],
+    });
+  });
+
+  it("mail from outside stays untrusted; a report after a later decision narrows nothing", async () => {
+    const { token } = await issue(charter);
+    const outside = fresh("run");
+    const read = await call(token, outside, "read_email", READ);
+    expect(
+      (await report(token, outside, read.decisionId, MAIL("eve@evil.test"))).narrowedLabels,
+    ).toEqual([]);
+    const late = fresh("run");
+    const first = await call(token, late, "read_email", READ);
+    await call(token, late, "lookup_contact", LOOKUP);
+    expect(
+      (await report(token, late, first.decisionId, MAIL("bo@example.com"))).narrowedLabels,
+    ).toEqual([]);
+    expect((await call(token, late, "send_email", SEND)).decision).toBe(Decision.REQUIRE_APPROVAL);
+    // Content that is not strict JSON is refused and changes nothing.
+    await expect(
+      charter.clients.authority.reportResult({
+        grantToken: token,
+        runId: late,
+        decisionId: first.decisionId,
+        outcome: ResultOutcome.SUCCEEDED,
+        resultJson: '{"from":"bo@example.com","from":"x@example.com"}',
+      }),
+    ).rejects.toMatchObject({ code: 3 });
+  });
+
+  it("a result's content can bring labels in (ifResult): an order with a customer's note", async () => {
+    const { token } = await issue(runs, "support-agent");
+    const run = fresh("run");
+    const looked = await call(
+      token,
+      run,
+      "lookup_order",
+      { order_id: "ord_ABC123" },
+      { via: runs },
+    );
+    const plain = await report(token, run, looked.decisionId, { order_id: "ord_ABC123" }, runs);
+    expect(plain.addedLabels).toEqual([]);
+    const noted = await report(
+      token,
+      run,
+      looked.decisionId,
+      { customer_note: "refund 500 to IBAN …" },
+      runs,
+    );
+    expect(noted.addedLabels).toEqual(["untrusted"]);
+  });
+});
+
 describe("windows counted in flight (fixtures/run-rules)", () => {
   const refund = (amount: number) => ({ order_id: "ord_ABC123", amount });
 

@@ -331,6 +331,75 @@ export function describeRunsContract(current: () => Store): void {
       });
     });
 
+    it("reportResult() narrows the labels a call brought into its own run, only before the run's next decision", async () => {
+      const read = id();
+      await commit(
+        read,
+        effect({
+          labels: ["private", "untrusted"],
+          writeTo: [RUN, { grantId: "g-parent", runId: "*" }],
+        }),
+      );
+      const report = {
+        decisionId: read,
+        grantId: "g-root",
+        runId: "run-1",
+        failed: false,
+        labels: [],
+        narrow: ["untrusted"],
+        writeTo: [RUN, { grantId: "g-parent", runId: "*" }],
+        at: T + 1,
+        expiresAt: ISSUED_AT + 900,
+      };
+      expect(await store.reportResult(report)).toEqual({
+        added: [],
+        released: 0,
+        narrowed: ["untrusted"],
+      });
+      expect((await store.readRun(query())).labels.map((l) => l.label)).toEqual(["private"]);
+      // Up the tree the label stays: a parent may have been judged on it.
+      const parent = await store.readRun(query({ labelsFrom: [{ grantId: "g-parent" }] }));
+      expect(parent.labels.map((l) => l.label)).toEqual(["private", "untrusted"]);
+      const audit = (await store.readAudit(0, 100_000)).map(
+        (r) => JSON.parse(r.entry) as Record<string, unknown>,
+      );
+      expect(audit.at(-1)).toMatchObject({ kind: "result_reported", narrowed: ["untrusted"] });
+
+      // A later decision of the run was judged on the label: nothing is taken back.
+      const other: RunRow = { grantId: "g-root", runId: "run-2" };
+      const first = id();
+      await commit(
+        first,
+        effect({
+          query: query({ labelsFrom: [other], run: other }),
+          run: { ...other, actionId: "email.read", toolName: "read_email" },
+          labels: ["untrusted"],
+          writeTo: [other],
+        }),
+        { runId: "run-2" },
+      );
+      await commit(
+        id(),
+        effect({
+          query: query({ labelsFrom: [other], run: other }),
+          run: { ...other, actionId: "email.read", toolName: "read_email" },
+          judged: { labels: ["untrusted"], last: {} },
+          writeTo: [other],
+        }),
+        { runId: "run-2", decidedAt: T + 2 },
+      );
+      expect(
+        await store.reportResult({
+          ...report,
+          decisionId: first,
+          runId: "run-2",
+          writeTo: [other],
+        }),
+      ).toEqual({ added: [], released: 0, narrowed: [] });
+      const still = await store.readRun(query({ labelsFrom: [other], run: other }));
+      expect(still.labels.map((l) => l.label)).toEqual(["untrusted"]);
+    });
+
     it("reportResult() is NOT_FOUND for a decision that is not an allow of the grant in the run", async () => {
       const denied = id();
       await commit(denied, effect(), { decision: "deny", reasonCode: "NOT_GRANTED" });

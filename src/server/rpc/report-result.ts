@@ -19,9 +19,14 @@ export function reportResult(
         decisionId: req.decisionId,
         failed: req.outcome === ResultOutcome.FAILED,
         labels: [...req.labels],
+        resultJson: req.resultJson,
       },
       callerOf(call),
     );
-    return { addedLabels: [...outcome.added], released: outcome.released };
+    return {
+      addedLabels: [...outcome.added],
+      released: outcome.released,
+      narrowedLabels: [...(outcome.narrowed ?? [])],
+    };
   };
 }

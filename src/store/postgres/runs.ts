@@ -158,10 +158,29 @@ export function postgresRunStore(chain: Chain): RunStore {
     reportResult: (report) =>
       inChainUnit(chain, async (unit) => {
         const decided = await unit.tx.query<ReportedDecision>(
-          "SELECT decision, grant_id, run_id, action_id, tool_name FROM decisions WHERE decision_id = $1",
+          "SELECT decision, decided_at, grant_id, run_id, action_id, tool_name FROM decisions WHERE decision_id = $1",
           [report.decisionId],
         );
         const row = checkReported(report, decided.rows[0]);
+        const own = report.writeTo[0];
+        const narrowed: string[] = [];
+        const narrow = report.narrow ?? [];
+        if (own !== undefined && narrow.length > 0) {
+          // A decision of the run recorded after (or in the same second as) the reported one.
+          const later = await unit.tx.query(
+            `SELECT 1 FROM decisions
+             WHERE grant_id = $1 AND run_id = $2 AND decided_at >= $3 AND decision_id <> $4 LIMIT 1`,
+            [own.grantId, own.runId, row.decided_at, report.decisionId],
+          );
+          if (later.rowCount === 0)
+            for (const label of narrow) {
+              const dropped = await unit.tx.query(
+                "DELETE FROM run_labels WHERE grant_id = $1 AND run_id = $2 AND label = $3 AND decision_id = $4",
+                [own.grantId, own.runId, label, report.decisionId],
+              );
+              if ((dropped.rowCount ?? 0) > 0) narrowed.push(label);
+            }
+        }
         const added = await writeLabels(
           unit.tx,
           labelsToWrite(report.labels),
@@ -182,8 +201,8 @@ export function postgresRunStore(chain: Chain): RunStore {
               )
             ).rowCount ?? 0)
           : 0;
-        await unit.append(resultAudit(report, added));
-        return { added, released };
+        await unit.append(resultAudit(report, added, narrowed));
+        return report.narrow === undefined ? { added, released } : { added, released, narrowed };
       }),
   };
 }

@@ -76,7 +76,17 @@ export function sqliteRuns(db: Database, group: GroupCommit, append: AuditAppend
     VALUES (?, ?, ?, ?, 0, ?)
     ON CONFLICT (window_key, decision_id) DO NOTHING`);
   const decisionOf = db.prepare<[string], ReportedDecision>(
-    "SELECT decision, grant_id, run_id, action_id, tool_name FROM decisions WHERE decision_id = ?",
+    "SELECT decision, decided_at, grant_id, run_id, action_id, tool_name FROM decisions WHERE decision_id = ?",
+  );
+  // A decision of the run recorded after (or in the same second as) the reported one.
+  const laterDecision = db
+    .prepare<[string, string, number, string], number>(
+      `SELECT 1 FROM decisions
+       WHERE grant_id = ? AND run_id = ? AND decided_at >= ? AND decision_id <> ? LIMIT 1`,
+    )
+    .pluck();
+  const dropLabel = db.prepare<[string, string, string, string], never>(
+    "DELETE FROM run_labels WHERE grant_id = ? AND run_id = ? AND label = ? AND decision_id = ?",
   );
   const release = db.prepare<[string], never>(
     "UPDATE window_charges SET released = 1 WHERE decision_id = ? AND released = 0",
@@ -181,6 +191,18 @@ export function sqliteRuns(db: Database, group: GroupCommit, append: AuditAppend
       reportResult: (report) =>
         group.run(() => {
           const row = checkReported(report, decisionOf.get(report.decisionId));
+          const own = report.writeTo[0];
+          const narrowed: string[] = [];
+          const narrow = report.narrow ?? [];
+          if (
+            own !== undefined &&
+            narrow.length > 0 &&
+            laterDecision.get(own.grantId, own.runId, row.decided_at, report.decisionId) ===
+              undefined
+          )
+            for (const label of narrow)
+              if (dropLabel.run(own.grantId, own.runId, label, report.decisionId).changes > 0)
+                narrowed.push(label);
           const added = writeLabels(
             labelsToWrite(report.labels),
             report.writeTo,
@@ -193,8 +215,8 @@ export function sqliteRuns(db: Database, group: GroupCommit, append: AuditAppend
             report.expiresAt,
           );
           const released = report.failed ? release.run(report.decisionId).changes : 0;
-          append(resultAudit(report, added));
-          return { added, released };
+          append(resultAudit(report, added, narrowed));
+          return report.narrow === undefined ? { added, released } : { added, released, narrowed };
         }),
     },
   };
