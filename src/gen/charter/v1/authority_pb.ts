@@ -348,6 +348,8 @@ export const AuthorizeTurnResponseSchema: GenMessage<AuthorizeTurnResponse> = /*
  */
 export enum ResultOutcome {
   /**
+   * Not set: INVALID_ARGUMENT.
+   *
    * @generated from enum value: RESULT_OUTCOME_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,

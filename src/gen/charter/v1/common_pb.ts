@@ -241,16 +241,19 @@ export type Rule = Message<"charter.v1.Rule"> & {
   source: string;
 
   /**
-   * For a rule over the run: its id (named in the verdicts it decides), and what it asks of the
-   * run as JSON text: {seen: [labels], after: [action ids], within: seconds, window: {seconds,
-   * per, maxCalls, sum: {path, max}}} (docs/runs.md). Empty for a rule over the arguments alone.
-   * Set by the policy only: DelegateGrant refuses a rule that sets them.
+   * For a rule over the run: its id, named in the verdicts it decides (`Verdict.rule`). Empty
+   * for a rule over the arguments alone. Set by the policy only: DelegateGrant refuses a rule
+   * that sets it.
    *
    * @generated from field: string id = 5;
    */
   id: string;
 
   /**
+   * For a rule over the run: what it asks of the run, as JSON text: {seen: [labels], after:
+   * [action ids], within: seconds, window: {seconds, per, maxCalls, sum: {path, max}}}
+   * (docs/runs.md). Empty for a rule over the arguments alone; DelegateGrant refuses one.
+   *
    * @generated from field: string run_json = 6;
    */
   runJson: string;
