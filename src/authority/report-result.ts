@@ -89,7 +89,10 @@ async function contentLabels(
 ): Promise<{ readonly add: readonly string[]; readonly drop: readonly string[] }> {
   const none = { add: [], drop: [] };
   if (req.resultJson === undefined || req.resultJson === "") return none;
-  const parsed = parseStrictJson(req.resultJson, (ctx.limits ?? DEFAULT_AUTHORITY_LIMITS).arguments);
+  const parsed = parseStrictJson(
+    req.resultJson,
+    (ctx.limits ?? DEFAULT_AUTHORITY_LIMITS).arguments,
+  );
   if (!parsed.ok) throw invalidRequest("result_json", parsed.message);
   const decision = await ctx.store.getDecision(req.decisionId);
   const action = decision === undefined ? undefined : catalog.actions.get(decision.actionId);

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -22,10 +22,30 @@ let dir: string;
 let app: AppContext;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "charter-run-props-"));
+  // The demo catalog with owner mail narrowable by a reported sender (as fixtures/run-rules does
+  // for customer mail), so that reports can take a label back.
+  const catalog = join(dir, "catalog.yaml");
+  const demo = readFileSync(join(FIXTURES, "catalog.yaml"), "utf8");
+  const narrowable = demo.replace(
+    '    results: { labels: [private, untrusted] }\n    delegable: true\n    resource: "message/{message_id}"',
+    // A function, not a string: `$'` in a replacement string means "the text after the match".
+    () =>
+      [
+        "    results:",
+        "      - labels: [private]",
+        "      - labels: [untrusted]",
+        "        unlessResult: { type: object, required: [from], properties: { from: { type: string, pattern: '@example\\.com$' } } }",
+        "    delegable: true",
+        '    resource: "message/{message_id}"',
+      ].join("\n"),
+  );
+  if (narrowable === demo)
+    throw new Error("the demo's email.read results changed: update this test");
+  writeFileSync(catalog, narrowable);
   app = await createAppContext({
     ...DEFAULTS,
     dataDir: join(dir, "data"),
-    catalog: join(FIXTURES, "catalog.yaml"),
+    catalog,
     policy: join(FIXTURES, "policy.yaml"),
   });
 });

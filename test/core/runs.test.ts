@@ -224,12 +224,12 @@ describe("windows (fixtures/run-rules)", () => {
 });
 
 describe("labels from a reported result", () => {
-  const pair = demoPair();
-  const read = pair.catalog.actions.get("email.read");
+  const pair = fixturePair("run-rules/");
+  const read = pair.catalog.actions.get("mail.read");
   const matches = (schema: unknown, value: unknown) =>
     pair.catalog.schemas.compile(schema as boolean).check(value).length === 0;
   it("takes untrusted back for mail from inside the organisation, never private", () => {
-    if (!read) throw new Error("no email.read");
+    if (!read) throw new Error("no mail.read");
     expect(reportedLabels(read, { from: "bo@example.com" }, matches)).toEqual({
       add: [],
       drop: ["untrusted"],

@@ -350,36 +350,39 @@ describe("labels from results (ReportResult with result_json)", () => {
     body: "Numbers attached.",
   });
 
+  // fixtures/run-rules: customer mail is untrusted unless a reported message is from example.com.
+  const READ_CUSTOMER = { message_id: "msg_ABC123" };
+  const LOOK = { order_id: "ord_ABC123" };
+  const support = () => issue(runs, "support-agent");
+  const labelsNow = async (token: string, run: string) =>
+    (await call(token, run, "lookup_order", LOOK, { via: runs })).runLabels;
+
   it("mail from inside the organisation, reported before the run's next decision, is not untrusted", async () => {
-    const { token } = await issue(charter);
+    const { token } = await support();
     const run = fresh("run");
-    const read = await call(token, run, "read_email", READ);
-    const res = await report(token, run, read.decisionId, MAIL("bo@example.com"));
+    const read = await call(token, run, "read_customer_email", READ_CUSTOMER, { via: runs });
+    const res = await report(token, run, read.decisionId, MAIL("bo@example.com"), runs);
     expect(res.narrowedLabels).toEqual(["untrusted"]);
-    await call(token, run, "fetch_url", { url: "https://intranet.example.com/q3" });
-    expect(await call(token, run, "send_email", SEND)).toMatchObject({
-      decision: Decision.ALLOW,
-      runLabels: ["private"],
-    });
+    expect(await labelsNow(token, run)).toEqual(["private"]);
   });
 
   it("mail from outside stays untrusted; a report after a later decision narrows nothing", async () => {
-    const { token } = await issue(charter);
+    const { token } = await support();
     const outside = fresh("run");
-    const read = await call(token, outside, "read_email", READ);
+    const read = await call(token, outside, "read_customer_email", READ_CUSTOMER, { via: runs });
     expect(
-      (await report(token, outside, read.decisionId, MAIL("eve@evil.test"))).narrowedLabels,
+      (await report(token, outside, read.decisionId, MAIL("eve@evil.test"), runs)).narrowedLabels,
     ).toEqual([]);
     const late = fresh("run");
-    const first = await call(token, late, "read_email", READ);
-    await call(token, late, "lookup_contact", LOOKUP);
+    const first = await call(token, late, "read_customer_email", READ_CUSTOMER, { via: runs });
+    await call(token, late, "lookup_order", LOOK, { via: runs });
     expect(
-      (await report(token, late, first.decisionId, MAIL("bo@example.com"))).narrowedLabels,
+      (await report(token, late, first.decisionId, MAIL("bo@example.com"), runs)).narrowedLabels,
     ).toEqual([]);
-    expect((await call(token, late, "send_email", SEND)).decision).toBe(Decision.REQUIRE_APPROVAL);
+    expect(await labelsNow(token, late)).toEqual(["private", "untrusted"]);
     // Content that is not strict JSON is refused and changes nothing.
     await expect(
-      charter.clients.authority.reportResult({
+      runs.clients.authority.reportResult({
         grantToken: token,
         runId: late,
         decisionId: first.decisionId,
@@ -387,6 +390,16 @@ describe("labels from results (ReportResult with result_json)", () => {
         resultJson: '{"from":"bo@example.com","from":"x@example.com"}',
       }),
     ).rejects.toMatchObject({ code: 3 });
+  });
+
+  it("the demo's owner mail stays untrusted whoever sent it (no unlessResult)", async () => {
+    const { token } = await issue(charter);
+    const run = fresh("run");
+    const read = await call(token, run, "read_email", READ);
+    expect(
+      (await report(token, run, read.decisionId, MAIL("bo@example.com"))).narrowedLabels,
+    ).toEqual([]);
+    expect((await call(token, run, "send_email", SEND)).decision).toBe(Decision.REQUIRE_APPROVAL);
   });
 
   it("a result's content can bring labels in (ifResult): an order with a customer's note", async () => {
