@@ -1,11 +1,10 @@
-import { projectCatalog, type CatalogView } from "../core/project.js";
+import { grantForRun, projectCatalog, type CatalogView } from "../core/project.js";
 import { grantWithdrawal, withdrawal, withoutWithdrawn } from "../core/withdraw.js";
 import type { JsonValue } from "../core/json.js";
 import { renderTools, toolsJson, type DialectName } from "../interop/dialects/index.js";
 import type { AuthorityContext, PolicySet } from "./context.js";
 import { AuthorityError, invalidRequest } from "./errors.js";
 import { loadGrant } from "./load-grant.js";
-import { grantForRun } from "../core/run.js";
 import { MAX_STEP_ID_LENGTH } from "../core/step.js";
 import { readRunView } from "./run-state.js";
 

@@ -1,5 +1,5 @@
 import type { Catalog } from "../core/catalog.js";
-import type { JsonSchema } from "../core/json.js";
+import { schemaHolds } from "../core/decide.js";
 import { reportedLabels } from "../core/run.js";
 import { MAX_STEP_ID_LENGTH } from "../core/step.js";
 import { parseStrictJson } from "../core/strict-json.js";
@@ -97,13 +97,8 @@ async function contentLabels(
   const decision = await ctx.store.getDecision(req.decisionId);
   const action = decision === undefined ? undefined : catalog.actions.get(decision.actionId);
   if (action === undefined) return none;
-  const matches = (schema: JsonSchema, value: unknown): boolean | undefined => {
-    try {
-      return catalog.schemas.compile(schema).check(value).length === 0;
-    } catch {
-      return undefined;
-    }
-  };
-  const { add, drop } = reportedLabels(action, parsed.value, matches);
+  const { add, drop } = reportedLabels(action, parsed.value, (schema, value) =>
+    schemaHolds(catalog, schema, value),
+  );
   return { add, drop: drop.filter((l) => !req.labels.includes(l)) };
 }

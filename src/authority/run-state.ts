@@ -133,10 +133,11 @@ export function runEffectFor(
   expiresAt: number,
 ): RunEffect | undefined {
   if (read === undefined || !call.args.ok) return undefined;
+  // A deny or a held call changes nothing of a run.
+  if (verdict.decision !== "allow" && verdict.decision !== "effect_suppressed") return undefined;
   const runId = read.view.runId;
   const effects = decidedRunEffects(grant, catalog, verdict, call.args.value, runId);
   const inRun = runId !== "";
-  if (verdict.decision !== "allow" && verdict.decision !== "effect_suppressed") return undefined;
   if (!inRun && effects.windows.length === 0) return undefined;
   return {
     query: read.query,

@@ -6,7 +6,8 @@ import { jsonDepthExceeds } from "./json-depth.js";
 import { isJsonObject, jsonEqual, type JsonSchema } from "./json.js";
 import type { Rule } from "./policy.js";
 import { resolveResource } from "./resource.js";
-import { runConditionHolds, runStateText, type RunView } from "./run.js";
+import { emptyRun, runConditionHolds, type RunView } from "./run.js";
+import { runDenyMessage, runHoldMessage } from "./run-text.js";
 import { formatProblems, type SchemaProblem } from "./schema.js";
 import { checkTarget } from "./target.js";
 import type { ApprovalRecord, Reason, ReasonCode, ToolCall, Verdict } from "./verdict.js";
@@ -118,8 +119,7 @@ export function assess(
 }
 
 const NO_DIGEST = (): string => "";
-const withState = (state: string): string => (state === "" ? "" : `${state}; `);
-const NO_RUN: RunView = { runId: "", labels: [], calls: 0, last: {}, windows: {} };
+const NO_RUN: RunView = emptyRun("");
 
 type Body = Omit<Verdict, "callDigest">;
 
@@ -145,6 +145,7 @@ function decideChecked(
   const argumentsDigest = (): string => orEmpty(() => digest().arguments());
   const assessed = (verdict: Body): Assessment => ({ verdict, callDigest, argumentsDigest });
   const run = ctx.run;
+  const view = run ?? NO_RUN;
   const base = {
     callId: call.callId,
     actionId: action?.id ?? "",
@@ -249,12 +250,11 @@ function decideChecked(
   // A rule that cannot be evaluated counts as matching: a deny rule denies, an approval rule asks.
   const holds = (r: Rule) =>
     matches(catalog, r, args) &&
-    (r.run === undefined || runConditionHolds(r, grant, args, ctx.now, run ?? NO_RUN));
+    (r.run === undefined || runConditionHolds(r, grant, args, ctx.now, view));
   const denyRule = rules.find((r) => r.then === "deny" && holds(r));
   if (denyRule?.then === "deny") {
     if (denyRule.run === undefined) return deny("RULE_DENY", denyRule.reason, withResource);
-    const state = runStateText(denyRule, run ?? NO_RUN);
-    return deny("RUN_RULE", state === "" ? denyRule.reason : `${state}. ${denyRule.reason}`, {
+    return deny("RUN_RULE", runDenyMessage(denyRule, view), {
       ...withResource,
       ...(denyRule.id === undefined ? {} : { rule: denyRule.id }),
     });
@@ -277,11 +277,7 @@ function decideChecked(
       ...(byRun.id === undefined ? {} : { rule: byRun.id }),
       reason: {
         code: "RUN_RULE" as const,
-        message: `${withState(runStateText(byRun, run ?? NO_RUN))}${shown()} now needs ${
-          requirement === DEFAULT_REQUIREMENT
-            ? "the owner's approval"
-            : `approval (requirement "${requirement}")`
-        }.`,
+        message: runHoldMessage(byRun, view, shown(), requirement, DEFAULT_REQUIREMENT),
       },
     };
     verdict = approvalVerdict(
@@ -374,8 +370,20 @@ function resolve(catalog: Catalog, call: ToolCall): CatalogAction | string | und
 }
 
 function matches(catalog: Catalog, rule: Rule, args: unknown): boolean {
-  const problems = checkCaveat(catalog, rule.when, args);
-  return problems === undefined || problems.length === 0;
+  return schemaHolds(catalog, rule.when, args) !== false;
+}
+
+/**
+ * Whether a value satisfies a schema compiled by the catalog's compiler; undefined when the schema
+ * does not compile or cannot be evaluated (each caller fails closed its own way).
+ */
+export function schemaHolds(
+  catalog: Catalog,
+  schema: JsonSchema,
+  value: unknown,
+): boolean | undefined {
+  const problems = checkCaveat(catalog, schema, value);
+  return problems === undefined ? undefined : problems.length === 0;
 }
 
 /** Checks arguments against a caveat's schema; undefined when the schema does not compile (fail closed). */

@@ -9,8 +9,8 @@ import {
 import type { ProblemList } from "./errors.js";
 import { cloneJson, isJsonObject, type JsonSchema } from "./json.js";
 import type { Rule } from "./policy.js";
+import { parseDuration } from "./run-text.js";
 import {
-  parseDuration,
   PRIVATE,
   UNTRUSTED,
   WINDOW_SCOPES,

@@ -1,10 +1,18 @@
 import type { Catalog, CatalogAction, Effect, ToolAnnotations, ToolDescriptor } from "./catalog.js";
 import { descriptorDigest } from "./digest.js";
 import { caveatsOf, isEmptyCaveats, NO_CAVEATS, type TaskGrant } from "./grant.js";
-import { cloneJson, deepFreeze, isJsonObject, setOwn, type JsonObject } from "./json.js";
+import {
+  cloneJson,
+  compareCodeUnits,
+  deepFreeze,
+  isJsonObject,
+  setOwn,
+  type JsonObject,
+} from "./json.js";
 import type { ActionCaveats } from "./policy.js";
 import { descriptorPins, plainEntries, sharedEntries } from "./memo.js";
 import { narrowSchema } from "./narrow.js";
+import { runConditionHolds, type RunView } from "./run.js";
 import { acceptsValue } from "./schema.js";
 import type { GrantMode } from "./policy.js";
 
@@ -173,4 +181,36 @@ function pruneEnums(
     }
   }
   return changed ? { ...schema, properties: pruned } : schema;
+}
+
+/**
+ * The grant as it stands for a run (GetCatalog with a run): an action that a rule over the run
+ * now holds for every call — its `when` is `true` and its condition on the run holds (a window
+ * depends on each call's arguments and counts, so it is left to Authorize) — moves from allowed
+ * to approval-required (`require_approval`) or out of the grant (`deny`). Only ever narrows.
+ */
+export function grantForRun(grant: TaskGrant, run: RunView, now: number): TaskGrant {
+  const held = new Set<string>();
+  const denied = new Set<string>();
+  for (const actionId of [...grant.allowed, ...grant.approvalRequired]) {
+    const rules = Object.hasOwn(grant.caveats, actionId) ? grant.caveats[actionId]?.rules : [];
+    for (const rule of rules ?? []) {
+      if (rule.run === undefined || rule.when !== true || rule.run.window !== undefined) continue;
+      if (!runConditionHolds(rule, grant, {}, now, run)) continue;
+      if (rule.then === "deny") denied.add(actionId);
+      else held.add(actionId);
+    }
+  }
+  if (held.size === 0 && denied.size === 0) return grant;
+  const sorted = (ids: Iterable<string>) => [...new Set(ids)].sort(compareCodeUnits);
+  return {
+    ...grant,
+    allowed: grant.allowed.filter((id) => !held.has(id) && !denied.has(id)),
+    approvalRequired: sorted(
+      [...grant.approvalRequired, ...grant.allowed.filter((id) => held.has(id))].filter(
+        (id) => !denied.has(id),
+      ),
+    ),
+    denied: sorted([...grant.denied, ...denied]),
+  };
 }

@@ -1,4 +1,5 @@
 import type { Catalog } from "./catalog.js";
+import { schemaHolds } from "./decide.js";
 import type { TaskGrant } from "./grant.js";
 import type { JsonSchema } from "./json.js";
 import { runEffects, type RunEffects } from "./run.js";
@@ -23,13 +24,8 @@ export function decidedRunEffects(
   if (verdict.decision !== "allow" && verdict.decision !== "effect_suppressed") return NONE;
   const action = catalog.actions.get(verdict.actionId);
   if (!action) return NONE;
-  const matches = (schema: JsonSchema, value: unknown): boolean => {
-    try {
-      return catalog.schemas.compile(schema).check(value).length === 0;
-    } catch {
-      return true;
-    }
-  };
+  const matches = (schema: JsonSchema, value: unknown) =>
+    schemaHolds(catalog, schema, value) !== false;
   const approvedRule = verdict.approvalId === undefined ? undefined : verdict.rule;
   const effects = runEffects(grant, action, args, runId, matches, approvedRule);
   if (runId === "" && effects.windows.length === 0) return NONE;

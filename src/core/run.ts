@@ -1,6 +1,6 @@
 import type { CatalogAction } from "./catalog.js";
 import type { TaskGrant } from "./grant.js";
-import { compareCodeUnits, isJsonObject, type JsonSchema } from "./json.js";
+import { isJsonObject, type JsonSchema } from "./json.js";
 import type { Rule } from "./policy.js";
 import { pointerSegments } from "./summary-paths.js";
 
@@ -276,104 +276,4 @@ export function runEffects(
     });
   }
   return { labels: [...labels].sort(), windows };
-}
-
-/** How a label is named to a model: the two built-in ones in words, a deployment's own by name. */
-function labelPhrase(label: string): string {
-  if (label === UNTRUSTED) return "untrusted content";
-  if (label === PRIVATE) return "private data";
-  return `content labelled "${label}"`;
-}
-
-/**
- * What a model is told when a rule over the run holds a call: which labels the run has seen and
- * which calls brought them, e.g. `This run has read untrusted content (fetch_url, call 3) and
- * private data (read_email, call 5)`. Names and positions only, never argument values.
- */
-export function runStateText(rule: Rule, run: RunView): string {
-  const cond = rule.run;
-  const parts: string[] = [];
-  const seen = cond?.seen ?? [];
-  // In the order the run met them: what it read first is named first.
-  const named = seen
-    .flatMap((l) => run.labels.filter((x) => x.label === l))
-    .sort((a, b) => a.call - b.call)
-    .map((s) => `${labelPhrase(s.label)} (${s.toolName || s.actionId}, call ${s.call})`);
-  if (named.length > 0) parts.push(`This run has read ${joinAnd(named)}`);
-  if (cond?.after) {
-    const done = cond.after.filter((a) => run.last[a] !== undefined);
-    if (done.length > 0) parts.push(`this run has already called ${joinAnd(done)}`);
-  }
-  if (cond?.window) {
-    const w = cond.window;
-    const limit =
-      w.sum !== undefined
-        ? `a total of ${w.sum.max} (${w.sum.path.slice(1)})`
-        : `${w.maxCalls ?? 0} calls`;
-    parts.push(`this call would go past ${limit} per ${w.per} in ${durationText(w.seconds)}`);
-  }
-  const text = parts.join("; ");
-  return text === "" ? "" : text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-function joinAnd(items: readonly string[]): string {
-  if (items.length <= 1) return items.join("");
-  return `${items.slice(0, -1).join(", ")} and ${items.at(-1) as string}`;
-}
-
-/** Seconds as the largest whole unit: 3600 -> "1 hour", 90 -> "90 seconds". */
-export function durationText(seconds: number): string {
-  const units: [number, string][] = [
-    [86400, "day"],
-    [3600, "hour"],
-    [60, "minute"],
-  ];
-  for (const [size, name] of units)
-    if (seconds % size === 0) {
-      const n = seconds / size;
-      return `${n} ${name}${n === 1 ? "" : "s"}`;
-    }
-  return `${seconds} seconds`;
-}
-
-/** `1h`, `30m`, `90s`, `2d` or a number of seconds -> seconds; undefined when it is none of them. */
-export function parseDuration(raw: unknown): number | undefined {
-  if (typeof raw === "number") return Number.isSafeInteger(raw) && raw > 0 ? raw : undefined;
-  if (typeof raw !== "string") return undefined;
-  const m = /^([1-9][0-9]{0,8})([smhd])$/.exec(raw);
-  if (!m) return undefined;
-  const size = { s: 1, m: 60, h: 3600, d: 86400 }[m[2] as "s" | "m" | "h" | "d"];
-  return Number(m[1]) * size;
-}
-
-/**
- * The grant as it stands for a run (GetCatalog with a run): an action that a rule over the run
- * now holds for every call — its `when` is `true` and its condition on the run holds (a window
- * depends on each call's arguments and counts, so it is left to Authorize) — moves from allowed
- * to approval-required (`require_approval`) or out of the grant (`deny`). Only ever narrows.
- */
-export function grantForRun(grant: TaskGrant, run: RunView, now: number): TaskGrant {
-  const held = new Set<string>();
-  const denied = new Set<string>();
-  for (const actionId of [...grant.allowed, ...grant.approvalRequired]) {
-    const rules = Object.hasOwn(grant.caveats, actionId) ? grant.caveats[actionId]?.rules : [];
-    for (const rule of rules ?? []) {
-      if (rule.run === undefined || rule.when !== true || rule.run.window !== undefined) continue;
-      if (!runConditionHolds(rule, grant, {}, now, run)) continue;
-      if (rule.then === "deny") denied.add(actionId);
-      else held.add(actionId);
-    }
-  }
-  if (held.size === 0 && denied.size === 0) return grant;
-  const sorted = (ids: Iterable<string>) => [...new Set(ids)].sort(compareCodeUnits);
-  return {
-    ...grant,
-    allowed: grant.allowed.filter((id) => !held.has(id) && !denied.has(id)),
-    approvalRequired: sorted(
-      [...grant.approvalRequired, ...grant.allowed.filter((id) => held.has(id))].filter(
-        (id) => !denied.has(id),
-      ),
-    ),
-    denied: sorted([...grant.denied, ...denied]),
-  };
 }
