@@ -4,6 +4,7 @@ import { grantWithdrawal } from "../core/withdraw.js";
 import type { TaskGrant } from "../core/grant.js";
 import type { StoredGrant } from "../store/port.js";
 import { signGrantToken } from "../token/index.js";
+import { checkCaveatSchemas } from "./caveat-schemas.js";
 import type { AuthorityContext } from "./context.js";
 import { AuthorityError, invalidRequest } from "./errors.js";
 import { DEFAULT_AUTHORITY_LIMITS } from "./limits.js";
@@ -72,8 +73,9 @@ export async function issueGrant(
 
 /**
  * DelegateGrant: a child grant that only narrows the parent the token carries (the core's
- * `delegate`). A parent token that does not check out is UNAUTHENTICATED; a widening is
- * FAILED_PRECONDITION with the refusal code as its reason.
+ * `delegate`). A parent token that does not check out is UNAUTHENTICATED; a caveat schema that
+ * does not compile is INVALID_REQUEST; a widening is FAILED_PRECONDITION with the refusal code as
+ * its reason.
  */
 export async function delegateGrant(
   ctx: AuthorityContext,
@@ -100,6 +102,7 @@ export async function delegateGrant(
       reason: "POLICY_WITHDRAWN",
     });
   const parent = check.grant;
+  checkCaveatSchemas(req.spec, catalog);
   // A tool name stands for its action; whether the parent holds it and may hand it on is the core's check.
   const byTool = (names: readonly string[] | undefined) =>
     (names ?? []).map((name) => {

@@ -3,6 +3,7 @@ import type { DataValidationCxt } from "ajv/dist/types/index.js";
 import addFormatsModule from "ajv-formats";
 import { canonicalJson } from "./digest.js";
 import { isJsonObject, type JsonSchema, type JsonValue } from "./json.js";
+import { isPatternError, linearRegExp, patternPointer } from "./linear-regexp.js";
 import { canonicalPathProblem, PATH_WITHIN, pathProblem } from "./path-within.js";
 
 // ajv-formats ships CommonJS with an ES-style declaration; at run time the default import is the plugin.
@@ -91,7 +92,7 @@ export function createSchemaCompiler(options: SchemaCompilerOptions = {}): Schem
           previous = current;
           current = newGeneration();
         }
-        compiled = wrap(schema, current.ajv.compile(schema));
+        compiled = wrap(schema, compileWith(current.ajv, schema));
         current.byText.set(key, compiled);
         current.textBytes += key.length;
       }
@@ -99,6 +100,17 @@ export function createSchemaCompiler(options: SchemaCompilerOptions = {}): Schem
       return compiled;
     },
   };
+}
+
+/** ajv's compile; a pattern it refuses names its place in the schema (`/properties/to/pattern: …`). */
+function compileWith(ajv: Ajv2020, schema: JsonSchema): ValidateFunction {
+  try {
+    return ajv.compile(schema);
+  } catch (err) {
+    if (!isPatternError(err)) throw err;
+    const at = patternPointer(schema, err.pattern);
+    throw new Error(at === undefined ? err.message : `${at}: ${err.message}`, { cause: err });
+  }
 }
 
 function newGeneration(): Generation {
@@ -119,6 +131,8 @@ function newAjv(): Ajv2020 {
     // A schema's $id is not registered: one grant's schema cannot collide with another's.
     addUsedSchema: false,
     logger: false,
+    // Patterns run in linear time (RE2), never on V8's backtracking engine; see linear-regexp.ts.
+    code: { regExp: linearRegExp },
   });
   addFormats(ajv);
   addPathWithin(ajv);
