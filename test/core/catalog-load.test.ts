@@ -230,7 +230,24 @@ describe("buildCatalog() errors", () => {
       problem: {
         subject: "a",
         message:
-          "invalid inputSchema: Invalid regular expression: /([/u: Unterminated character class",
+          'invalid inputSchema: /properties/p/pattern: pattern "([" is not a regular expression: Invalid regular expression: /([/u: Unterminated character class',
+      },
+    },
+    {
+      name: "a pattern the linear-time engine cannot run (a backreference)",
+      actions: [
+        {
+          id: "a",
+          tool: tool("t", {
+            type: "object",
+            properties: { p: { type: "object", patternProperties: { "^(x)\\1$": {} } } },
+          }),
+        },
+      ],
+      problem: {
+        subject: "a",
+        message:
+          'invalid inputSchema: /properties/p/patternProperties/^(x)\\1$: pattern "^(x)\\\\1$" cannot run in linear time (RE2 has no backreferences or lookaround): error parsing regexp: invalid escape sequence: `\\1`',
       },
     },
     {

@@ -332,6 +332,35 @@ describe("buildPolicy() errors", () => {
       ],
     },
     {
+      name: "patterns the linear-time engine cannot run (lookahead, backreference)",
+      sources: {
+        s: {
+          constraints: {
+            "email.read": { schema: { properties: { folder: { pattern: "^(?!sent)" } } } },
+          },
+          rules: {
+            "email.read": [
+              {
+                when: { properties: { folder: { not: { pattern: "(a)\\1" } } } },
+                then: "deny",
+                reason: "r",
+              },
+            ],
+          },
+        },
+      },
+      problems: [
+        problem(
+          "source s constraints email.read",
+          'invalid schema: /properties/folder/pattern: pattern "^(?!sent)" cannot run in linear time (RE2 has no backreferences or lookaround): error parsing regexp: invalid or unsupported Perl syntax: `(?!`',
+        ),
+        problem(
+          "source s rules email.read[0]",
+          'invalid when: /properties/folder/not/pattern: pattern "(a)\\\\1" cannot run in linear time (RE2 has no backreferences or lookaround): error parsing regexp: invalid escape sequence: `\\1`',
+        ),
+      ],
+    },
+    {
       name: "malformed constraints",
       sources: {
         s: {
