@@ -249,6 +249,48 @@ describe("refusals over RPC", () => {
       details: 'caveats["web.search"].binds_json: is not JSON',
     });
   });
+
+  it("answers INVALID_ARGUMENT naming a caveat whose pattern RE2 cannot run, and records nothing", async () => {
+    const { grant, token } = await issue();
+    const schema = (pattern: string) => JSON.stringify({ properties: { query: { pattern } } });
+    const cases = [
+      {
+        caveats: create(ActionCaveatsSchema, { constraintsJson: [schema("^(?=a)a")] }),
+        details:
+          'caveats["web.search"].constraints_json[0]: is not a usable JSON Schema: /properties/query/pattern: pattern "^(?=a)a" cannot run in linear time (RE2 has no backreferences or lookaround): error parsing regexp: invalid or unsupported Perl syntax: `(?=`',
+      },
+      {
+        caveats: create(ActionCaveatsSchema, {
+          rules: [{ whenJson: schema("(a)\\1"), then: { case: "deny", value: "no" } }],
+        }),
+        details:
+          'caveats["web.search"].rules[0].when_json: is not a usable JSON Schema: /properties/query/pattern: pattern "(a)\\\\1" cannot run in linear time (RE2 has no backreferences or lookaround): error parsing regexp: invalid escape sequence: `\\1`',
+      },
+    ];
+    for (const { caveats, details } of cases) {
+      const err = await charter.clients.grants
+        .delegateGrant({
+          parentToken: token,
+          subject: "s",
+          allowed: ["web.search"],
+          caveats: { "web.search": caveats },
+        })
+        .then(
+          () => expect.unreachable("the delegation was granted"),
+          (e: unknown) => e as ServiceError,
+        );
+      expect({ code: err.code, details: err.details }).toEqual({
+        code: status.INVALID_ARGUMENT,
+        details,
+      });
+    }
+    // No child was recorded: revoking the parent revokes it alone.
+    const { revokedIds } = await charter.clients.grants.revokeGrant({
+      grantId: grant.id,
+      reason: "test",
+    });
+    expect(revokedIds).toEqual([grant.id]);
+  });
 });
 
 /** Mostly actions the parents hold and may hand on, sometimes one from `all`, so most specs are granted and some are not. */
