@@ -17,6 +17,7 @@ export const E2E_FILES = [
   "test/core/schema-generations.test.ts",
   "test/gateway/mcp-gateway.test.ts",
   "test/hostile/doors-differential.test.ts",
+  "test/hostile/pattern-time.test.ts",
   "test/hostile/token-cache-memory.test.ts",
   "test/polyglot/python-client.test.ts",
   "test/scripts/check-commit-subjects.test.ts",
