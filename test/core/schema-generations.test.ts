@@ -38,7 +38,8 @@ describe("createSchemaCompiler() generations", () => {
   it("keeps heap growth bounded by the generation size, however many distinct schemas are compiled", () => {
     const { growthBytes, wrong } = heapGrowth(5000, 400);
     expect(wrong).toBe(0);
-    // Unbounded, 5,000 schemas would hold about 35 MB; two generations of 400 hold well under 12 MB.
-    expect(growthBytes).toBeLessThan(12 * 1024 * 1024);
-  }, 60_000);
+    // Patterns run on re2js (issue 22), whose compiled pattern holds about 21 KB (its program and
+    // DFA states): unbounded, 5,000 schemas held 108 MB here; two generations of 400 held 12-16 MB.
+    expect(growthBytes).toBeLessThan(30 * 1024 * 1024);
+  }, 120_000);
 });
