@@ -70,9 +70,7 @@ describe("unread responses over every connection", () => {
     }, 5);
     try {
       // 64 responses of about 37 KB each, 2.3 MB: over 1 MiB if nothing bounded the total.
-      await expect
-        .poll(() => closedByServer, { timeout: 5_000, interval: 50 })
-        .toBeGreaterThan(0);
+      await expect.poll(() => closedByServer, { timeout: 5_000, interval: 50 }).toBeGreaterThan(0);
       await sleep(500);
       expect(peak).toBeGreaterThan(0);
       expect(charter.server.connectionStats().unreadResponseBytes).toBeLessThanOrEqual(MIB);
