@@ -168,9 +168,9 @@ describe("WatchApprovals stream caps", () => {
         for await (const _ of clients.approvals.watchApprovals({ owner: OWNER }, { signal })) {
           // idle
         }
-      })().catch((err: { code?: number }) => {
+      })().catch((err: unknown) => {
         clearTimeout(timer);
-        resolve(err.code ?? -1);
+        resolve((err as { code?: number }).code ?? -1);
       });
       signal.addEventListener("abort", () => clients.close(), { once: true });
     });
