@@ -78,7 +78,7 @@ export const CONNECTION_SETTINGS = {
     default: 300_000,
     env: "CHARTER_CONNECTION_IDLE_MS",
     description:
-      "a connection without calls is closed after this long, in ms (one that never sends a byte: after 10 s)",
+      "a connection without calls is closed after this long, in ms (one that has not sent the HTTP/2 preface: after 10 s)",
     reload: "restart",
   }),
   connectionAgeMs: setting({
