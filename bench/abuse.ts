@@ -30,8 +30,9 @@ import { WatchApprovalsRequestSchema } from "../src/gen/charter/v1/approval_pb.j
 import { BatchAuthorizeRequestSchema } from "../src/gen/charter/v1/authority_pb.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const NORMAL_CALLS = Number(process.env["BENCH_CALLS"] ?? 1500);
-const ABUSE_SECONDS = Number(process.env["BENCH_ABUSE_SECONDS"] ?? 30);
+const NORMAL_CALLS = Number(process.env["BENCH_CALLS"] ?? 1000);
+/** An upper bound: the parent stops the abuser once its phase is measured. */
+const ABUSE_SECONDS = Number(process.env["BENCH_ABUSE_SECONDS"] ?? 180);
 const WATCHERS = Number(process.env["BENCH_WATCHERS"] ?? 4_800);
 /** The phases, each a `+`-joined group of attacks the abuser runs at once. */
 const PHASES = (process.env["BENCH_PHASES"] ?? "oversized+unread+idle,lockout,watchers").split(",");
@@ -60,6 +61,8 @@ async function main(): Promise<void> {
     configFile,
     JSON.stringify({
       listen: "127.0.0.1:0",
+      // One process, so that the CPU and RSS read from /proc are the server's.
+      workers: 1,
       dataDir: join(dir, "data"),
       catalog: join(ROOT, "fixtures/catalog.yaml"),
       policy: join(ROOT, "fixtures/policy.yaml"),
