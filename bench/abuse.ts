@@ -152,12 +152,17 @@ async function normalClient(
 ): Promise<{ p50: number; p99: number; failed: number }> {
   const clients = createCharterClients({ address });
   try {
-    const { grantToken } = await clients.grants.issueGrant({
-      profile: "owner-assistant",
-      subject: "agent:normal",
-      owner: "ana@example.com",
-      purpose: "bench",
-    });
+    // A client that cannot even get its grant (its connection closed under it) fails every call.
+    const issued = await clients.grants
+      .issueGrant({
+        profile: "owner-assistant",
+        subject: "agent:normal",
+        owner: "ana@example.com",
+        purpose: "bench",
+      })
+      .catch(() => undefined);
+    if (issued === undefined) return { p50: NaN, p99: NaN, failed: calls };
+    const { grantToken } = issued;
     const times: number[] = [];
     let failed = 0;
     for (let i = 0; i < calls; i++) {
