@@ -9,6 +9,11 @@ import { loggingInterceptor } from "../server/logging.js";
 import { telemetryInterceptor } from "../server/telemetry.js";
 import { requestLimits, serverOptions } from "./limits.js";
 import { listenCapped, type CappedListener } from "./listener.js";
+import {
+  createConnectionPool,
+  type ConnectionPool,
+  type ConnectionStats,
+} from "./connection-pool.js";
 import { addReflection } from "../server/reflection.js";
 import { CONTRACT_FILES, charterServices } from "../server/services.js";
 import { createAppContext, type AppContext } from "./context.js";
@@ -30,6 +35,8 @@ export interface RunningCharter {
   readonly metricsAddress?: string;
   /** Client connections open now (at most `maxConnections`). */
   connections(): number;
+  /** Connections open, pre-auth among them, and unread response bytes they hold. */
+  connectionStats(): ConnectionStats;
   /** Reloads catalog and policy; a bad reload keeps the old pair and rejects with the reason. */
   reload(): Promise<void>;
   /** Stops accepting calls, lets in-flight calls finish (up to `graceMs`), then closes the store. */
@@ -84,9 +91,16 @@ export async function startCharter(
         "API keys travel in plaintext on a non-loopback address; configure tlsCert and tlsKey",
       );
     }
+    // One pool over every listen address: the caps are per server process.
+    const pool = createConnectionPool({
+      maxConnections: config.maxConnections,
+      maxPreAuthConnections: Math.min(config.maxPreAuthConnections, config.maxConnections),
+      maxUnreadResponseBytes: config.maxUnreadResponseMib * 1024 * 1024,
+    });
     const authentication = authenticationInterceptor(ctx, {
       certificateRoles: security.certificateRoles,
       protectedModeAllowed: protectedMode,
+      ledger: pool.ledger,
     });
     // Aborted at the start of stop(): health turns NOT_SERVING, every call's signal aborts, streams end.
     const health = createHealth(
@@ -94,19 +108,27 @@ export async function startCharter(
       { shutdown: shutdown.signal },
     );
     for (const binding of [
-      ...charterServices(ctx, {
-        // The telemetry interceptor only when metrics or traces are configured: off, it costs nothing.
-        interceptors: [
-          loggingInterceptor(log),
-          ...(telemetry.enabled ? [telemetryInterceptor()] : []),
-          storeIntegrityInterceptor(ctx),
-          authentication,
-        ],
-        shutdown: shutdown.signal,
-        log,
-        limits: requestLimits(config),
-        maxResponseBytes: config.maxMessageBytes,
-      }),
+      ...charterServices(
+        ctx,
+        {
+          // The telemetry interceptor only when metrics or traces are configured: off, it costs nothing.
+          interceptors: [
+            loggingInterceptor(log),
+            ...(telemetry.enabled ? [telemetryInterceptor()] : []),
+            storeIntegrityInterceptor(ctx),
+            authentication,
+          ],
+          shutdown: shutdown.signal,
+          log,
+          limits: requestLimits(config),
+          maxResponseBytes: config.maxMessageBytes,
+          ledger: pool.ledger,
+        },
+        {
+          perCaller: config.maxWatchStreamsPerCaller,
+          total: config.maxWatchStreams,
+        },
+      ),
       health.binding,
     ]) {
       server.addService(binding.definition, binding.implementation);
@@ -117,7 +139,7 @@ export async function startCharter(
     const { port, address, listeners } = await bindAll(
       server.createConnectionInjector(security.credentials),
       plan,
-      config.maxConnections,
+      pool,
       log,
     );
     // Retention: expired grants are pruned periodically; a failure is logged and tried again next time.
@@ -159,7 +181,8 @@ export async function startCharter(
       address,
       ...(metricsAddress === undefined ? {} : { metricsAddress }),
       context: ctx,
-      connections: () => listeners.reduce((n, l) => n + l.connections(), 0),
+      connections: () => pool.stats().open,
+      connectionStats: () => pool.stats(),
       async reload() {
         try {
           const reloaded = await ctx.reload();
@@ -216,23 +239,23 @@ function checkExposure(
 }
 
 /**
- * Listens on every planned address (literally, so nothing is resolved again), each capped at
- * `maxConnections`, and hands the connections to grpc-js through one injector (so TLS, when
+ * Listens on every planned address (literally, so nothing is resolved again), all admitted by
+ * one connection pool, and hands the connections to grpc-js through one injector (so TLS, when
  * configured, is the injector's). With port 0 the first listener picks the port and the others
  * reuse it; a second address that fails (IPv6 off, say) is logged and skipped.
  */
 async function bindAll(
   injector: ConnectionInjector,
   plan: ListenPlan,
-  maxConnections: number,
+  pool: ConnectionPool,
   log: Logger,
 ): Promise<{ port: number; address: string; listeners: CappedListener[] }> {
   const bracket = (a: string) => (a.includes(":") ? `[${a}]` : a);
   const [first, ...rest] = plan.addresses as [string, ...string[]];
-  const listeners = [await listenCapped(injector, first, plan.port, maxConnections)];
+  const listeners = [await listenCapped(injector, first, plan.port, pool)];
   const port = (listeners[0] as CappedListener).port;
   for (const address of rest) {
-    await listenCapped(injector, address, port, maxConnections).then(
+    await listenCapped(injector, address, port, pool).then(
       (l) => listeners.push(l),
       (err: unknown) =>
         log.warn(

@@ -3,6 +3,8 @@ import {
   createAuditCheckpointer,
   createAuthorityCaches,
   createNotifier,
+  pollForChanges,
+  WATCH_POLL_MS,
   type AuthorityContext,
   type Notifier,
   type PolicySet,
@@ -104,6 +106,10 @@ export async function createAppContext(
       receiptTtlSeconds: config.receiptTtlSeconds,
     };
     const caches = createAuthorityCaches();
+    // Watchers see other processes' approval events through one poll per context, not one per watcher.
+    const approvalFeed = options.approvalFeed ?? createNotifier();
+    const closing = new AbortController();
+    pollForChanges(approvalFeed, () => store.lastApprovalSequence(), WATCH_POLL_MS, closing.signal);
     return {
       policySet: () => loaded.set,
       store,
@@ -112,7 +118,7 @@ export async function createAppContext(
       tokens,
       maxBatch: config.maxBatch,
       approvalTtlSeconds: config.approvalTtlSeconds,
-      approvalFeed: options.approvalFeed ?? createNotifier(),
+      approvalFeed,
       audit: createAuditCheckpointer({ store, ring, tokens, now }, config.auditCheckpointRecords),
       limits: {
         arguments: { maxBytes: config.maxArgumentsBytes, maxDepth: config.maxArgumentsDepth },
@@ -127,6 +133,7 @@ export async function createAppContext(
         return loaded.set;
       },
       async close() {
+        closing.abort();
         caches.dispose();
         await store.close();
       },

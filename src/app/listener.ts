@@ -1,54 +1,43 @@
-import { createServer, type Server as NetServer, type Socket } from "node:net";
+import { createServer, type Server as NetServer } from "node:net";
 import type { ConnectionInjector } from "@grpc/grpc-js";
+import type { ConnectionPool } from "./connection-pool.js";
 
-/** A TCP listener that hands its connections to grpc-js, with a cap on how many are open. */
+/** A TCP listener that hands its connections to grpc-js, admitted by a connection pool. */
 export interface CappedListener {
   readonly port: number;
-  /** Connections open now. */
-  connections(): number;
   /** Stops accepting; open connections are left to grpc-js's shutdown. */
   close(): Promise<void>;
 }
 
-/** How long a new connection may stay silent (not a byte of the HTTP/2 preface) before it is closed. */
+/** How long a new connection may take to send the HTTP/2 client preface (24 bytes) before it is closed. */
 export const SILENT_CONNECTION_MS = 10_000;
 
+/** The HTTP/2 client connection preface, in bytes (RFC 9113 §3.4). */
+const PREFACE_BYTES = 24;
+
 /**
- * Listens on `host:port` and injects every accepted socket into grpc-js (`createConnectionInjector`,
- * a public grpc-js API), so that Charter owns the listening socket and caps connections (grpc-js
- * has no cap of its own). At the cap, a connection that has never sent a byte is closed to make
- * room (oldest first), so silent sockets cannot lock real clients out; with none, the new
- * connection is closed at once. A connection silent for `silentMs` is closed anyway; one that
- * spoke and then idles is grpc-js's (`grpc.max_connection_idle_ms`).
+ * Listens on `host:port` and injects every socket `pool` admits into grpc-js
+ * (`createConnectionInjector`, a public grpc-js API), so that Charter owns the listening socket
+ * and caps connections (grpc-js has no cap of its own; see `createConnectionPool` for who is
+ * closed to make room). A connection that has not sent a whole HTTP/2 preface within `silentMs`
+ * (silent, or one byte and then nothing) is closed; one that spoke and then idles is grpc-js's
+ * (`grpc.max_connection_idle_ms`).
  */
 export function listenCapped(
   injector: ConnectionInjector,
   host: string,
   port: number,
-  maxConnections: number,
+  pool: ConnectionPool,
   silentMs = SILENT_CONNECTION_MS,
 ): Promise<CappedListener> {
-  const sockets = new Set<Socket>();
   const server: NetServer = createServer({ noDelay: true }, (socket) => {
     socket.on("error", () => undefined);
-    if (sockets.size >= maxConnections) {
-      const silent = [...sockets].find((s) => s.bytesRead === 0);
-      if (!silent) {
-        socket.destroy();
-        return;
-      }
-      silent.destroy();
-      sockets.delete(silent);
-    }
-    sockets.add(socket);
+    if (!pool.admit(socket)) return;
     const timer = setTimeout(() => {
-      if (socket.bytesRead === 0) socket.destroy();
+      if (socket.bytesRead < PREFACE_BYTES) socket.destroy();
     }, silentMs);
     timer.unref();
-    socket.once("close", () => {
-      clearTimeout(timer);
-      sockets.delete(socket);
-    });
+    socket.once("close", () => clearTimeout(timer));
     injector.injectConnection(socket);
   });
   return new Promise((resolve, reject) => {
@@ -58,7 +47,6 @@ export function listenCapped(
       const address = server.address();
       resolve({
         port: typeof address === "object" && address !== null ? address.port : port,
-        connections: () => sockets.size,
         close: () => new Promise((done) => server.close(() => done())),
       });
     });

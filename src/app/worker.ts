@@ -27,7 +27,9 @@ export async function serveAsWorker(config: CharterConfig, log: Logger): Promise
       local.notify();
       tell({ charter: "approvals-changed" });
     },
-    wait: (ms, signal) => local.wait(ms, signal),
+    wait: (signal, since) => local.wait(signal, since),
+    generation: () => local.generation(),
+    waiting: () => local.waiting(),
   };
   const running = await startCharter(config, { log: workerLog, worker: slot, approvalFeed }).catch(
     (err: unknown) => {

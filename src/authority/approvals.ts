@@ -20,7 +20,10 @@ export interface Actor {
 
 export const DEFAULT_APPROVAL_PAGE_SIZE = 50;
 export const MAX_APPROVAL_PAGE_SIZE = 500;
-/** How often a watcher looks for events another process wrote; this process's own wake it at once. */
+/**
+ * How often a process with watchers looks whether another process wrote approval events (one
+ * read for all its watchers: `pollForChanges`); this process's own wake them at once.
+ */
 export const WATCH_POLL_MS = 500;
 
 /** ListApprovals: an owner's approvals, newest first, a page at a time (opaque page tokens). */
@@ -147,13 +150,16 @@ export async function* watchApprovals(
   }
   let after = req.afterSequence ?? (await ctx.store.lastApprovalSequence());
   while (!options.signal.aborted) {
+    // Read before looking: a change notified while the store is read wakes the wait at once.
+    const since = ctx.approvalFeed.generation();
     const events = await ctx.store.approvalEvents(owner, after, 100);
     for (const event of events) {
       if (isAborted(options.signal)) return;
       yield event;
       after = event.sequence;
     }
-    if (events.length < 100) await ctx.approvalFeed.wait(WATCH_POLL_MS, options.signal);
+    // No timer while nothing changes: an idle watcher costs nothing until a change wakes it.
+    if (events.length < 100) await ctx.approvalFeed.wait(options.signal, since);
   }
 }
 

@@ -32,6 +32,7 @@ export {
   getApproval,
   listApprovals,
   watchApprovals,
+  WATCH_POLL_MS,
 } from "./approvals.js";
 export type { Actor, DecideApprovalRequest } from "./approvals.js";
 export { auditGatewayRefusal, auditRefusedCall } from "./audit-events.js";
@@ -67,7 +68,7 @@ export { publishedKeys, rotateSigningKey } from "./keys.js";
 export { DEFAULT_AUTHORITY_LIMITS } from "./limits.js";
 export type { AuthorityLimits } from "./limits.js";
 export { loadGrant } from "./load-grant.js";
-export { createNotifier } from "./notifier.js";
+export { createNotifier, pollForChanges } from "./notifier.js";
 export type { Notifier } from "./notifier.js";
 export { pruneExpiredGrants } from "./retention.js";
 export type { GrantCheck } from "./load-grant.js";

@@ -9,6 +9,7 @@ import {
 } from "../authority/index.js";
 import { accessOf, permits } from "./access.js";
 import { withCaller, type CallContext } from "./call-context.js";
+import type { ConnectionLedger } from "./connection-ledger.js";
 import type { Interceptor } from "./interceptor.js";
 import { RpcError } from "./rpc-error.js";
 
@@ -23,6 +24,12 @@ export interface AuthenticationOptions {
    * key created ends protected mode from the next turn on.
    */
   readonly protectedModeAllowed: boolean;
+  /**
+   * Told which connections have had a call pass authentication, so that they are no longer
+   * pre-auth (`createConnectionPool`). In protected mode every local caller is the local
+   * operator, so there a connection stops being pre-auth at its first call of any kind.
+   */
+  readonly ledger?: ConnectionLedger;
 }
 
 /** The principal every local caller acts as in protected mode. */
@@ -46,11 +53,16 @@ export function authenticationInterceptor(
   options: AuthenticationOptions,
 ): Interceptor {
   const keysExist = oncePerTurn(() => hasApiKeys(ctx));
+  const ledger = options.ledger;
   return (next) => async (request, call) => {
     const access = accessOf(call.service, call.method);
     if (access === undefined)
       throw new RpcError("PERMISSION_DENIED", `${call.method.name} has no access rule`);
-    if (access.kind !== "roles") return next(request, call);
+    if (access.kind !== "roles") {
+      if (ledger && call.peer !== undefined && options.protectedModeAllowed && !(await keysExist()))
+        ledger.authenticated(call.peer);
+      return next(request, call);
+    }
     const header = call.metadata.get("authorization");
     const caller = await identify(ctx, call, header, options, keysExist);
     // Both refusals are on the audit log before they are answered (who, when known; never the credential).
@@ -72,6 +84,7 @@ export function authenticationInterceptor(
       });
       throw new RpcError("PERMISSION_DENIED", `${call.method.name} ${needs}`);
     }
+    if (ledger && call.peer !== undefined) ledger.authenticated(call.peer);
     return next(request, withCaller(call, caller));
   };
 }

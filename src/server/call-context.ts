@@ -31,6 +31,8 @@ export interface CallContext {
   readonly clientCertificate: ClientCertificate | undefined;
   /** When the client stops waiting; undefined without a deadline. */
   readonly deadline: Date | undefined;
+  /** The connection the call came on (`address:port`, grpc-js's `getPeer()`); undefined when not known. */
+  readonly peer?: string | undefined;
   /**
    * Aborts when the client cancels, when the deadline passes, or when the server shuts down. Its
    * `reason` is the RpcError the call ends with: CANCELLED, DEADLINE_EXCEEDED, or UNAVAILABLE
@@ -44,6 +46,7 @@ export interface SurfaceCall {
   readonly metadata: Metadata;
   getDeadline(): Deadline;
   on(event: "cancelled", listener: () => void): unknown;
+  getPeer?(): string;
   getAuthContext?(): {
     readonly sslPeerCertificate?: {
       readonly subject?: { readonly CN?: string | string[] };
@@ -133,7 +136,7 @@ class CallState {
 
 const STATE = Symbol("call state");
 
-/** A context's signal and certificate: read from the call's state, made when first read. */
+/** A context's signal, certificate and peer: read from the call's state, made when first read. */
 const LIVE_ACCESSORS = {
   signal: {
     enumerable: true,
@@ -147,6 +150,13 @@ const LIVE_ACCESSORS = {
       return this[STATE].clientCertificate;
     },
   },
+  peer: {
+    enumerable: true,
+    get(this: LiveContext): string | undefined {
+      const peer = this[STATE].call.getPeer?.();
+      return peer === undefined || peer === "unknown" ? undefined : peer;
+    },
+  },
 } as const;
 
 /**
@@ -157,6 +167,7 @@ const LIVE_ACCESSORS = {
 class LiveContext implements CallContext {
   declare readonly signal: AbortSignal;
   declare readonly clientCertificate: ClientCertificate | undefined;
+  declare readonly peer: string | undefined;
   readonly metadata: Metadata;
   readonly deadline: Date | undefined;
   readonly [STATE]: CallState;
@@ -173,6 +184,7 @@ class LiveContext implements CallContext {
     this[STATE] = state;
     Object.defineProperty(this, "signal", LIVE_ACCESSORS.signal);
     Object.defineProperty(this, "clientCertificate", LIVE_ACCESSORS.clientCertificate);
+    Object.defineProperty(this, "peer", LIVE_ACCESSORS.peer);
   }
 }
 

@@ -17,6 +17,7 @@ import {
 } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { untilAborted } from "./abortable.js";
+import { NO_LEDGER, type ConnectionLedger } from "./connection-ledger.js";
 import {
   callStatus,
   clientGone,
@@ -93,6 +94,11 @@ export interface BindOptions {
    * RESOURCE_EXHAUSTED inside the pipeline, so the log line reports what the client got.
    */
   readonly maxResponseBytes?: number;
+  /**
+   * Told of every unary response handed to a connection until its stream closes (the total of
+   * unread responses is bounded by whoever owns the connections); none by default.
+   */
+  readonly ledger?: ConnectionLedger;
 }
 
 /**
@@ -114,6 +120,7 @@ export function bindService<S extends GenService<GenServiceMethods>>(
     log,
     limits = DEFAULT_REQUEST_LIMITS,
     maxResponseBytes = Infinity,
+    ledger = NO_LEDGER,
   } = isLogger(options) ? { interceptors: [loggingInterceptor(options)], log: options } : options;
   const definition: Record<string, ServiceDefinition[string]> = {};
   const implementation: UntypedServiceImplementation = {};
@@ -175,6 +182,11 @@ export function bindService<S extends GenService<GenServiceMethods>>(
           .then((out) => {
             if (out.stream) throw new RpcError("INTERNAL", `${method.name} answered a stream`);
             close();
+            // Held on the ledger until the stream closes: read by the client, or the client gone.
+            const bytes = encoded.get(out.message)?.length;
+            const peer = ctx.peer;
+            if (bytes !== undefined && peer !== undefined && !call.cancelled)
+              call.once("cancelled", ledger.holdResponse(peer, bytes));
             callback(null, out.message);
           })
           .catch((err: unknown) => {
@@ -194,7 +206,9 @@ export function bindService<S extends GenService<GenServiceMethods>>(
             const out = await run(call.request, ctx);
             if (!out.stream)
               throw new RpcError("INTERNAL", `${method.name} answered a single message`);
-            for await (const message of out.messages) call.write(message);
+            // Backpressure: a client that does not read holds at most the stream's write buffer.
+            for await (const message of out.messages)
+              if (!call.write(message)) await drained(call, ctx.signal);
             if (!clientGone(ctx)) call.end();
           } catch (err) {
             // grpc-js turns an 'error' event on a server stream into the call's final status.
@@ -252,6 +266,26 @@ function encodedBytes(
   message: MessageInitShape<DescMessage>,
 ): Uint8Array {
   return encoded.get(message) ?? encodeMessage(output, create(output, message));
+}
+
+/** Resolves when `call` can take more writes, or the call ends (`signal` aborts) first. */
+function drained(
+  call: {
+    once(event: "drain", listener: () => void): unknown;
+    off(event: "drain", listener: () => void): unknown;
+  },
+  signal: AbortSignal,
+): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      call.off("drain", done);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    call.once("drain", done);
+    signal.addEventListener("abort", done, { once: true });
+  });
 }
 
 function asBuffer(bytes: Uint8Array): Buffer {

@@ -19,7 +19,7 @@ import { getJwks } from "./rpc/get-jwks.js";
 import { issueGrant } from "./rpc/issue-grant.js";
 import { listApprovals } from "./rpc/list-approvals.js";
 import { revokeGrant } from "./rpc/revoke-grant.js";
-import { watchApprovals } from "./rpc/watch-approvals.js";
+import { watchApprovals, type WatchLimits } from "./rpc/watch-approvals.js";
 
 /** The generated files of the public contract, for server reflection. */
 export const CONTRACT_FILES = [
@@ -33,11 +33,12 @@ export const CONTRACT_FILES = [
 /**
  * Every Charter service with the handlers implemented so far; the rest answer UNIMPLEMENTED.
  * `options` (interceptors, shutdown signal, log) apply to every service; a Logger alone means
- * "log every call".
+ * "log every call". `watchLimits` caps open WatchApprovals streams (defaults when absent).
  */
 export function charterServices(
   ctx: AuthorityContext,
   options: BindOptions | Logger,
+  watchLimits?: WatchLimits,
 ): ServiceBinding[] {
   return [
     bindService(CatalogService, { getCatalog: getCatalog(ctx) }, options),
@@ -67,7 +68,7 @@ export function charterServices(
         listApprovals: listApprovals(ctx),
         getApproval: getApproval(ctx),
         decideApproval: decideApproval(ctx),
-        watchApprovals: watchApprovals(ctx),
+        watchApprovals: watchApprovals(ctx, watchLimits),
       },
       options,
     ),

@@ -8,7 +8,15 @@ export const CONNECTION_SETTINGS = {
     default: 1024,
     env: "CHARTER_MAX_CONNECTIONS",
     description:
-      "most open client connections; at the cap a connection that never sent a byte is closed to make room, else the new one is closed",
+      "most open client connections; at the cap the oldest connection that has made no authenticated call is closed to make room (silent ones first), else the new one is closed",
+    reload: "restart",
+  }),
+  maxPreAuthConnections: setting({
+    type: integer({ min: 1 }),
+    default: 256,
+    env: "CHARTER_MAX_PRE_AUTH_CONNECTIONS",
+    description:
+      "most open connections that have made no authenticated call yet; past it the oldest of them is closed (silent ones first), so an authenticated client always gets a connection",
     reload: "restart",
   }),
   maxConcurrentStreams: setting({
@@ -25,6 +33,30 @@ export const CONNECTION_SETTINGS = {
     env: "CHARTER_MAX_SESSION_MEMORY_MIB",
     description:
       "memory one connection may use for frames and queued response data, in MiB; past it new calls on it are refused",
+    reload: "restart",
+  }),
+  maxUnreadResponseMib: setting({
+    type: integer({ min: 1 }),
+    default: 128,
+    env: "CHARTER_MAX_UNREAD_RESPONSE_MIB",
+    description:
+      "unary responses sent but not yet read by their clients, in MiB, over all connections; past it the connection holding the most is closed",
+    reload: "restart",
+  }),
+  maxWatchStreams: setting({
+    type: integer({ min: 1 }),
+    default: 1024,
+    env: "CHARTER_MAX_WATCH_STREAMS",
+    description:
+      "most WatchApprovals streams open at once in one server process; past it a new one is refused RESOURCE_EXHAUSTED",
+    reload: "restart",
+  }),
+  maxWatchStreamsPerCaller: setting({
+    type: integer({ min: 1 }),
+    default: 32,
+    env: "CHARTER_MAX_WATCH_STREAMS_PER_CALLER",
+    description:
+      "most WatchApprovals streams one caller (principal) may have open at once in one server process; past it a new one is refused RESOURCE_EXHAUSTED",
     reload: "restart",
   }),
   keepaliveTimeMs: setting({
@@ -46,7 +78,7 @@ export const CONNECTION_SETTINGS = {
     default: 300_000,
     env: "CHARTER_CONNECTION_IDLE_MS",
     description:
-      "a connection without calls is closed after this long, in ms (one that never sends a byte: after 10 s)",
+      "a connection without calls is closed after this long, in ms (one that has not sent the HTTP/2 preface: after 10 s)",
     reload: "restart",
   }),
   connectionAgeMs: setting({
