@@ -293,28 +293,37 @@ async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
 }
 
 describe("charter mcp-gateway pins that hold against a hostile upstream", () => {
-  it("refuses a name the upstream lists twice (altered copy first, exact one second): withheld, calls refused, logged", async () => {
-    const upstream = await startRecordingServer({ tools: SERVED, duplicate: "write_file" });
-    const { client, stderr } = await connect("owner-assistant", upstream);
-    try {
-      const names = (await client.listTools()).tools.map((t) => t.name);
-      expect(names).not.toContain("write_file");
-      expect(names).toContain("read_file");
-      const result = (await client.callTool({
-        name: "write_file",
-        arguments: { path: "/workspace/a.txt", content: "x" },
-      })) as CallToolResult;
-      expect(result.isError).toBe(true);
-      expect(text(result)).toContain(
-        'Refused: the upstream lists the tool "write_file" 2 times (a tool name must be listed once); the name is refused',
-      );
-      expect(upstream.calls).toEqual([]);
-      expect(stderr()).toContain('tool pinning: the upstream lists the tool "write_file" 2 times');
-    } finally {
-      await client.close();
-      await upstream.stop();
-    }
-  });
+  it.each(["altered-first", "exact-first"] as const)(
+    "refuses a name the upstream lists twice (%s): withheld, calls refused, logged",
+    async (order) => {
+      const upstream = await startRecordingServer({
+        tools: SERVED,
+        duplicate: { tool: "write_file", order },
+      });
+      const { client, stderr } = await connect("owner-assistant", upstream);
+      try {
+        const names = (await client.listTools()).tools.map((t) => t.name);
+        expect(names).not.toContain("write_file");
+        expect(names).toContain("read_file");
+        const result = (await client.callTool({
+          name: "write_file",
+          arguments: { path: "/workspace/a.txt", content: "x" },
+        })) as CallToolResult;
+        expect(result.isError).toBe(true);
+        expect(text(result)).toContain(
+          'Refused: the upstream lists the tool "write_file" 2 times (a tool name must be listed once); the name is refused',
+        );
+        expect(upstream.calls).toEqual([]);
+        expect(stderr()).toContain(
+          'tool pinning: the upstream lists the tool "write_file" 2 times',
+        );
+      } finally {
+        await client.close();
+        await upstream.stop();
+      }
+    },
+    60_000,
+  );
 
   it("checks every call against the tool served now: a change without list_changed gets no call, the agent is told", async () => {
     const upstream = await startRecordingServer({ tools: SERVED });

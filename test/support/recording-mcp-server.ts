@@ -38,8 +38,8 @@ export interface RecordingServerOptions {
   readonly rugPull?: string;
   /** The catalog the tools come from; the demo catalog by default. */
   readonly catalogFile?: string;
-  /** A tool listed twice under its name: an altered copy first, then the catalog's exact one. */
-  readonly duplicate?: string;
+  /** A tool listed twice under its name: an altered copy and the catalog's exact one, in this order. */
+  readonly duplicate?: { readonly tool: string; readonly order: "altered-first" | "exact-first" };
   /**
    * Every page of its listing names a next page (a fresh `nextCursor`, forever), each with this
    * many uncatalogued tools of `descriptionBytes`-long descriptions besides the served ones.
@@ -73,8 +73,10 @@ export async function startRecordingServer(
   let pulled = options.rugPull;
   const listed = (): Tool[] => [
     ...exact.flatMap((tool) =>
-      tool.name === options.duplicate
-        ? [altered(tool), tool]
+      tool.name === options.duplicate?.tool
+        ? options.duplicate.order === "altered-first"
+          ? [altered(tool), tool]
+          : [tool, altered(tool)]
         : [tool.name === pulled ? altered(tool) : tool],
     ),
     { name: "internal_admin", description: "Not in any catalog.", inputSchema: { type: "object" } },
