@@ -274,7 +274,7 @@ describe("charter mcp-gateway tool pinning", () => {
     } finally {
       await ctx.close();
     }
-  });
+  }, 60_000); // a spawned gateway, then the data dir: slow on a busy machine
 });
 
 /** A process's resident set, in bytes (Linux). */
@@ -329,7 +329,9 @@ describe("charter mcp-gateway pins that hold against a hostile upstream", () => 
     const upstream = await startRecordingServer({ tools: SERVED });
     const { client, stderr } = await connect("owner-assistant", upstream);
     let changed = 0;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed++;
+    });
     try {
       expect((await client.listTools()).tools.map((t) => t.name)).toContain("read_file");
       expect(
@@ -566,7 +568,7 @@ describe("charter mcp-gateway decides in a run: one per session, or the one --ru
     } finally {
       await second.client.close();
     }
-  });
+  }, 60_000);
 
   it("a run named with --run spans sessions", async () => {
     const run = `gw-run-${Date.now()}`;
@@ -584,5 +586,5 @@ describe("charter mcp-gateway decides in a run: one per session, or the one --ru
     } finally {
       await second.client.close();
     }
-  });
+  }, 60_000);
 });
