@@ -12,6 +12,7 @@ export { parseClientRoles } from "./client-roles.js";
 export { isLoopback, parseListen } from "./listen-address.js";
 export {
   resolveSettings,
+  resolveSomeSettings,
   type ConfigSources,
   type ResolvedConfig,
   type SettingSource,
@@ -21,6 +22,7 @@ export {
   CLIENT_COMMANDS,
   CLIENT_SETTINGS,
   CONFIG_FILE,
+  GATEWAY_SETTINGS,
   LOG_LEVELS,
   MAX_TOKEN_BYTES_CEILING,
   SETTINGS,

@@ -48,6 +48,25 @@ const flagName = (name: SettingName): string => {
  * reported at once in one ConfigError; a config file that cannot be read or parsed is its own.
  */
 export async function resolveSettings(options: ConfigSources): Promise<ResolvedConfig> {
+  return resolveNamed(options, SETTING_NAMES);
+}
+
+/**
+ * Only the settings `names`, resolved as resolveSettings does (the config file may hold any
+ * setting): for a command that needs a few settings and none of the required ones, such as
+ * `charter mcp-gateway --server`.
+ */
+export async function resolveSomeSettings<N extends SettingName>(
+  names: readonly N[],
+  options: ConfigSources,
+): Promise<Pick<CharterConfig, N>> {
+  return (await resolveNamed(options, names)).config;
+}
+
+async function resolveNamed(
+  options: ConfigSources,
+  names: readonly SettingName[],
+): Promise<ResolvedConfig> {
   const raw = new Map<SettingName, { value: unknown; source: SettingSource }>();
   const problems: string[] = [];
   const put = (name: SettingName, value: unknown, source: SettingSource) =>
@@ -83,7 +102,7 @@ export async function resolveSettings(options: ConfigSources): Promise<ResolvedC
 
   const values: Record<string, unknown> = {};
   const sources: Partial<Record<SettingName, SettingSource>> = {};
-  for (const name of SETTING_NAMES) {
+  for (const name of names) {
     const spec = SETTINGS[name] as Setting<unknown>;
     const given = raw.get(name);
     const parsed = spec.type.parse(given?.value, { key: name, env: spec.env });

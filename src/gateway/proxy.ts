@@ -5,22 +5,28 @@ import {
   CallToolResultSchema,
   ErrorCode,
   ListToolsRequestSchema,
-  ListToolsResultSchema,
   McpError,
   ResultSchema,
   type CallToolRequest,
   type CallToolResult,
-  type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { mcpCallKey } from "../interop/dialects/index.js";
 import { forwardedArguments, takeArgumentsText } from "../interop/mcp-received.js";
-import type { GatewayAuthority } from "./authority.js";
+import type { GatewayAuthority, GatewayCatalog } from "./authority.js";
+import {
+  DEFAULT_LISTING_LIMITS,
+  freshListings,
+  listUpstreamTools,
+  type ListingLimits,
+} from "./listing.js";
 import { checkPins, type PinState } from "./pins.js";
 
 /** What the gateway reports besides its MCP traffic (to stderr, and to the audit log once it exists). */
 export interface GatewayEvents {
-  /** An upstream tool no longer matches its catalog pin: hidden and refused. */
+  /** An upstream tool no longer matches its catalog pin, or is listed twice: hidden and refused. */
   pinViolation(tool: string, problem: string): void;
+  /** The upstream's tool listing could not be read within its limits: nothing shown or forwarded. */
+  listingRefused(problem: string): void;
   /** A line for the operator. */
   log(line: string): void;
 }
@@ -30,12 +36,19 @@ export interface GatewayOptions {
   /** A connected client of the upstream MCP server. */
   readonly upstream: Client;
   readonly events: GatewayEvents;
+  /** Bounds on the upstream's `tools/list`; DEFAULT_LISTING_LIMITS unless given. */
+  readonly listing?: ListingLimits;
 }
 
 /**
  * The agent-facing MCP server of `charter mcp-gateway`: `tools/list` is the grant's view of the
  * tools the upstream really has (pinned ones only), `tools/call` is authorized before it reaches
  * the upstream, and everything else passes through unchanged in both directions.
+ *
+ * Pins are verified on every call: each `tools/call` re-lists the upstream (a listing begun after
+ * the call arrived, shared by the calls that arrived meanwhile) and is refused unless the tool the
+ * upstream serves now is listed once and matches its pin. An upstream that changes a tool without
+ * `list_changed` gets no call for it; the agent is told its list changed.
  */
 // The SDK marks the low-level `Server` deprecated in favour of `McpServer`, "except for advanced use
 // cases": a proxy is one (McpServer.registerTool needs zod schemas; the catalog has JSON Schema).
@@ -49,25 +62,65 @@ export function createGatewayServer(options: GatewayOptions): Server {
     { name: "charter-mcp-gateway", version: "0.1.0" },
     { capabilities, ...(instructions === undefined ? {} : { instructions }) },
   );
-  let pins: Map<string, PinState> | undefined;
-  const reported = new Set<string>();
+  const listTools = freshListings(() =>
+    listUpstreamTools(upstream, options.listing ?? DEFAULT_LISTING_LIMITS),
+  );
+  let catalog: GatewayCatalog | undefined;
+  /** The tools last found exposable: a change is announced to the agent. */
+  let shown: string | undefined;
+  /** The problem last reported per refused tool name (reported again only when it changes). */
+  const reported = new Map<string, string>();
   /** Approvals the upstream-bound calls were held for, by exact call: a retry uses its approval. */
   const held = new Map<string, string>();
 
-  async function refreshPins(): Promise<{
-    catalog: Awaited<ReturnType<GatewayAuthority["catalog"]>>;
-    upstreamTools: Tool[];
-  }> {
-    const [catalog, upstreamTools] = await Promise.all([authority.catalog(), listAll(upstream)]);
-    pins = checkPins(upstreamTools, catalog.pins);
+  /**
+   * The pins of the tools the upstream serves now: a fresh listing checked against the catalog
+   * (fetched again when `fresh`, else the one last fetched), or why there are none.
+   */
+  async function currentPins(
+    fresh: boolean,
+  ): Promise<
+    | { ok: true; catalog: GatewayCatalog; pins: Map<string, PinState> }
+    | { ok: false; problem: string }
+  > {
+    const [cat, listing] = await Promise.all([
+      !fresh && catalog !== undefined ? catalog : authority.catalog(),
+      listTools(),
+    ]);
+    catalog = cat;
+    if (!listing.ok) {
+      events.listingRefused(listing.problem);
+      announce("");
+      return listing;
+    }
+    const pins = checkPins(listing.tools, cat.pins);
     for (const [name, state] of pins) {
       if (state.ok) reported.delete(name);
-      else if (!reported.has(name)) {
-        reported.add(name);
+      else if (reported.get(name) !== state.problem) {
+        reported.set(name, state.problem);
         events.pinViolation(name, state.problem);
       }
     }
-    return { catalog, upstreamTools };
+    announce(
+      [...pins]
+        .filter(([, state]) => state.ok)
+        .map(([name]) => name)
+        .sort()
+        .join("\n"),
+    );
+    return { ok: true, catalog: cat, pins };
+  }
+
+  /** Tells the agent to list again when the exposable tools changed since they were last found. */
+  function announce(now: string): void {
+    const before = shown;
+    shown = now;
+    if (before !== undefined && before !== now)
+      server.sendToolListChanged().catch((err: unknown) => {
+        events.log(
+          `charter mcp-gateway: could not send tools/list_changed: ${(err as Error).message}`,
+        );
+      });
   }
 
   /**
@@ -95,8 +148,13 @@ export function createGatewayServer(options: GatewayOptions): Server {
   }
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const { catalog } = await refreshPins();
-    return { tools: catalog.tools.filter((t) => pins?.get(t.name)?.ok === true) };
+    const current = await currentPins(true);
+    if (!current.ok)
+      throw new McpError(
+        ErrorCode.InternalError,
+        `charter mcp-gateway: ${current.problem}; no tool is shown until the upstream lists its tools within the gateway's limits`,
+      );
+    return { tools: current.catalog.tools.filter((t) => current.pins.get(t.name)?.ok === true) };
   });
 
   server.setRequestHandler(
@@ -109,8 +167,12 @@ export function createGatewayServer(options: GatewayOptions): Server {
           ErrorCode.InvalidParams,
           "the call's arguments arrived without their text",
         );
-      if (pins === undefined) await refreshPins();
-      const pin = pins?.get(name);
+      const current = await currentPins(false);
+      if (!current.ok)
+        return refusal(
+          `Refused: ${current.problem}, so the tool cannot be checked against its pin. Nothing was forwarded.`,
+        );
+      const pin = current.pins.get(name);
       if (pin && !pin.ok)
         return refusal(
           `Refused: ${pin.problem}. The gateway hides it until the upstream serves the tool the catalog describes.`,
@@ -157,29 +219,13 @@ export function createGatewayServer(options: GatewayOptions): Server {
       { signal: extra.signal },
     );
   server.fallbackNotificationHandler = async (notification) => upstream.notification(notification);
-  upstream.fallbackNotificationHandler = async (notification) => {
-    if (notification.method === "notifications/tools/list_changed") pins = undefined;
-    await server.notification(notification);
-  };
+  // The upstream's list_changed reaches the agent, who lists again; pins need no invalidation:
+  // every call is checked against a fresh listing.
+  upstream.fallbackNotificationHandler = async (notification) => server.notification(notification);
   events.log(
     `charter mcp-gateway: fronting ${upstream.getServerVersion()?.name ?? "the upstream server"}`,
   );
   return server;
-}
-
-/** Every tool the upstream lists, following pagination. */
-async function listAll(upstream: Client): Promise<Tool[]> {
-  const tools: Tool[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await upstream.request(
-      { method: "tools/list", ...(cursor === undefined ? {} : { params: { cursor } }) },
-      ListToolsResultSchema,
-    );
-    tools.push(...page.tools);
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return tools;
 }
 
 /**

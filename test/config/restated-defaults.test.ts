@@ -3,6 +3,7 @@ import { DEFAULT_AUTHORITY_LIMITS } from "../../src/authority/index.js";
 import { DEFAULT_ARGUMENT_LIMITS } from "../../src/core/call-request.js";
 import { DEFAULT_SCHEMAS_PER_GENERATION } from "../../src/core/schema.js";
 import { DEFAULTS, MAX_TOKEN_BYTES_CEILING } from "../../src/config/config.js";
+import { DEFAULT_LISTING_LIMITS } from "../../src/gateway/listing.js";
 import { DEFAULT_REQUEST_LIMITS } from "../../src/server/request-limits.js";
 import { MAX_TOKEN_LENGTH } from "../../src/token/index.js";
 import { DEFAULT_RECEIPT_TTL_SECONDS } from "../../src/token/receipt.js";
@@ -46,6 +47,15 @@ describe("defaults the lower layers restate", () => {
       argumentsBytes: DEFAULTS.maxArgumentsBytes,
       listItems: DEFAULTS.maxListItems,
       batch: DEFAULTS.maxBatch,
+    });
+  });
+
+  it("include the MCP gateway's bounds on an upstream's tool listing", () => {
+    expect(DEFAULT_LISTING_LIMITS).toEqual({
+      maxPages: DEFAULTS.gatewayMaxListPages,
+      maxTools: DEFAULTS.gatewayMaxListTools,
+      maxBytes: DEFAULTS.gatewayMaxListBytes,
+      timeoutMs: DEFAULTS.gatewayListTimeoutMs,
     });
   });
 

@@ -1,10 +1,18 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  getDefaultEnvironment,
+  StdioClientTransport,
+} from "@modelcontextprotocol/sdk/client/stdio.js";
+import {
+  McpError,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+} from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAppContext } from "../../src/app/context.js";
 import {
@@ -14,6 +22,7 @@ import {
   type AuditEntry,
 } from "../../src/authority/index.js";
 import { DEFAULTS } from "../../src/config/config.js";
+import { DEFAULT_LISTING_LIMITS } from "../../src/gateway/listing.js";
 import { FIXTURES } from "../support/charter-server.js";
 import { startRawGateway, type RawGateway } from "../support/raw-gateway.js";
 import { startRecordingServer, type RecordingServer } from "../support/recording-mcp-server.js";
@@ -45,7 +54,11 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-function gatewayArgs(profile: string, upstream: RecordingServer, run?: string): string[] {
+function gatewayArgs(
+  profile: string,
+  upstream: Pick<RecordingServer, "url">,
+  run?: string,
+): string[] {
   return [
     BIN,
     "mcp-gateway",
@@ -66,19 +79,21 @@ function gatewayArgs(profile: string, upstream: RecordingServer, run?: string): 
 /** The SDK client connected through a spawned gateway; stderr collected. */
 async function connect(
   profile: string,
-  upstream: RecordingServer,
+  upstream: Pick<RecordingServer, "url">,
   run?: string,
-): Promise<{ client: Client; stderr: () => string }> {
+  env: Record<string, string> = {},
+): Promise<{ client: Client; stderr: () => string; pid: number }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: gatewayArgs(profile, upstream, run),
     stderr: "pipe",
+    env: { ...getDefaultEnvironment(), ...env },
   });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const client = new Client({ name: "test-agent", version: "1.0.0" });
   await client.connect(transport);
-  return { client, stderr: () => stderr };
+  return { client, stderr: () => stderr, pid: transport.pid ?? 0 };
 }
 
 const text = (r: CallToolResult) =>
@@ -259,7 +274,195 @@ describe("charter mcp-gateway tool pinning", () => {
     } finally {
       await ctx.close();
     }
+  }, 60_000); // a spawned gateway, then the data dir: slow on a busy machine
+});
+
+/** A process's resident set, in bytes (Linux). */
+function rssOf(pid: number): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+  return Number(kb) * 1024;
+}
+
+const median = (xs: readonly number[]) =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
+  const start = performance.now();
+  const value = await f();
+  return [value, performance.now() - start];
+}
+
+describe("charter mcp-gateway pins that hold against a hostile upstream", () => {
+  it.each(["altered-first", "exact-first"] as const)(
+    "refuses a name the upstream lists twice (%s): withheld, calls refused, logged",
+    async (order) => {
+      const upstream = await startRecordingServer({
+        tools: SERVED,
+        duplicate: { tool: "write_file", order },
+      });
+      const { client, stderr } = await connect("owner-assistant", upstream);
+      try {
+        const names = (await client.listTools()).tools.map((t) => t.name);
+        expect(names).not.toContain("write_file");
+        expect(names).toContain("read_file");
+        const result = (await client.callTool({
+          name: "write_file",
+          arguments: { path: "/workspace/a.txt", content: "x" },
+        })) as CallToolResult;
+        expect(result.isError).toBe(true);
+        expect(text(result)).toContain(
+          'Refused: the upstream lists the tool "write_file" 2 times (a tool name must be listed once); the name is refused',
+        );
+        expect(upstream.calls).toEqual([]);
+        expect(stderr()).toContain(
+          'tool pinning: the upstream lists the tool "write_file" 2 times',
+        );
+      } finally {
+        await client.close();
+        await upstream.stop();
+      }
+    },
+    60_000,
+  );
+
+  it("checks every call against the tool served now: a change without list_changed gets no call, the agent is told", async () => {
+    const upstream = await startRecordingServer({ tools: SERVED });
+    const { client, stderr } = await connect("owner-assistant", upstream);
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed++;
+    });
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain("read_file");
+      expect(
+        ((await client.callTool({ name: "read_file", arguments: WS })) as CallToolResult).isError,
+      ).toBeFalsy();
+      expect(upstream.calls).toHaveLength(1);
+
+      upstream.rugPull("read_file"); // no notifications/tools/list_changed
+      const refused = (await client.callTool({
+        name: "read_file",
+        arguments: WS,
+      })) as CallToolResult;
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toContain(
+        'Refused: the upstream tool "read_file" differs from the catalog',
+      );
+      expect(upstream.calls).toHaveLength(1);
+      expect(stderr()).toContain('tool pinning: the upstream tool "read_file" differs');
+      await expect.poll(() => changed).toBe(1);
+      expect((await client.listTools()).tools.map((t) => t.name)).not.toContain("read_file");
+
+      upstream.rugPull(undefined); // the catalog's descriptor again
+      expect(
+        ((await client.callTool({ name: "read_file", arguments: WS })) as CallToolResult).isError,
+      ).toBeFalsy();
+      expect(upstream.calls).toHaveLength(2);
+    } finally {
+      await client.close();
+      await upstream.stop();
+    }
   });
+
+  it("costs one upstream listing per call (measured: gateway call latency with the check vs without it)", async () => {
+    const upstream = await startRecordingServer({ tools: SERVED });
+    const { client } = await connect("owner-assistant", upstream);
+    const direct = new Client({ name: "direct", version: "1.0.0" });
+    await direct.connect(new StreamableHTTPClientTransport(new URL(upstream.url)));
+    try {
+      const N = 30;
+      for (let i = 0; i < 5; i++) await client.callTool({ name: "read_file", arguments: WS }); // warm up
+      const listsBefore = upstream.lists();
+      const calls: number[] = [];
+      for (let i = 0; i < N; i++)
+        calls.push((await timed(() => client.callTool({ name: "read_file", arguments: WS })))[1]);
+      expect(upstream.lists() - listsBefore).toBe(N); // one listing (one page) per call
+      const listings: number[] = [];
+      for (let i = 0; i < N; i++) listings.push((await timed(() => direct.listTools()))[1]);
+      const withCheck = median(calls);
+      const listing = median(listings);
+      console.log(
+        `gateway call, median of ${N}: ${withCheck.toFixed(2)} ms with the per-call pin check; ` +
+          `one upstream listing ${listing.toFixed(2)} ms; without the check ≈ ${(withCheck - listing).toFixed(2)} ms; ` +
+          `ratio with/without ≈ ${(withCheck / (withCheck - listing)).toFixed(2)}`,
+      );
+    } finally {
+      await direct.close();
+      await client.close();
+      await upstream.stop();
+    }
+  }, 60_000);
+
+  describe.each([
+    {
+      bound: "bytes",
+      env: {},
+      endless: { toolsPerPage: 4, descriptionBytes: 256 * 1024 },
+      problem: `is larger than ${DEFAULT_LISTING_LIMITS.maxBytes} bytes (gatewayMaxListBytes)`,
+    },
+    {
+      bound: "pages",
+      env: { CHARTER_GATEWAY_MAX_LIST_PAGES: "8" },
+      endless: { toolsPerPage: 1, descriptionBytes: 8 },
+      problem: "has more than 8 pages (gatewayMaxListPages)",
+    },
+    {
+      bound: "tools",
+      env: { CHARTER_GATEWAY_MAX_LIST_TOOLS: "50" },
+      endless: { toolsPerPage: 20, descriptionBytes: 8 },
+      problem: "has more than 50 tools (gatewayMaxListTools)",
+    },
+    {
+      bound: "time",
+      env: {
+        CHARTER_GATEWAY_LIST_TIMEOUT_MS: "300",
+        CHARTER_GATEWAY_MAX_LIST_PAGES: "1000000",
+        CHARTER_GATEWAY_MAX_LIST_TOOLS: "1000000",
+        CHARTER_GATEWAY_MAX_LIST_BYTES: "1000000000",
+      },
+      endless: { toolsPerPage: 1, descriptionBytes: 8 },
+      problem: "took more than 300 ms (gatewayListTimeoutMs)",
+    },
+  ])(
+    "an upstream whose nextCursor never ends, bounded by $bound",
+    ({ bound, env, endless, problem }) => {
+      it("fails the listing closed with a clear error, in bounded time and memory; no call forwarded", async () => {
+        const upstream = await startRecordingServer({ tools: SERVED, endless });
+        const { client, stderr, pid } = await connect("owner-assistant", upstream, undefined, env);
+        try {
+          const baseline = rssOf(pid);
+          const times: number[] = [];
+          const rounds = 5;
+          for (let i = 0; i < rounds; i++) {
+            const [err, listMs] = await timed(() => client.listTools().catch((e: unknown) => e));
+            expect(err).toBeInstanceOf(McpError);
+            expect((err as McpError).message).toContain(`the upstream's tool listing ${problem}`);
+            expect((err as McpError).message).toContain("no tool is shown");
+            const [result, callMs] = await timed(
+              async () =>
+                (await client.callTool({ name: "read_file", arguments: WS })) as CallToolResult,
+            );
+            expect(result.isError).toBe(true);
+            expect(text(result)).toContain(`Refused: the upstream's tool listing ${problem}`);
+            times.push(listMs, callMs);
+          }
+          expect(upstream.calls).toEqual([]);
+          expect(stderr()).toContain(`charter mcp-gateway: the upstream's tool listing ${problem}`);
+          const growth = rssOf(pid) / baseline;
+          console.log(
+            `endless nextCursor (${bound}): ${upstream.lists()} pages served over ${rounds * 2} requests; ` +
+              `slowest request ${Math.max(...times).toFixed(0)} ms; gateway RSS ${(baseline / 2 ** 20).toFixed(0)} -> ` +
+              `${(rssOf(pid) / 2 ** 20).toFixed(0)} MiB (x${growth.toFixed(2)})`,
+          );
+          expect(Math.max(...times)).toBeLessThan(5_000);
+          expect(growth).toBeLessThan(1.5);
+        } finally {
+          await client.close();
+          await upstream.stop();
+        }
+      }, 60_000);
+    },
+  );
 });
 
 describe("charter mcp-gateway on the raw wire", () => {
@@ -365,7 +568,7 @@ describe("charter mcp-gateway decides in a run: one per session, or the one --ru
     } finally {
       await second.client.close();
     }
-  });
+  }, 60_000);
 
   it("a run named with --run spans sessions", async () => {
     const run = `gw-run-${Date.now()}`;
@@ -383,5 +586,5 @@ describe("charter mcp-gateway decides in a run: one per session, or the one --ru
     } finally {
       await second.client.close();
     }
-  });
+  }, 60_000);
 });

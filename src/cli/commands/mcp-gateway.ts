@@ -4,10 +4,12 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { createAppContext } from "../../app/context.js";
+import { GATEWAY_SETTINGS, resolveSomeSettings, type CharterConfig } from "../../config/config.js";
 import { auditGatewayRefusal, MAX_STEP_ID_LENGTH } from "../../authority/index.js";
 import { createGatewayServer } from "../../gateway/proxy.js";
 import { GatewayStdioTransport } from "../../gateway/stdio-transport.js";
 import type { GatewayAuthority } from "../../gateway/authority.js";
+import type { ListingLimits } from "../../gateway/listing.js";
 import type { CliIo } from "../io.js";
 import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
 import { serverAddress, serverClients } from "../target.js";
@@ -48,14 +50,25 @@ export async function mcpGatewayCommand(args: readonly string[], io: CliIo): Pro
   // Local mode writes a pinning refusal to the data dir's audit log too; remote mode has no RPC that
   // appends to a server's log (a gateway key that could write records could write misleading ones).
   let auditPin: ((tool: string, problem: string) => Promise<void>) | undefined;
+  let listing: ListingLimits;
   if (server !== undefined) {
+    // Remote mode reads only the gateway's own settings (the catalog and policy are the server's).
+    const file = values.config;
+    listing = listingLimits(
+      await resolveSomeSettings(GATEWAY_SETTING_NAMES, {
+        ...(file === undefined ? {} : { file }),
+        env: io.env,
+      }),
+    );
     const clients = serverClients(server);
     closers.push(() => clients.close());
     authority = remoteGatewayAuthority(clients, token, runId);
   } else {
     if (values["api-key"] !== undefined)
       throw new UsageError("--api-key is for --server (remote mode)");
-    const ctx = await createAppContext(await configFrom(values, io.env), { tokenCacheSize: 16 });
+    const config = await configFrom(values, io.env);
+    listing = listingLimits(config);
+    const ctx = await createAppContext(config, { tokenCacheSize: 16 });
     closers.push(() => ctx.close());
     authority = localGatewayAuthority(ctx, token, runId);
     auditPin = (toolName, problem) => auditGatewayRefusal(ctx, { toolName, problem });
@@ -67,6 +80,7 @@ export async function mcpGatewayCommand(args: readonly string[], io: CliIo): Pro
     const server = createGatewayServer({
       authority,
       upstream,
+      listing,
       events: {
         pinViolation: (tool, problem) => {
           io.err(
@@ -78,6 +92,8 @@ export async function mcpGatewayCommand(args: readonly string[], io: CliIo): Pro
             ),
           );
         },
+        listingRefused: (problem) =>
+          io.err(`charter mcp-gateway: ${problem}; no tool is shown and no call is forwarded`),
         log: (line) => io.err(line),
       },
     });
@@ -89,6 +105,17 @@ export async function mcpGatewayCommand(args: readonly string[], io: CliIo): Pro
   } finally {
     for (const close of closers) await close();
   }
+}
+
+const GATEWAY_SETTING_NAMES = Object.keys(GATEWAY_SETTINGS) as (keyof typeof GATEWAY_SETTINGS)[];
+
+function listingLimits(config: Pick<CharterConfig, keyof typeof GATEWAY_SETTINGS>): ListingLimits {
+  return {
+    maxPages: config.gatewayMaxListPages,
+    maxTools: config.gatewayMaxListTools,
+    maxBytes: config.gatewayMaxListBytes,
+    timeoutMs: config.gatewayListTimeoutMs,
+  };
 }
 
 function upstreamTransport(command: readonly string[], url: string | undefined): Transport {

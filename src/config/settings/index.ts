@@ -1,4 +1,5 @@
 import { CONNECTION_SETTINGS } from "./connections.js";
+import { GATEWAY_SETTINGS } from "./gateway.js";
 import { LIMIT_SETTINGS } from "./limits.js";
 import { PROCESS_SETTINGS } from "./processes.js";
 import { SECURITY_SETTINGS } from "./security.js";
@@ -11,6 +12,7 @@ export {
   type ClientSetting,
   type ClientSettingName,
 } from "./client.js";
+export { GATEWAY_SETTINGS } from "./gateway.js";
 export { LOG_LEVELS, type LogLevel } from "./service.js";
 export { MAX_TOKEN_BYTES_CEILING } from "./limits.js";
 export type { SecretKind, Setting } from "./setting.js";
@@ -26,6 +28,7 @@ export const SETTING_GROUPS = [
   { title: "Limits and caches", settings: LIMIT_SETTINGS },
   { title: "Connections", settings: CONNECTION_SETTINGS },
   { title: "Processes, metrics and traces", settings: PROCESS_SETTINGS },
+  { title: "MCP gateway", settings: GATEWAY_SETTINGS },
 ] as const;
 
 /** Every setting by its name (the config file key). */
@@ -35,6 +38,7 @@ export const SETTINGS = {
   ...LIMIT_SETTINGS,
   ...CONNECTION_SETTINGS,
   ...PROCESS_SETTINGS,
+  ...GATEWAY_SETTINGS,
 } as const;
 
 /** A setting's name: its config file key. */
