@@ -86,6 +86,7 @@ export async function startCharter(
     }
     const authentication = authenticationInterceptor(ctx, {
       certificateRoles: security.certificateRoles,
+      spiffeRoles: security.spiffeRoles,
       protectedModeAllowed: protectedMode,
     });
     // Aborted at the start of stop(): health turns NOT_SERVING, every call's signal aborts, streams end.
