@@ -99,6 +99,7 @@ export async function startCharter(
     });
     const authentication = authenticationInterceptor(ctx, {
       certificateRoles: security.certificateRoles,
+      spiffeRoles: security.spiffeRoles,
       protectedModeAllowed: protectedMode,
       ledger: pool.ledger,
     });

@@ -1,6 +1,12 @@
 import { readFileSync } from "node:fs";
 import { ServerCredentials } from "@grpc/grpc-js";
-import { ConfigError, parseClientRoles, type CharterConfig } from "../config/config.js";
+import {
+  ConfigError,
+  parseClientRoles,
+  parseSpiffeRoles,
+  type CharterConfig,
+  type SpiffeRoles,
+} from "../config/config.js";
 import { checkPrivateFile } from "./private-files.js";
 
 /** The transport security a configuration asks for. */
@@ -12,6 +18,8 @@ export interface TransportSecurity {
   readonly mutual: boolean;
   /** Client certificate CN -> roles. */
   readonly certificateRoles: ReadonlyMap<string, readonly string[]>;
+  /** Client certificate SPIFFE ID (its URI SAN) -> roles. */
+  readonly spiffeRoles: SpiffeRoles;
 }
 
 /**
@@ -20,16 +28,22 @@ export interface TransportSecurity {
  * owner's alone.
  */
 export function transportSecurity(
-  config: Pick<CharterConfig, "tlsCert" | "tlsKey" | "tlsClientCa" | "tlsClientRoles">,
+  config: Pick<
+    CharterConfig,
+    "tlsCert" | "tlsKey" | "tlsClientCa" | "tlsClientRoles" | "tlsSpiffeRoles"
+  >,
 ): TransportSecurity {
   const roles = parseClientRoles(config.tlsClientRoles);
   if (typeof roles === "string") throw new ConfigError(`tlsClientRoles: ${roles}`);
+  const spiffeRoles = parseSpiffeRoles(config.tlsSpiffeRoles);
+  if (typeof spiffeRoles === "string") throw new ConfigError(`tlsSpiffeRoles: ${spiffeRoles}`);
   if (config.tlsCert === "")
     return {
       credentials: ServerCredentials.createInsecure(),
       tls: false,
       mutual: false,
       certificateRoles: roles,
+      spiffeRoles,
     };
   checkPrivateFile(config.tlsKey, "TLS private key");
   const pair = {
@@ -44,6 +58,7 @@ export function transportSecurity(
       tls: true,
       mutual,
       certificateRoles: roles,
+      spiffeRoles,
     };
   } catch (err) {
     throw new ConfigError(

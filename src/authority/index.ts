@@ -72,6 +72,8 @@ export { createNotifier, pollForChanges } from "./notifier.js";
 export type { Notifier } from "./notifier.js";
 export { pruneExpiredGrants } from "./retention.js";
 export type { GrantCheck } from "./load-grant.js";
+export { NO_SPIFFE_ROLES, parseSpiffeId, spiffeRolesOf } from "../core/spiffe-id.js";
+export type { SpiffeId, SpiffeRoles } from "../core/spiffe-id.js";
 
 // Domain types the callers of this layer speak in.
 export type { CallRequest } from "../core/call-request.js";

@@ -9,6 +9,7 @@ import {
 
 export { ConfigError, isConfigError } from "./config-error.js";
 export { parseClientRoles } from "./client-roles.js";
+export { parseSpiffeRoles, type SpiffeRoles } from "../core/spiffe-id.js";
 export { isLoopback, parseListen } from "./listen-address.js";
 export {
   resolveSettings,

@@ -9,7 +9,15 @@ const KEK_ENV = SETTINGS.kek.env;
  * types; says nothing when one of them is not a string (that problem is reported on its own).
  */
 export function securityProblems(values: Readonly<Record<string, unknown>>): string[] {
-  const keys = ["tlsCert", "tlsKey", "tlsClientCa", "tlsClientRoles", "kekFile", "kek"] as const;
+  const keys = [
+    "tlsCert",
+    "tlsKey",
+    "tlsClientCa",
+    "tlsClientRoles",
+    "tlsSpiffeRoles",
+    "kekFile",
+    "kek",
+  ] as const;
   if (keys.some((key) => typeof values[key] !== "string")) return [];
   const problems: string[] = [];
   const str = (key: (typeof keys)[number]) => values[key] as string;
@@ -19,6 +27,8 @@ export function securityProblems(values: Readonly<Record<string, unknown>>): str
     problems.push("tlsClientCa (mutual TLS) needs tlsCert and tlsKey");
   if (str("tlsClientRoles") !== "" && str("tlsClientCa") === "")
     problems.push("tlsClientRoles needs tlsClientCa (client certificates)");
+  if (str("tlsSpiffeRoles") !== "" && str("tlsClientCa") === "")
+    problems.push("tlsSpiffeRoles needs tlsClientCa (the CA that signs the SVIDs)");
   if (str("kek") !== "" && str("kekFile") !== "")
     problems.push(`set one of kekFile and ${KEK_ENV}, not both`);
   const database = values["database"];

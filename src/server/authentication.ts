@@ -6,17 +6,21 @@ import {
   type AuthorityContext,
   type Principal,
   type Role,
+  type SpiffeRoles,
 } from "../authority/index.js";
 import { accessOf, permits } from "./access.js";
 import { withCaller, type CallContext } from "./call-context.js";
 import type { ConnectionLedger } from "./connection-ledger.js";
 import type { Interceptor } from "./interceptor.js";
 import { RpcError } from "./rpc-error.js";
+import { isSvidRefusal, svidCaller, type SvidRefusal } from "./spiffe.js";
 
 /** How callers are recognised. */
 export interface AuthenticationOptions {
   /** Client certificate subject CN -> roles (mutual TLS); a certificate CN not listed holds no role. */
   readonly certificateRoles: ReadonlyMap<string, readonly string[]>;
+  /** Client certificate SPIFFE ID -> roles (`src/server/spiffe.ts`); an ID not covered is refused. */
+  readonly spiffeRoles: SpiffeRoles;
   /**
    * True when the server listens on loopback only and has no client CA: then, while the store
    * holds no active API key (protected mode), a call without credentials acts as the local
@@ -65,6 +69,15 @@ export function authenticationInterceptor(
     }
     const header = call.metadata.get("authorization");
     const caller = await identify(ctx, call, header, options, keysExist);
+    if (caller !== undefined && isSvidRefusal(caller)) {
+      await auditRefusedCall(ctx, {
+        code: "UNAUTHENTICATED",
+        rpc: call.path,
+        ...(caller.caller === undefined ? {} : { caller: caller.caller }),
+        detail: caller.refused,
+      });
+      throw new RpcError("UNAUTHENTICATED", `client certificate refused: ${caller.refused}`);
+    }
     // Both refusals are on the audit log before they are answered (who, when known; never the credential).
     if (caller === undefined) {
       await auditRefusedCall(ctx, {
@@ -89,14 +102,17 @@ export function authenticationInterceptor(
   };
 }
 
-/** The caller: a bearer API key first, else a verified client certificate, else (protected mode) the local operator. */
+/**
+ * The caller: a bearer API key first, else a verified client certificate (its SPIFFE ID, else its
+ * CN), else (protected mode) the local operator.
+ */
 async function identify(
   ctx: Pick<AuthorityContext, "store">,
   call: CallContext,
   header: ReturnType<CallContext["metadata"]["get"]>,
   options: AuthenticationOptions,
   keysExist: () => Promise<boolean>,
-): Promise<Principal | undefined> {
+): Promise<Principal | SvidRefusal | undefined> {
   if (header.length > 0) {
     if (header.length !== 1 || typeof header[0] !== "string") return undefined;
     const m = /^Bearer\s+(\S+)$/i.exec(header[0].trim());
@@ -104,6 +120,9 @@ async function identify(
   }
   const cert = call.clientCertificate;
   if (cert !== undefined) {
+    const svid = svidCaller(cert, options.spiffeRoles);
+    if (svid !== undefined) return svid;
+    if (cert.subjectCommonName === "") return undefined;
     const roles: Role[] = (options.certificateRoles.get(cert.subjectCommonName) ?? []).filter(
       isRole,
     );

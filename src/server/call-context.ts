@@ -1,6 +1,7 @@
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { status, type Deadline, type Metadata } from "@grpc/grpc-js";
 import { RpcError, isRpcError, toGrpcStatus, type GrpcStatus } from "./rpc-error.js";
+import { uriSubjectAltNames } from "./subject-alt-names.js";
 
 /** Who is calling, once authentication (an interceptor) has established it. */
 export interface Caller {
@@ -12,10 +13,14 @@ export interface Caller {
 
 /** What the server knows of a verified client certificate. */
 export interface ClientCertificate {
-  /** The subject's common name: the principal the certificate is mapped to. */
+  /** The subject's common name: the principal the certificate is mapped to; "" when it has none. */
   readonly subjectCommonName: string;
   /** SHA-256 fingerprint, as Node formats it (`AB:CD:…`). */
   readonly fingerprint256: string;
+  /** Its URI subject alternative names (an X.509-SVID's SPIFFE ID); undefined when they cannot be read. */
+  readonly uris: readonly string[] | undefined;
+  /** It can sign certificates (OpenSSL's `X509_check_ca`, as Node reports it): a CA, not a leaf. */
+  readonly ca: boolean;
 }
 
 /** What a handler and each interceptor know about the call besides its request. */
@@ -51,6 +56,8 @@ export interface SurfaceCall {
     readonly sslPeerCertificate?: {
       readonly subject?: { readonly CN?: string | string[] };
       readonly fingerprint256?: string;
+      readonly subjectaltname?: string;
+      readonly ca?: boolean;
     };
   };
 }
@@ -269,13 +276,23 @@ export function watchShutdown(signal: AbortSignal): ShutdownWatch {
   };
 }
 
-/** The peer certificate of a TLS call, when the client presented one (grpc-js verified it against the client CA). */
+/**
+ * The peer certificate of a TLS call, when the client presented one (grpc-js verified it against
+ * the client CA) with a subject CN or a URI SAN to name it by.
+ */
 function clientCertificateOf(call: SurfaceCall): ClientCertificate | undefined {
   const cert = call.getAuthContext?.().sslPeerCertificate;
-  const cn = cert?.subject?.CN;
-  const name = Array.isArray(cn) ? cn[0] : cn;
-  if (cert === undefined || name === undefined || name === "") return undefined;
-  return { subjectCommonName: name, fingerprint256: cert.fingerprint256 ?? "" };
+  if (cert === undefined) return undefined;
+  const cn = cert.subject?.CN;
+  const name = (Array.isArray(cn) ? cn[0] : cn) ?? "";
+  const uris = uriSubjectAltNames(cert.subjectaltname);
+  if (name === "" && uris?.length === 0) return undefined;
+  return {
+    subjectCommonName: name,
+    fingerprint256: cert.fingerprint256 ?? "",
+    uris,
+    ca: cert.ca === true,
+  };
 }
 
 const OK: GrpcStatus = { code: status.OK, details: "OK", fault: false };

@@ -52,6 +52,7 @@ tlsCert: server.pem
 tlsKey: server-key.pem
 tlsClientCa: clients-ca.pem
 tlsClientRoles: { gateway-1: [gateway], ops: [admin, auditor] }
+tlsSpiffeRoles: { "spiffe://prod.example/gw": [gateway], "spiffe://prod.example/ops/*": [auditor] }
 kekFile: /etc/charter/kek
 approvalTtlSeconds: 120
 auditCheckpointRecords: 50
@@ -91,6 +92,7 @@ describe("resolveConfig()", () => {
       tlsKey: "server-key.pem",
       tlsClientCa: "clients-ca.pem",
       tlsClientRoles: "gateway-1=gateway;ops=admin,auditor",
+      tlsSpiffeRoles: "spiffe://prod.example/gw=gateway;spiffe://prod.example/ops/*=auditor",
       kekFile: "/etc/charter/kek",
       kek: "",
       approvalTtlSeconds: 120,
@@ -385,9 +387,28 @@ describe("TLS and key-encryption settings", () => {
       },
       'tlsClientRoles: "a" is listed twice',
     ],
+    [
+      { CHARTER_TLS_SPIFFE_ROLES: "spiffe://td/a=gateway" },
+      "tlsSpiffeRoles needs tlsClientCa (the CA that signs the SVIDs)",
+    ],
     [{ CHARTER_KEK: "k", CHARTER_KEK_FILE: "f" }, "set one of kekFile and CHARTER_KEK, not both"],
   ])("refuses %j", async (extra, message) => {
     await expect(resolveConfig({ env: { ...env, ...extra } })).rejects.toThrow(message);
+  });
+
+  it.each([
+    ["spiffe://td/a", '"spiffe://td/a" is not spiffe://trust-domain/path=role[,role]'],
+    [
+      "spiffe://td/a/../b=gateway",
+      '"spiffe://td/a/../b=gateway": the SPIFFE ID has a . or .. path segment',
+    ],
+    ["spiffe://td=gateway", '"spiffe://td=gateway": a workload\'s SPIFFE ID has a path'],
+    ["spiffe://td/a=x;spiffe://td/a=y", '"spiffe://td/a" is listed twice'],
+  ])("refuses tlsSpiffeRoles %j", async (roles, message) => {
+    const tls = { CHARTER_TLS_CERT: "c", CHARTER_TLS_KEY: "k", CHARTER_TLS_CLIENT_CA: "ca" };
+    await expect(
+      resolveConfig({ env: { ...env, ...tls, CHARTER_TLS_SPIFFE_ROLES: roles } }),
+    ).rejects.toThrow(`tlsSpiffeRoles: ${message}`);
   });
 
   it("accepts a full mutual-TLS setting", async () => {

@@ -13,6 +13,21 @@ export interface TestPki {
   client(cn: string): { readonly cert: string; readonly key: string };
   /** A client certificate signed by another CA the server does not trust. */
   stranger(cn: string): { readonly cert: string; readonly key: string };
+  /**
+   * An X.509-SVID as SPIRE issues it: the URI SANs `uris`, subject `O=SPIRE` (no CN unless `cn`),
+   * a leaf (unless `ca`: a CA that may also sign handshakes) for client and server auth, signed by the CA (another one: `stranger`).
+   */
+  svid(
+    uris: readonly string[],
+    options?: SvidOptions,
+  ): { readonly cert: string; readonly key: string };
+}
+
+/** How `TestPki.svid` differs from a well-formed SVID of the trusted CA. */
+export interface SvidOptions {
+  readonly cn?: string;
+  readonly ca?: boolean;
+  readonly stranger?: boolean;
 }
 
 const openssl = (args: string[], cwd: string) =>
@@ -41,7 +56,7 @@ export function makeTestPki(): TestPki {
       dir,
     );
   };
-  const signed = (name: string, cn: string, ca: string, ext: string) => {
+  const signed = (name: string, cn: string, ca: string, ext: string, subject = `/CN=${cn}`) => {
     openssl(
       [
         "req",
@@ -53,7 +68,7 @@ export function makeTestPki(): TestPki {
         "-out",
         `${name}.csr`,
         "-subj",
-        `/CN=${cn}`,
+        subject,
       ],
       dir,
     );
@@ -102,5 +117,22 @@ export function makeTestPki(): TestPki {
     serverKey: join(dir, "server.key"),
     client: clientOf("ca"),
     stranger: clientOf("other-ca"),
+    svid(uris, options = {}) {
+      const name = `svid-${(n += 1)}`;
+      const subject = options.cn === undefined ? "/O=SPIRE/C=US" : `/O=SPIRE/CN=${options.cn}`;
+      const ext = [
+        ...(options.ca === true
+          ? ["basicConstraints=critical,CA:TRUE", "keyUsage=critical,digitalSignature,keyCertSign"]
+          : ["basicConstraints=critical,CA:FALSE", "keyUsage=critical,digitalSignature"]),
+        "extendedKeyUsage=clientAuth,serverAuth",
+        "subjectAltName=critical,@alt",
+        "[alt]",
+        // Escaped for openssl's config syntax (# starts a comment, $ a variable).
+        ...uris.map((uri, i) => `URI.${i + 1}=${uri.replace(/[\\#$"']/g, (c) => `\\${c}`)}`),
+        "",
+      ].join("\n");
+      signed(name, "", options.stranger === true ? "other-ca" : "ca", ext, subject);
+      return { cert: read(`${name}.pem`), key: read(`${name}.key`) };
+    },
   };
 }

@@ -1,4 +1,4 @@
-import { clientRoles, text } from "./types.js";
+import { clientRoles, spiffeRoles, text } from "./types.js";
 import { setting } from "./setting.js";
 
 /** TLS, mutual TLS and the key-encryption key that seals signing keys at rest. */
@@ -30,6 +30,14 @@ export const SECURITY_SETTINGS = {
     env: "CHARTER_TLS_CLIENT_ROLES",
     description:
       "client certificate subject CN → roles: `gateway-1=gateway;ops=admin,auditor` (in the config file also a map `{gateway-1: [gateway]}`)",
+    reload: "restart",
+  }),
+  tlsSpiffeRoles: setting({
+    type: spiffeRoles(),
+    default: "",
+    env: "CHARTER_TLS_SPIFFE_ROLES",
+    description:
+      "SPIFFE ID (the client certificate's one URI SAN) → roles: `spiffe://prod.example/ns/agents/sa/gateway=gateway;spiffe://prod.example/ops/*=auditor` (exact IDs first, then the longest `/*` prefix; in the config file also a map). A certificate with a SPIFFE ID is identified by it alone, never by its CN; an ID no entry covers is refused",
     reload: "restart",
   }),
   kekFile: setting({

@@ -1,4 +1,5 @@
 import { isJsonObject } from "../../core/json.js";
+import { parseSpiffeRoles } from "../../core/spiffe-id.js";
 import { parseClientRoles, rolesMapText } from "../client-roles.js";
 import { parseListen } from "../listen-address.js";
 
@@ -135,6 +136,24 @@ export function clientRoles(): SettingType<string> {
     shape: "cn=role,role;cn2=role",
     check: (value, key) => {
       const roles = parseClientRoles(value);
+      return typeof roles === "string" ? `${key}: ${roles}` : undefined;
+    },
+  });
+  return {
+    shape: asText.shape,
+    parse: (value, ref) => asText.parse(isJsonObject(value) ? rolesMapText(value) : value, ref),
+  };
+}
+
+/**
+ * SPIFFE ID -> roles as `spiffe://td/path=role,role;spiffe://td/ns/*=role`; a config file may give
+ * a map `{"spiffe://td/path": [roles]}`.
+ */
+export function spiffeRoles(): SettingType<string> {
+  const asText = text({
+    shape: "spiffe://td/path=role,role;spiffe://td/ns/*=role",
+    check: (value, key) => {
+      const roles = parseSpiffeRoles(value);
       return typeof roles === "string" ? `${key}: ${roles}` : undefined;
     },
   });
