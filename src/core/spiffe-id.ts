@@ -57,8 +57,10 @@ export interface SpiffeRoles {
   readonly under: ReadonlyMap<string, readonly string[]>;
 }
 
+const NO_ROLES: ReadonlyMap<string, readonly string[]> = new Map();
+
 /** No SPIFFE ID holds a role. */
-export const NO_SPIFFE_ROLES: SpiffeRoles = { exact: new Map(), under: new Map() };
+export const NO_SPIFFE_ROLES: SpiffeRoles = { exact: NO_ROLES, under: NO_ROLES };
 
 /**
  * `id=role,role;id2=role` as SPIFFE roles, or the problem. Each ID is a workload's (it has a

@@ -1,5 +1,10 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ListToolsResultSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  ListToolsResultSchema,
+  McpError,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 
 /**
  * How much of an upstream's `tools/list` the gateway reads (settings `gatewayMaxListPages`,
@@ -53,7 +58,8 @@ export async function listUpstreamTools(upstream: Client, limits: ListingLimits)
       );
     } catch (err) {
       return failed(
-        Date.now() >= deadline
+        Date.now() >= deadline ||
+          (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number))
           ? `the upstream's tool listing took more than ${limits.timeoutMs} ms (gatewayListTimeoutMs)`
           : `the upstream's tool listing failed: ${(err as Error).message}`,
       );
