@@ -1,6 +1,5 @@
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,12 +9,12 @@ import { startTestCharter } from "../support/charter-server.js";
 import { describePostgres, testSchema } from "../support/postgres.js";
 import { expectDecisionsLogged } from "../support/audit-log.js";
 import { runCapture, type CliRun } from "../support/cli.js";
+import { serveProcess } from "../support/serve-process.js";
 
 // Crash safety: `charter serve` killed with SIGKILL under load loses no audit record of any
 // verdict a client received, and the chain still verifies — on SQLite, and on PostgreSQL with a
 // second replica appending to the same chain while the first one dies.
 const ROOT = new URL("../../", import.meta.url).pathname;
-const BIN = join(ROOT, "dist", "cli", "bin.js");
 
 /** How a store is named on the command line and in the environment. */
 interface StoreArgs {
@@ -37,48 +36,16 @@ const cli = (store: StoreArgs, ...args: string[]): Promise<CliRun> =>
     store.env,
   );
 
-/** Starts `charter serve` as a child process; answers its address and a promise of its exit. */
+/** Starts `charter serve` as a child process on `store`; SIGKILL is how it ends. */
 async function serve(store: StoreArgs): Promise<{ address: string; kill: () => Promise<void> }> {
-  expect(existsSync(BIN), "dist/ is missing: `npm test` builds it first").toBe(true);
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      "serve",
-      "--config",
-      "fixtures/charter.yaml",
-      "--listen",
-      "127.0.0.1:0",
-      "--data-dir",
-      store.dataDir,
-      "--log-level",
-      "silent",
-      ...store.args,
-    ],
-    { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...store.env } },
-  );
-  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
-  const address = await new Promise<string>((resolve, reject) => {
-    let err = "";
-    child.stderr.on("data", (d: Buffer) => {
-      err += d.toString();
-      const m = /charter listening on (\S+)/.exec(err);
-      if (m) resolve(m[1] as string);
-    });
-    child.on("exit", (code) =>
-      reject(new Error(`charter serve exited with ${String(code)}: ${err}`)),
-    );
+  const served = await serveProcess({
+    dataDir: store.dataDir,
+    args: ["--log-level", "silent", ...store.args],
+    env: store.env,
   });
-  return {
-    address,
-    kill: async () => {
-      child.kill("SIGKILL");
-      await exited;
-    },
-  };
+  return { address: served.address, kill: served.kill };
 }
 
-/** 16 workers authorizing (allows and denies) until `stopped()`; every decision id received goes to `received`. */
 function load(
   clients: CharterClients,
   grantToken: string,

@@ -1,5 +1,5 @@
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,13 +9,13 @@ import { Decision } from "../../src/gen/charter/v1/common_pb.js";
 import { expectDecisionsLogged } from "../support/audit-log.js";
 import { runCapture } from "../support/cli.js";
 import { ALLOWS, AUTHORIZE_OK, scrape } from "../support/metrics.js";
+import { CHARTER_BIN as BIN, serveProcess } from "../support/serve-process.js";
 
 // `charter serve --workers 2` as a real process: the primary forks two servers on one SQLite
 // file. Budgets and the audit chain stay exact across them, watchers see approvals made through
 // the other worker, SIGHUP reaches both, a killed worker is replaced, and SIGTERM under load
 // loses no answered decision.
 const ROOT = new URL("../../", import.meta.url).pathname;
-const BIN = join(ROOT, "dist", "cli", "bin.js");
 const dir = mkdtempSync(join(tmpdir(), "charter-workers-"));
 const policy = join(dir, "policy.yaml");
 writeFileSync(
@@ -61,51 +61,21 @@ async function serveWorkers(
   name: string,
   env: Readonly<Record<string, string>> = {},
 ): Promise<Served> {
-  expect(existsSync(BIN), "dist/ is missing: `npm test` builds it first").toBe(true);
   const dataDir = join(dir, name);
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      "serve",
-      "--workers",
-      "2",
-      "--config",
-      "fixtures/charter.yaml",
-      "--policy",
-      policy,
-      "--listen",
-      "127.0.0.1:0",
-      "--data-dir",
-      dataDir,
-    ],
-    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } },
-  );
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  const address = await new Promise<string>((resolve, reject) => {
-    child.stderr.on("data", (d: Buffer) => {
-      err += d.toString();
-      const m = /charter listening on (\S+) \(2 workers\)/.exec(err);
-      if (m) resolve(m[1] as string);
-    });
-    child.on("exit", (code) =>
-      reject(new Error(`charter serve exited with ${String(code)}: ${err}`)),
-    );
-  });
-  return {
-    pid: child.pid as number,
-    address,
+  const served = await serveProcess({
     dataDir,
-    lines: () =>
-      out
-        .split("\n")
-        .filter((l) => l.startsWith("{"))
-        .map((l) => JSON.parse(l) as Line),
-    exited,
-    signal: (s) => child.kill(s),
+    args: ["--workers", "2", "--policy", policy],
+    env,
+    keepStdout: true,
+  });
+  expect(served.stderr()).toContain("(2 workers)");
+  return {
+    pid: served.pid,
+    address: served.address,
+    dataDir,
+    lines: () => served.lines(),
+    exited: served.exited.then(({ code }) => code),
+    signal: served.signal,
   };
 }
 

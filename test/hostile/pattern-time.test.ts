@@ -1,58 +1,33 @@
 import { create } from "@bufbuild/protobuf";
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCharterClients, type CharterClients } from "../../src/client/index.js";
 import { ActionCaveatsSchema, Decision } from "../../src/gen/charter/v1/common_pb.js";
+import { serveProcess, type ServedProcess } from "../support/serve-process.js";
 
 // Issue 22: a DelegateGrant caveat `^(a+)+$` and a 31-character argument held a worker for
 // 15.6 s, and another client's call on it waited as long. The server runs as its own process
 // (`charter serve`), so that on a backtracking engine the test itself is not frozen with it.
 
-const ROOT = new URL("../../", import.meta.url).pathname;
-const BIN = join(ROOT, "dist", "cli", "bin.js");
 const dataDir = mkdtempSync(join(tmpdir(), "charter-pattern-time-"));
-let child: ChildProcess;
+let served: ServedProcess;
 let attacker: CharterClients;
 let bystander: CharterClients;
 
 beforeAll(async () => {
-  child = spawn(
-    process.execPath,
-    [
-      BIN,
-      "serve",
-      "--config",
-      "fixtures/charter.yaml",
-      "--listen",
-      "127.0.0.1:0",
-      "--data-dir",
-      dataDir,
-    ],
-    { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] },
-  );
-  const address = await new Promise<string>((resolve, reject) => {
-    let err = "";
-    child.stderr?.on("data", (d: Buffer) => {
-      err += d.toString();
-      const m = /charter listening on (\S+)/.exec(err);
-      if (m) resolve(m[1] as string);
-    });
-    child.on("exit", (code) =>
-      reject(new Error(`charter serve exited with ${String(code)}: ${err}`)),
-    );
-  });
+  served = await serveProcess({ dataDir });
+  const address = served.address;
   // Two clients, two connections: the attacker's and another caller's.
   attacker = createCharterClients({ address });
   bystander = createCharterClients({ address });
 });
 
-afterAll(() => {
+afterAll(async () => {
   attacker.close();
   bystander.close();
-  child.kill("SIGKILL");
+  await served.kill();
   rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -1,5 +1,4 @@
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -10,9 +9,8 @@ import {
 } from "../../src/gen/grpc/health/v1/health_pb.js";
 import { startTestCharter } from "../support/charter-server.js";
 import { within } from "../support/grpc.js";
+import { serveProcess } from "../support/serve-process.js";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
-const BIN = join(ROOT, "dist", "cli", "bin.js");
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
@@ -52,51 +50,17 @@ describe("shutdown with an open health Watch", () => {
   });
 
   it("`charter serve` exits within 1 s of SIGTERM with a Watch open, after the Watcher saw NOT_SERVING", async () => {
-    expect(existsSync(BIN), "dist/ is missing: build it first (npm run build)").toBe(true);
     const dataDir = mkdtempSync(join(tmpdir(), "charter-sigterm-"));
     dirs.push(dataDir);
-    const child = spawn(
-      process.execPath,
-      [
-        BIN,
-        "serve",
-        "--config",
-        "fixtures/charter.yaml",
-        "--listen",
-        "127.0.0.1:0",
-        "--data-dir",
-        dataDir,
-      ],
-      {
-        cwd: ROOT,
-        stdio: ["ignore", "ignore", "pipe"],
-      },
-    );
-    const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
-      child.on("exit", (code) => resolve({ code, at: Date.now() })),
-    );
-    let err = "";
-    const address = await within(
-      new Promise<string>((resolve, reject) => {
-        child.stderr.on("data", (d: Buffer) => {
-          err += d.toString();
-          const m = /charter listening on (\S+)/.exec(err);
-          if (m) resolve(m[1] as string);
-        });
-        child.on("exit", (code) =>
-          reject(new Error(`charter serve exited with ${String(code)}: ${err}`)),
-        );
-      }),
-      10_000,
-      "charter serve to listen",
-    );
+    const served = await serveProcess({ dataDir });
+    const { address, exited } = served;
     const health = createPromiseClient(Health, { address });
     try {
       const watch = openWatch(health);
       await within(watch.first, 2_000, "the first health status");
 
       const sent = Date.now();
-      child.kill("SIGTERM");
+      served.signal("SIGTERM");
       const { code, at } = await within(exited, 5_000, "charter serve to exit");
       const took = at - sent;
       console.log(`charter serve exited ${took} ms after SIGTERM with a Watch open`);
@@ -106,7 +70,7 @@ describe("shutdown with an open health Watch", () => {
       expect(watch.statuses).toEqual([ServingStatus.SERVING, ServingStatus.NOT_SERVING]);
     } finally {
       health.close();
-      child.kill("SIGKILL");
+      await served.kill();
     }
   });
 });
