@@ -187,6 +187,31 @@ describe("the demo's two-managers requirement", () => {
     expect((await call.ask(call.approvalId))?.decision).toBe(Decision.ALLOW);
   });
 
+  it("streams a manager the manager approvals of every owner, and no others", async () => {
+    const stop = new AbortController();
+    const seen: string[] = [];
+    const watching = (async () => {
+      for await (const e of as("lea").approvals.watchApprovals(
+        { owner: "" },
+        { signal: stop.signal },
+      ))
+        seen.push(`${e.approval?.id ?? ""} ${e.approval?.requirement ?? ""}`);
+    })().catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    const mine = await held("charge_payment", {
+      customer_id: "cus_ABC123",
+      amount: 45,
+      currency: "EUR",
+      description: "x",
+      authorization_code: "SECRET",
+    });
+    const managers = await held("issue_refund", { ...refund, amount: 280 });
+    await expect.poll(() => seen, { timeout: 5_000 }).toContain(`${managers.approvalId} manager`);
+    stop.abort();
+    await watching;
+    expect(seen.join("\n")).not.toContain(mine.approvalId);
+  });
+
   it("does not let a manager see or answer the owner's own approvals", async () => {
     const call = await held("charge_payment", {
       customer_id: "cus_ABC123",
