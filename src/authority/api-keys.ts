@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { isApproveRole } from "../core/approvers.js";
 import type { StoredApiKey } from "../store/port.js";
 import type { AuthorityContext } from "./context.js";
 import { AuthorityError, invalidRequest } from "./errors.js";
@@ -7,10 +8,13 @@ import { AuthorityError, invalidRequest } from "./errors.js";
  * The roles a caller's key may hold. `issuer`: IssueGrant, DelegateGrant, RevokeGrant, GetGrant;
  * `gateway`: Authorize, BatchAuthorize, AuthorizeTurn; `approver`: the approvals of grants whose
  * owner is the key's principal; `auditor`: read-only views of records (GetGrant); `admin`: all.
+ * Besides these, `approve:<requirement>` (e.g. `approve:manager`): its holder sees and answers
+ * the approvals of that requirement, whoever owns them, and only its holders' approvals count
+ * for it (`admin` alone approves nothing; see core/approvers.ts).
  */
 export const ROLES = ["issuer", "gateway", "approver", "auditor", "admin"] as const;
 
-export type Role = (typeof ROLES)[number];
+export type Role = (typeof ROLES)[number] | `approve:${string}`;
 
 /** Who is calling, as established by an API key or a client certificate. */
 export interface Principal {
@@ -38,7 +42,7 @@ export function apiKeySecretHash(secret: string): string {
 }
 
 export function isRole(value: string): value is Role {
-  return (ROLES as readonly string[]).includes(value);
+  return (ROLES as readonly string[]).includes(value) || isApproveRole(value);
 }
 
 /** A new API key: its record as stored and the secret, which is shown once and never stored. */
@@ -59,7 +63,7 @@ export async function createApiKey(
   if (unknown !== undefined)
     throw invalidRequest(
       "roles",
-      `unknown role "${unknown.slice(0, 64)}" (known: ${ROLES.join(", ")})`,
+      `unknown role "${unknown.slice(0, 64)}" (known: ${ROLES.join(", ")}, approve:<requirement>)`,
     );
   const secret = `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
   const key: StoredApiKey = {

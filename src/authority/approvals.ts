@@ -1,5 +1,6 @@
 import { recheckCall, type Approval } from "../core/approval.js";
 import { summarizeArguments } from "../core/approval-summary.js";
+import { answerProblem, approveRole, isApproveRole } from "../core/approvers.js";
 import type { CatalogAction } from "../core/catalog.js";
 import type { TaskGrant } from "../core/grant.js";
 import type { JsonObject } from "../core/json.js";
@@ -10,7 +11,10 @@ import type { AuthorityContext } from "./context.js";
 import { AuthorityError, invalidRequest } from "./errors.js";
 import { approvalCursor, pageToken } from "./page-token.js";
 
-/** Who is calling, once caller authentication exists: without the `admin` role, only their own approvals. */
+/**
+ * Who is calling, once caller authentication exists: without the `admin` role, only their own
+ * approvals and those of requirements they hold `approve:<requirement>` for.
+ */
 export interface Actor {
   readonly principal: string;
   readonly roles: readonly string[];
@@ -54,7 +58,8 @@ export async function listApprovals(
   const approvals = page.slice(0, limit);
   const last = approvals.at(-1);
   return {
-    approvals,
+    // A role holder's page is filtered after the read: it may be shorter than the page size.
+    approvals: approvals.filter((a) => visible(a, actor)),
     nextPageToken:
       page.length > limit && last ? pageToken({ createdAt: last.createdAt, id: last.id }) : "",
   };
@@ -71,7 +76,7 @@ export async function getApproval(
   const stored = await ctx.store.getApproval(approvalId);
   if (!stored)
     throw new AuthorityError("NOT_FOUND", `no approval with id "${approvalId.slice(0, 128)}"`);
-  permitted(stored.approval.owner, actor);
+  if (!visible(stored.approval, actor)) throw notYours();
   return stored.approval;
 }
 
@@ -90,7 +95,10 @@ export interface DecideApprovalRequest {
  * grant and the policy as they are now; a call no longer approvable ends `superseded` with the
  * reason. Answering a decided, expired or consumed approval, or answering twice, is
  * FAILED_PRECONDITION. The approver is the actor when one is known, else `decidedBy` (also for
- * protected mode's local operator, who is anyone on the machine).
+ * protected mode's local operator, who is anyone on the machine). Only an approver the
+ * requirement admits counts (`answerProblem`: the role `approve:<requirement>`, or the owner when
+ * the requirement allows the owner; `admin` alone does not): anyone else is PERMISSION_DENIED
+ * and nothing changes. This is the one path every approval is decided on (RPC and CLI alike).
  */
 export async function decideApproval(
   ctx: AuthorityContext,
@@ -105,7 +113,15 @@ export async function decideApproval(
   const stored = await ctx.store.getApproval(req.approvalId);
   if (!stored)
     throw new AuthorityError("NOT_FOUND", `no approval with id "${req.approvalId.slice(0, 128)}"`);
-  permitted(stored.approval.owner, actor);
+  if (!visible(stored.approval, actor)) throw notYours();
+  const operator = actor === undefined || actor.protectedMode === true;
+  const problem = answerProblem(
+    ctx.policySet().policy,
+    stored.approval,
+    { principal: approver, roles: actor?.roles ?? [], ...(operator ? { operator } : {}) },
+    req.outcome,
+  );
+  if (problem !== undefined) throw new AuthorityError("PERMISSION_DENIED", problem);
   const now = ctx.now();
   const supersede =
     req.outcome === "approve"
@@ -155,7 +171,7 @@ export async function* watchApprovals(
     const events = await ctx.store.approvalEvents(owner, after, 100);
     for (const event of events) {
       if (isAborted(options.signal)) return;
-      yield event;
+      if (visible(event.approval, options.actor)) yield event;
       after = event.sequence;
     }
     // No timer while nothing changes: an idle watcher costs nothing until a change wakes it.
@@ -222,14 +238,26 @@ async function recheck(
   );
 }
 
-/** The owner a request is about: the actor's own unless they are an admin; without an actor the request must name one. */
+/**
+ * The owner a request is about: the actor's own unless they are an admin or hold an
+ * `approve:<requirement>` role (then any owner, the answer filtered by {@link visible}); without
+ * an actor the request must name one.
+ */
 function ownerFor(owner: string, actor: Actor | undefined): string | undefined {
   if (owner === "") {
     if (actor === undefined) throw invalidRequest("owner", "is required");
-    return actor.roles.includes("admin") ? undefined : actor.principal;
+    return actor.roles.includes("admin") || actor.roles.some(isApproveRole)
+      ? undefined
+      : actor.principal;
   }
-  permitted(owner, actor);
-  return owner;
+  if (
+    actor === undefined ||
+    actor.roles.includes("admin") ||
+    actor.principal === owner ||
+    actor.roles.some(isApproveRole)
+  )
+    return owner;
+  throw notYours();
 }
 
 /** Read through a function, so that the compiler does not narrow it across an await. */
@@ -237,7 +265,19 @@ function isAborted(signal: AbortSignal): boolean {
   return signal.aborted;
 }
 
-function permitted(owner: string, actor: Actor | undefined): void {
-  if (actor === undefined || actor.roles.includes("admin") || actor.principal === owner) return;
-  throw new AuthorityError("PERMISSION_DENIED", "you may only see and decide your own approvals");
+/** Whether `actor` may see `approval`: an admin, its owner, or a holder of its requirement's role. */
+function visible(approval: Approval, actor: Actor | undefined): boolean {
+  return (
+    actor === undefined ||
+    actor.roles.includes("admin") ||
+    actor.principal === approval.owner ||
+    actor.roles.includes(approveRole(approval.requirement))
+  );
+}
+
+function notYours(): AuthorityError {
+  return new AuthorityError(
+    "PERMISSION_DENIED",
+    "you may only see and decide your own approvals and those of requirements you hold approve:<requirement> for",
+  );
 }

@@ -87,7 +87,7 @@ export const AUDIT_USAGE = `${Object.values(AUDIT_SUBCOMMANDS).join("\n")}
 /** Each subcommand's usage, as `charter keys <subcommand> --help` prints it. */
 export const KEYS_SUBCOMMANDS: Readonly<Record<string, string>> = {
   create: `charter keys create --principal NAME --role ROLE [--role ROLE…]
-    a caller API key; prints its secret once; roles: ${ROLES.join(", ")}`,
+    a caller API key; prints its secret once; roles: ${ROLES.join(", ")}, approve:<requirement>`,
   list: `charter keys list
     every API key (id, principal, roles, created, revoked)`,
   revoke: `charter keys revoke KEY_ID

@@ -18,6 +18,8 @@ export * from "./schema.js";
 export * from "./verdict.js";
 export * from "./approval.js";
 export * from "./approval-summary.js";
+export * from "./approvers.js";
+export * from "./display-text.js";
 export * from "./audit-chain.js";
 export * from "./summary-paths.js";
 export * from "./action-kind.js";

@@ -83,6 +83,11 @@ export interface Policy {
   readonly defaultRuntimeSeconds: number;
   /** Distinct approvers each named requirement needs; a requirement not listed needs one. */
   readonly requirements: ReadonlyMap<string, number>;
+  /**
+   * Requirements (besides `owner`) whose approvals the grant's owner may give (`owner: true`);
+   * every other approver must hold the role `approve:<requirement>` (see approvers.ts).
+   */
+  readonly ownerApproves?: ReadonlySet<string>;
 }
 
 /** The most distinct approvers a requirement may ask for. */
@@ -148,7 +153,8 @@ export function buildPolicy(document: unknown, catalog: Catalog, file: string): 
     } else defaultRuntimeSeconds = runtime;
   }
 
-  const requirements = readRequirements(doc["requirements"], problems);
+  const ownerApproves = new Set<string>();
+  const requirements = readRequirements(doc["requirements"], ownerApproves, problems);
   const sources = new Map<string, AuthoritySource>();
   for (const [id, raw] of entries(doc["sources"], "sources", problems)) {
     const source = readSource(id, raw, catalog, problems);
@@ -167,26 +173,40 @@ export function buildPolicy(document: unknown, catalog: Catalog, file: string): 
     profiles,
     defaultRuntimeSeconds,
     requirements,
+    ownerApproves,
   };
 }
 
-/** `requirements: {name: {approvers: n}}`: how many distinct approvers each named requirement needs. */
-function readRequirements(raw: unknown, problems: ProblemList): Map<string, number> {
+/**
+ * `requirements: {name: {approvers: n, owner?: true}}`: how many distinct approvers each named
+ * requirement needs, and whether the grant's owner is one of them (`owner: true`; the
+ * requirement `owner` always allows the owner). Approvers hold the role `approve:<name>`.
+ */
+function readRequirements(
+  raw: unknown,
+  ownerApproves: Set<string>,
+  problems: ProblemList,
+): Map<string, number> {
   const out = new Map<string, number>();
   if (raw === undefined) return out;
   for (const [name, value] of entries(raw, "requirements", problems)) {
     const approvers = isJsonObject(value) ? value["approvers"] : undefined;
+    const owner = isJsonObject(value) ? value["owner"] : undefined;
     if (
       !isJsonObject(value) ||
-      Object.keys(value).some((k) => k !== "approvers") ||
+      Object.keys(value).some((k) => k !== "approvers" && k !== "owner") ||
       !isPositiveInt(approvers) ||
-      approvers > MAX_APPROVERS
+      approvers > MAX_APPROVERS ||
+      (owner !== undefined && typeof owner !== "boolean")
     ) {
       problems.add(
         `requirement ${name}`,
-        `a requirement is {approvers: n}, n between 1 and ${MAX_APPROVERS}`,
+        `a requirement is {approvers: n, owner?: true|false}, n between 1 and ${MAX_APPROVERS}`,
       );
-    } else out.set(name, approvers);
+    } else {
+      out.set(name, approvers);
+      if (owner === true) ownerApproves.add(name);
+    }
   }
   return out;
 }

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { Approval, ApprovalEvent, ApprovalEventKind } from "../core/approval.js";
 import type { ArgumentSummary } from "../core/approval-summary.js";
+import { displayJson, displayText } from "../core/display-text.js";
 import type { ApprovalStatus } from "../core/verdict.js";
 import {
   ApprovalEventKind as PbEventKind,
@@ -71,8 +72,53 @@ export function approvalOutcomeFromProto(outcome: PbOutcome, field: string): "ap
   throw new DecodeError(field, "must be APPROVAL_OUTCOME_APPROVE or APPROVAL_OUTCOME_REJECT");
 }
 
-/** An approval as its proto message: the safe summary, never the call's arguments. */
+/**
+ * An approval as its proto message: the safe summary, never the call's arguments, and every text
+ * in it as {@link displayApproval} shows it.
+ */
 export function approvalToProto(a: Approval): PbApproval {
+  return displayApproval(approvalMessage(a));
+}
+
+/**
+ * An approval message as an owner may be shown it: every text that a caller, an agent or a
+ * policy wrote (argument paths and values, subject, owner, action and tool names, requirement,
+ * approvers, note, status reason) with control, bidi and invisible characters as visible escapes
+ * (`displayText`; a `value_json` stays JSON). HTML is left as text: a page must escape it. Ids and
+ * digests are Charter's own and unchanged. Idempotent, so the CLI applies it again to what a
+ * server answered.
+ */
+export function displayApproval(a: PbApproval): PbApproval {
+  return create(ApprovalSchema, {
+    ...a,
+    actionId: displayText(a.actionId),
+    toolName: displayText(a.toolName),
+    requirement: displayText(a.requirement),
+    subject: displayText(a.subject),
+    owner: displayText(a.owner),
+    decidedBy: displayText(a.decidedBy),
+    note: displayText(a.note),
+    approvedBy: a.approvedBy.map(displayText),
+    summary: a.summary.map((s) =>
+      create(ArgumentSummarySchema, {
+        ...s,
+        path: displayText(s.path),
+        valueJson: displayJson(s.valueJson),
+        digest: displayText(s.digest),
+      }),
+    ),
+    ...(a.statusReason
+      ? {
+          statusReason: create(ReasonSchema, {
+            ...a.statusReason,
+            message: displayText(a.statusReason.message),
+          }),
+        }
+      : {}),
+  });
+}
+
+function approvalMessage(a: Approval): PbApproval {
   return create(ApprovalSchema, {
     id: a.id,
     grantId: a.grantId,

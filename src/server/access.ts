@@ -82,8 +82,16 @@ export function accessOf(service: DescService, method: DescMethod): Access | und
   return BY_METHOD.get(method) ?? BY_PATH.get(`/${service.typeName}/${method.name}`);
 }
 
-/** Whether a caller holding `held` may call an RPC whose rule is `access`. */
+/**
+ * Whether a caller holding `held` may call an RPC whose rule is `access`. An `approve:<requirement>`
+ * role opens what `approver` opens (the approvals layer then limits it to that requirement).
+ */
 export function permits(access: Access, held: readonly Role[]): boolean {
   if (access.kind !== "roles") return true;
-  return held.includes("admin") || access.roles.some((r) => held.includes(r));
+  return (
+    held.includes("admin") ||
+    access.roles.some(
+      (r) => held.includes(r) || (r === "approver" && held.some((h) => h.startsWith("approve:"))),
+    )
+  );
 }

@@ -41,6 +41,7 @@ afterEach(async () => {
 const ANA: Actor = { principal: "ana@example.com", roles: [] };
 const MALLORY: Actor = { principal: "mallory@example.com", roles: [] };
 const ADMIN: Actor = { principal: "ops@example.com", roles: ["admin"] };
+const MANAGER: Actor = { principal: "lea@example.com", roles: ["approve:manager"] };
 
 async function held(
   amount = 42,
@@ -121,18 +122,46 @@ describe("approval functions with an actor", () => {
     await decideApproval(
       app,
       { approvalId, outcome: "approve", decidedBy: "manager:one", note: "" },
-      ADMIN,
+      MANAGER,
     );
     // The same actor claiming another name in decided_by is still the same approver.
     const again = await refusal(
       decideApproval(
         app,
         { approvalId, outcome: "approve", decidedBy: "manager:two", note: "" },
-        ADMIN,
+        MANAGER,
       ),
     );
     expect(again).toMatchObject({ code: "FAILED_PRECONDITION" });
-    expect((await getApproval(app, approvalId)).approvedBy).toEqual([ADMIN.principal]);
+    expect((await getApproval(app, approvalId)).approvedBy).toEqual([MANAGER.principal]);
+  });
+
+  it("count only the requirement's role holders: not an admin, not the owner, on every path", async () => {
+    const { approvalId } = await held(160, "issue_refund", {
+      order_id: "ord_A1B2C3",
+      amount: 160,
+      currency: "EUR",
+      reason: "damaged",
+    });
+    const answer = (actor: Actor | undefined, decidedBy = "x") =>
+      refusal(decideApproval(app, { approvalId, outcome: "approve", decidedBy, note: "" }, actor));
+    for (const [actor, decidedBy] of [
+      [ADMIN, "x"],
+      [ANA, "x"],
+      // Offline (the CLI on the data dir) and protected mode name the approver: not the owner.
+      [undefined, ANA.principal],
+      [{ principal: "local", roles: ["admin"], protectedMode: true } as const, ANA.principal],
+    ] as const) {
+      expect(await answer(actor, decidedBy)).toMatchObject({ code: "PERMISSION_DENIED" });
+    }
+    expect(await getApproval(app, approvalId)).toMatchObject({ status: "pending", approvedBy: [] });
+    // The owner may still reject a call held for managers.
+    const rejected = await decideApproval(
+      app,
+      { approvalId, outcome: "reject", decidedBy: "x", note: "" },
+      ANA,
+    );
+    expect(rejected).toMatchObject({ status: "rejected", decidedBy: ANA.principal });
   });
 });
 

@@ -3,6 +3,7 @@ import {
   buildCatalog,
   buildPolicy,
   approversFor,
+  ownerMayApprove,
   summarizeArguments,
   SUMMARY_STRING_LIMIT,
   type CatalogAction,
@@ -116,17 +117,34 @@ describe("policy requirements", () => {
     );
     expect(approversFor(policy, "manager")).toBe(2);
     expect(approversFor(policy, "owner")).toBe(1);
+    expect(ownerMayApprove(policy, "manager")).toBe(false);
+    expect(ownerMayApprove(policy, "owner")).toBe(true);
+  });
+  it("lets the owner approve a requirement only when it says owner: true", () => {
+    const policy = buildPolicy(
+      {
+        version: "p",
+        requirements: { lead: { approvers: 2, owner: true }, manager: { approvers: 2 } },
+        sources: {},
+        profiles: {},
+      },
+      catalog,
+      "p.yaml",
+    );
+    expect(ownerMayApprove(policy, "lead")).toBe(true);
+    expect(ownerMayApprove(policy, "manager")).toBe(false);
   });
   it.each([
     { manager: { approvers: 0 } },
     { manager: { approvers: 17 } },
     { manager: 2 },
     { manager: { approvers: 2, extra: 1 } },
+    { manager: { approvers: 2, owner: "yes" } },
   ])("refuses %j", (requirements) => {
     expect(
       loadErrorOf(() =>
         buildPolicy({ version: "p", requirements, sources: {}, profiles: {} }, catalog, "p.yaml"),
       ).message,
-    ).toContain("a requirement is {approvers: n}");
+    ).toContain("a requirement is {approvers: n, owner?: true|false}");
   });
 });

@@ -26,6 +26,31 @@ describe("pathWithin", () => {
     }
   });
 
+  it("refuses combining marks, default-ignorable code points and bidi controls anywhere", () => {
+    for (const [p, why] of [
+      ["/workspace/\u0301../etc", "combining mark"],
+      ["/workspace/cafe\u0301", "combining mark"],
+      ["/workspace/.\u200b./etc/passwd", "default-ignorable"],
+      ["/workspace/.\u200c./etc", "default-ignorable"],
+      ["/workspace/.\u200d./etc", "default-ignorable"],
+      ["/workspace/.\ufeff./etc", "default-ignorable"],
+      ["/workspace/..\u{e0041}/etc", "default-ignorable"],
+      ["/workspace/..\u034f/etc", "combining mark"],
+      ["/workspace/\u061c../etc", "bidi control"],
+      ["/workspace/\u200e../etc", "bidi control"],
+      ["/workspace/\u2069../etc", "bidi control"],
+      ["/workspace/a\u009b", "control character"],
+      ["/workspace/a\u2029", "line or paragraph separator"],
+      ["/workspace/a\udc00", "lone surrogate"],
+    ] as const) {
+      const problem = pathProblem(p, "/workspace");
+      expect(problem, JSON.stringify(p)).toContain(why);
+      expect(problem).not.toContain(p);
+    }
+    for (const p of ["/workspace/café", "/workspace/Ωμέγα/東京", "/workspace/😀.txt"])
+      expect(pathProblem(p, "/workspace"), p).toBeUndefined();
+  });
+
   it("is a schema keyword whose root must be canonical; typos stay compile errors", () => {
     const schemas = createSchemaCompiler();
     const c = schemas.compile({ type: "string", pathWithin: "/srv/data" });

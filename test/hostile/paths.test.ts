@@ -36,6 +36,17 @@ describe("pathWithin on the demo workspace rule", () => {
     ["/workspace/notes.txt\u0000/../../etc/passwd", "NUL"],
     ["/workspace/./notes.txt", "holds a . or .. segment"],
     ["/workspace//etc", "empty segment"],
+    // Issue 22 finding 10: a mark or an invisible code point next to `..`.
+    ["/workspace/\u0301../etc/passwd", "combining mark"],
+    ["/workspace/..\u0301/etc/passwd", "combining mark"],
+    ["/workspace/.\u200b./etc/passwd", "default-ignorable"],
+    ["/workspace/\u2060../etc/passwd", "default-ignorable"],
+    ["/workspace/..\ufe0f/etc/passwd", "combining mark"],
+    ["/workspace/..\u00ad/etc/passwd", "default-ignorable"],
+    ["/workspace/\u202e../etc/passwd", "bidi control"],
+    ["/workspace/\u2066../etc/passwd", "bidi control"],
+    ["/workspace/..\u0085/etc/passwd", "control character"],
+    ["/workspace/..\u2028/etc/passwd", "line or paragraph separator"],
     ["/workspacex/notes.txt", "is outside"],
     ["/etc/passwd", "is outside"],
   ])("refuses %j (%s) with CONSTRAINT_VIOLATION", async (path, why) => {
@@ -54,6 +65,8 @@ describe("pathWithin on the demo workspace rule", () => {
     "/workspace/",
     "/workspace/notes/todo.txt",
     "/workspace/café/menu.txt",
+    "/workspace/東京/資料.txt",
+    "/workspace/😀/x",
     "/workspace/..hidden/x",
   ])("allows %j", async (path) => {
     expect(await readFile(path)).toMatchObject({ decision: Decision.ALLOW });

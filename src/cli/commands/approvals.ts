@@ -23,6 +23,7 @@ import {
   APPROVAL_STATUS_TO_PROTO,
   approvalEventToProto,
   approvalToProto,
+  displayApproval,
 } from "../../interop/approval-codec.js";
 import type { CliIo } from "../io.js";
 import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
@@ -44,7 +45,8 @@ const FLAGS = {
 /**
  * `charter approvals`: an owner's approvals on the command line — through a running server's
  * ApprovalService (`--server`) or offline through the same application functions on the data
- * dir; the output (JSON of the proto messages; `watch`: one line per event) is the same.
+ * dir; the output (JSON of the proto messages; `watch`: one line per event) is the same, every
+ * text in an approval with control, bidi and invisible characters shown as escapes.
  */
 export async function approvalsCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, FLAGS, true);
@@ -142,12 +144,13 @@ async function listOn(
   pageToken: string,
 ): Promise<ListApprovalsResponse> {
   if (t.kind === "server") {
-    return t.clients.approvals.listApprovals({
+    const page = await t.clients.approvals.listApprovals({
       owner,
       status: status ? APPROVAL_STATUS_TO_PROTO[status] : PbApprovalStatus.UNSPECIFIED,
       pageSize,
       pageToken,
     });
+    return { ...page, approvals: page.approvals.map(displayApproval) };
   }
   const page = await listApprovals(t.ctx, {
     owner,
@@ -194,10 +197,11 @@ async function* watchOn(
   signal: AbortSignal,
 ): AsyncGenerator<WatchApprovalsResponse> {
   if (t.kind === "server") {
-    yield* t.clients.approvals.watchApprovals(
+    for await (const event of t.clients.approvals.watchApprovals(
       { owner, ...(after === undefined ? {} : { afterSequence: BigInt(after) }) },
       { signal },
-    );
+    ))
+      yield event.approval ? { ...event, approval: displayApproval(event.approval) } : event;
     return;
   }
   for await (const event of watchApprovals(
@@ -208,7 +212,8 @@ async function* watchOn(
     yield approvalEventToProto(event);
 }
 
+/** A server's answer, shown as this CLI shows its own (escaped again: a server may be older). */
 function orThrow(approval: PbApproval | undefined): PbApproval {
   if (!approval) throw new Error("the server answered no approval");
-  return approval;
+  return displayApproval(approval);
 }
