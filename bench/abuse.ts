@@ -14,8 +14,9 @@
  * (TCP connections that send nothing), `lockout` (idle HTTP/2 sessions and sockets that sent one
  * byte, reopened as the server closes them, over every pre-auth slot), `watchers` (4,800 idle
  * WatchApprovals streams on raw HTTP/2 sessions), `flood` (GetGrant calls with a wrong API key, 64
- * in flight: each one refused UNAUTHENTICATED and audited). `BENCH_PHASES` lists the phases,
- * each a `+`-joined group of attacks (default `oversized+unread+idle,lockout,watchers,flood`).
+ * in flight on 4 connections: each refused UNAUTHENTICATED and audited). `BENCH_PHASES` lists
+ * the phases, each a `+`-joined group of attacks (default
+ * `oversized+unread+idle,lockout,watchers,flood`).
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -297,22 +298,27 @@ function idleWatchers(port: number, count: number): ClientHttp2Session[] {
 }
 
 /**
- * Calls without a valid credential, 64 in flight on one channel, until `until`: each is refused
- * UNAUTHENTICATED and goes to the audit log (tallied: one record per peer, RPC, reason and
- * interval). Prints how many were refused per second, every 2 s.
+ * Calls without a valid credential, 16 in flight on each of 4 connections (a stream cap's worth
+ * each), until `until`: each is refused UNAUTHENTICATED and goes to the audit log (tallied: one
+ * record per peer, RPC, reason and interval). Prints how many were refused per second, every 2 s.
  */
 async function unauthenticatedFlood(address: string, until: number): Promise<void> {
-  const clients = createCharterClients({
-    address,
-    metadata: { authorization: "Bearer chk_not-a-key" },
-  });
+  const channels = Array.from({ length: 4 }, () =>
+    createCharterClients({
+      address,
+      metadata: { authorization: "Bearer chk_not-a-key" },
+      // A connection of its own each (grpc-js shares one per target otherwise).
+      channelOptions: { "grpc.use_local_subchannel_pool": 1 },
+    }),
+  );
   let refused = 0;
   const report = setInterval(() => {
     console.log(`flood: ${Math.round(refused / 2)} unauthenticated calls refused per second`);
     refused = 0;
   }, 2_000);
   report.unref();
-  const caller = async () => {
+  const caller = async (n: number) => {
+    const clients = channels[n % channels.length] as (typeof channels)[number];
     for (let i = 0; Date.now() < until; i++) {
       await clients.grants.getGrant({ grantId: `grt_${i}` }, { timeoutMs: 5_000 }).then(
         () => undefined,
@@ -320,9 +326,9 @@ async function unauthenticatedFlood(address: string, until: number): Promise<voi
       );
     }
   };
-  await Promise.all(Array.from({ length: 64 }, caller));
+  await Promise.all(Array.from({ length: 64 }, (_, n) => caller(n)));
   clearInterval(report);
-  clients.close();
+  for (const clients of channels) clients.close();
 }
 
 /** `count` TCP connections that never send a byte. */
