@@ -13,8 +13,10 @@
  * MB of arguments), `unread` (BatchAuthorize on raw HTTP/2 sessions that never read), `idle`
  * (TCP connections that send nothing), `lockout` (idle HTTP/2 sessions and sockets that sent one
  * byte, reopened as the server closes them, over every pre-auth slot), `watchers` (4,800 idle
- * WatchApprovals streams on raw HTTP/2 sessions). `BENCH_PHASES` lists the phases, each a
- * `+`-joined group of attacks (default `oversized+unread+idle,lockout,watchers`).
+ * WatchApprovals streams on raw HTTP/2 sessions), `flood` (GetGrant calls with a wrong API key, 64
+ * in flight on 4 connections: each refused UNAUTHENTICATED and audited). `BENCH_PHASES` lists
+ * the phases, each a `+`-joined group of attacks (default
+ * `oversized+unread+idle,lockout,watchers,flood`).
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -35,7 +37,9 @@ const NORMAL_CALLS = Number(process.env["BENCH_CALLS"] ?? 1000);
 const ABUSE_SECONDS = Number(process.env["BENCH_ABUSE_SECONDS"] ?? 180);
 const WATCHERS = Number(process.env["BENCH_WATCHERS"] ?? 4_800);
 /** The phases, each a `+`-joined group of attacks the abuser runs at once. */
-const PHASES = (process.env["BENCH_PHASES"] ?? "oversized+unread+idle,lockout,watchers").split(",");
+const PHASES = (
+  process.env["BENCH_PHASES"] ?? "oversized+unread+idle,lockout,watchers,flood"
+).split(",");
 /** The attacks of this abuser process (set by the parent for its phase). */
 const ATTACKS = new Set((process.env["BENCH_ATTACKS"] ?? "").split("+"));
 
@@ -213,6 +217,7 @@ async function abuse(port: number, ms: number): Promise<void> {
   const sessions = ATTACKS.has("unread") ? unreadBatches(port, grantToken, 2_000) : [];
   const lockout = ATTACKS.has("lockout") ? holdPreAuthSlots(port, 600, until) : undefined;
   const watchers = ATTACKS.has("watchers") ? idleWatchers(port, WATCHERS) : [];
+  if (ATTACKS.has("flood")) void unauthenticatedFlood(address, until);
   const huge = JSON.stringify({ query: "x", junk: "y".repeat(3_800_000) });
   const oversized = Array.from({ length: ATTACKS.has("oversized") ? 8 : 0 }, async () => {
     while (Date.now() < until) {
@@ -290,6 +295,40 @@ function idleWatchers(port: number, count: number): ClientHttp2Session[] {
     stream.end(frame);
   }
   return sessions;
+}
+
+/**
+ * Calls without a valid credential, 16 in flight on each of 4 connections (a stream cap's worth
+ * each), until `until`: each is refused UNAUTHENTICATED and goes to the audit log (tallied: one
+ * record per peer, RPC, reason and interval). Prints how many were refused per second, every 2 s.
+ */
+async function unauthenticatedFlood(address: string, until: number): Promise<void> {
+  const channels = Array.from({ length: 4 }, () =>
+    createCharterClients({
+      address,
+      metadata: { authorization: "Bearer chk_not-a-key" },
+      // A connection of its own each (grpc-js shares one per target otherwise).
+      channelOptions: { "grpc.use_local_subchannel_pool": 1 },
+    }),
+  );
+  let refused = 0;
+  const report = setInterval(() => {
+    console.log(`flood: ${Math.round(refused / 2)} unauthenticated calls refused per second`);
+    refused = 0;
+  }, 2_000);
+  report.unref();
+  const caller = async (n: number) => {
+    const clients = channels[n % channels.length] as (typeof channels)[number];
+    for (let i = 0; Date.now() < until; i++) {
+      await clients.grants.getGrant({ grantId: `grt_${i}` }, { timeoutMs: 5_000 }).then(
+        () => undefined,
+        () => (refused += 1),
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: 64 }, (_, n) => caller(n)));
+  clearInterval(report);
+  for (const clients of channels) clients.close();
 }
 
 /** `count` TCP connections that never send a byte. */

@@ -1,6 +1,12 @@
 import { Server, type ConnectionInjector } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { hasApiKeys, pruneExpiredGrants, type Notifier } from "../authority/index.js";
+import {
+  createRefusalTally,
+  hasApiKeys,
+  pruneExpiredGrants,
+  type Notifier,
+  type RefusalTally,
+} from "../authority/index.js";
 import { ConfigError, type CharterConfig } from "../config/config.js";
 import { authenticationInterceptor } from "../server/authentication.js";
 import { HEALTH_FILE, createHealth } from "../server/health.js";
@@ -72,6 +78,7 @@ export async function startCharter(
     warn: (message) => log.warn({ event: "store.warning" }, message),
   });
   let keyReload: NodeJS.Timeout | undefined;
+  let refusals: RefusalTally | undefined;
   const shutdown = new AbortController();
   const server = new Server(serverOptions(config));
   let telemetry: ProcessTelemetry | undefined;
@@ -97,11 +104,21 @@ export async function startCharter(
       maxPreAuthConnections: Math.min(config.maxPreAuthConnections, config.maxConnections),
       maxUnreadResponseBytes: config.maxUnreadResponseMib * 1024 * 1024,
     });
+    // Refused unauthenticated calls: counted, one record per peer, RPC, reason and interval.
+    refusals = createRefusalTally(ctx, {
+      intervalMs: config.auditRefusalIntervalMs,
+      onError: (err) =>
+        log.warn(
+          { err: { message: (err as Error).message } },
+          "auditing refused calls failed; retrying later",
+        ),
+    });
     const authentication = authenticationInterceptor(ctx, {
       certificateRoles: security.certificateRoles,
       spiffeRoles: security.spiffeRoles,
       protectedModeAllowed: protectedMode,
       ledger: pool.ledger,
+      refusals,
     });
     // Aborted at the start of stop(): health turns NOT_SERVING, every call's signal aborts, streams end.
     const health = createHealth(
@@ -206,6 +223,15 @@ export async function startCharter(
         const closed = Promise.all(listeners.map((l) => l.close()));
         await shutdownServer(server, graceMs);
         await closed;
+        // Every refusal answered is counted: its last counts go on the log before the final checkpoint.
+        await refusals
+          ?.close()
+          .catch((err: unknown) =>
+            log.error(
+              { err: { message: (err as Error).message } },
+              "auditing refused calls failed",
+            ),
+          );
         await housekeeping.stop();
         await telemetry?.stop();
         await ctx.close();
@@ -214,6 +240,7 @@ export async function startCharter(
     };
   } catch (err) {
     clearInterval(keyReload);
+    await refusals?.close().catch(() => undefined);
     shutdown.abort();
     server.forceShutdown();
     await telemetry?.stop();

@@ -38,6 +38,14 @@ export type { Actor, DecideApprovalRequest } from "./approvals.js";
 export { auditGatewayRefusal, auditRefusedCall } from "./audit-events.js";
 export type { RefusedCall } from "./audit-events.js";
 export {
+  createRefusalTally,
+  DEFAULT_REFUSAL_KEYS,
+  peerAddress,
+  type RefusalTally,
+  type RefusalTallyOptions,
+  type UnauthenticatedRefusal,
+} from "./refusal-tally.js";
+export {
   auditHeadSeq,
   createAuditCheckpointer,
   followAudit,

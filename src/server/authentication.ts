@@ -5,8 +5,10 @@ import {
   isRole,
   type AuthorityContext,
   type Principal,
+  type RefusalTally,
   type Role,
   type SpiffeRoles,
+  type UnauthenticatedRefusal,
 } from "../authority/index.js";
 import { accessOf, permits } from "./access.js";
 import { withCaller, type CallContext } from "./call-context.js";
@@ -34,6 +36,11 @@ export interface AuthenticationOptions {
    * operator, so there a connection stops being pre-auth at its first call of any kind.
    */
   readonly ledger?: ConnectionLedger;
+  /**
+   * Where UNAUTHENTICATED refusals go: aggregated per peer, RPC, reason and interval
+   * (`createRefusalTally`), so a flood writes O(1) records a second. Absent: one record per call.
+   */
+  readonly refusals?: RefusalTally;
 }
 
 /** The principal every local caller acts as in protected mode. */
@@ -58,6 +65,10 @@ export function authenticationInterceptor(
 ): Interceptor {
   const keysExist = oncePerTurn(() => hasApiKeys(ctx));
   const ledger = options.ledger;
+  const unauthenticated = (refusal: UnauthenticatedRefusal): Promise<void> =>
+    options.refusals
+      ? options.refusals.refused(refusal)
+      : auditRefusedCall(ctx, { code: "UNAUTHENTICATED", ...refusal });
   return (next) => async (request, call) => {
     const access = accessOf(call.service, call.method);
     if (access === undefined)
@@ -70,18 +81,18 @@ export function authenticationInterceptor(
     const header = call.metadata.get("authorization");
     const caller = await identify(ctx, call, header, options, keysExist);
     if (caller !== undefined && isSvidRefusal(caller)) {
-      await auditRefusedCall(ctx, {
-        code: "UNAUTHENTICATED",
+      await unauthenticated({
+        peer: call.peer,
         rpc: call.path,
         ...(caller.caller === undefined ? {} : { caller: caller.caller }),
         detail: caller.refused,
       });
       throw new RpcError("UNAUTHENTICATED", `client certificate refused: ${caller.refused}`);
     }
-    // Both refusals are on the audit log before they are answered (who, when known; never the credential).
+    // Both refusals are on the audit log (or counted for it) before they are answered (who, when known; never the credential).
     if (caller === undefined) {
-      await auditRefusedCall(ctx, {
-        code: "UNAUTHENTICATED",
+      await unauthenticated({
+        peer: call.peer,
         rpc: call.path,
         detail: header.length > 0 ? "an unknown, revoked or malformed API key" : "no credentials",
       });

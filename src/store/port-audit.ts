@@ -51,6 +51,13 @@ export interface AuditEntry {
   readonly rpc?: string;
   /** What was refused and why, in words (never a credential or an argument value). */
   readonly detail?: string;
+  /** An unauthenticated refusal's peer address, without its port (`*`: counted past the tally's key cap). */
+  readonly peer?: string;
+  /** How many refused calls one `call.unauthenticated` record stands for (`src/authority/refusal-tally.ts`). */
+  readonly count?: number;
+  /** The first and last of those calls, Unix seconds. */
+  readonly first?: number;
+  readonly last?: number;
   /** A decision's run, when its call carried a step. */
   readonly runId?: string;
   /** A decision's step (`stepKey`: the tool call id, or the activation and attempt), when its call carried one. */

@@ -34,6 +34,9 @@ beforeAll(async () => {
       tlsClientRoles: "orchestrator-1=issuer",
       // Exact first: the orchestrator is an issuer, every other agent a gateway.
       tlsSpiffeRoles: `${ORCHESTRATOR}=issuer; ${TD}/agents/*=gateway; ${TD}/ops/auditor=auditor`,
+      // Refusals are tallied per peer, RPC and reason: with a short interval each case's refusal is
+      // the first of its key again (written at once), though several cases share a reason.
+      auditRefusalIntervalMs: 20,
     },
   });
   // Out of protected mode for certain: a key exists, and the SVID callers below present none.

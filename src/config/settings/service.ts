@@ -104,6 +104,14 @@ export const SERVICE_SETTINGS = {
     description: "and at least this often, in seconds, while records are added (and at shutdown)",
     reload: "restart",
   }),
+  auditRefusalIntervalMs: setting({
+    type: integer({ min: 1, max: 3_600_000 }),
+    default: 1000,
+    env: "CHARTER_AUDIT_REFUSAL_INTERVAL_MS",
+    description:
+      "refused calls without a valid credential are audited as one `call.unauthenticated` record per peer address, RPC, reason and interval of this many milliseconds, with a `count` (the first of a key at once), so a flood writes a bounded number of records",
+    reload: "restart",
+  }),
   grantRetentionSeconds: setting({
     type: integer({ min: 0 }),
     default: 7 * 24 * 3600,
