@@ -7,7 +7,7 @@ import {
   witnessCheckpointLine,
   type WitnessedArchive,
   type WitnessedCheckpoint,
-} from "../core/audit-witness.js";
+} from "../authority/index.js";
 import { ConfigError } from "../config/config.js";
 
 /** How long one run of `auditWitnessCommand` may take before it is killed and counted as failed. */
