@@ -14,7 +14,9 @@ import { createAuditWitness, type AuditWitness } from "../../src/app/audit-witne
 import { createAppContext } from "../../src/app/context.js";
 import { authorize, issueGrant } from "../../src/authority/index.js";
 import { DEFAULTS } from "../../src/config/config.js";
-import { FIXTURES } from "../support/charter-server.js";
+import { createMetrics } from "../../src/telemetry/metrics.js";
+import { FIXTURES, startTestCharter } from "../support/charter-server.js";
+import { memoryLog } from "../support/memory-log.js";
 
 // The witnesses outside the store: an append-only file (0600, O_APPEND, fsync'd) refused inside the
 // data dir, and a command fed each checkpoint on stdin whose failures are logged, counted and
@@ -176,12 +178,57 @@ describe("the witness command", () => {
         });
         expect(decided.verdict.decision).toBe("allow");
       }
-      await ctx.audit.checkpoint();
+      // A checkpoint still signing in the background answers for this call: ask until the head is covered.
+      for (let i = 0; i < 20 && (await ctx.store.listCheckpoints()).at(-1)?.seq !== 6; i++)
+        await ctx.audit.checkpoint();
       expect((await ctx.store.listCheckpoints()).at(-1)?.seq).toBe(6);
       expect(ctx.auditWitness?.failures()).toBeGreaterThanOrEqual(1);
       expect(errors[0]).toMatch(/^audit witness command sh failed \(exit code 1\)/);
     } finally {
       await ctx.close();
     }
+  });
+
+  it("on a real server: a failing command is logged at error while every call is answered", async () => {
+    const memory = memoryLog();
+    const charter = await startTestCharter({
+      log: memory.log,
+      config: { auditWitnessCommand: '["sh","-c","exit 2"]', auditCheckpointRecords: 2 },
+    });
+    try {
+      const { grantToken } = await charter.clients.grants.issueGrant({
+        profile: "owner-assistant",
+        subject: "agent:a",
+        owner: "ana@example.com",
+        purpose: "witness down",
+      });
+      for (let i = 0; i < 6; i++) {
+        const { verdict } = await charter.clients.authority.authorize({
+          grantToken,
+          call: { callId: `c${i}`, toolName: "web_search", argumentsJson: '{"query":"q"}' },
+        });
+        expect(verdict?.decision).toBeDefined();
+      }
+      let failed: Record<string, unknown> | undefined;
+      for (let i = 0; i < 200 && failed === undefined; i++) {
+        failed = memory.lines().find((l) => l["event"] === "audit.witness_failed");
+        if (failed === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(failed).toMatchObject({ level: 50 });
+      expect(String(failed?.["msg"])).toMatch(/^audit witness command sh failed \(exit code 2\)/);
+      expect((await charter.server.context.store.listCheckpoints()).length).toBeGreaterThan(0);
+    } finally {
+      await charter.stop();
+    }
+  });
+});
+
+describe("charter_audit_witness_failures_total", () => {
+  it("reports the witness's failure count at each scrape", async () => {
+    let failures = 2;
+    const { registry } = createMetrics({ witnessFailures: () => failures });
+    expect(await registry.metrics()).toContain("charter_audit_witness_failures_total 2");
+    failures = 5;
+    expect(await registry.metrics()).toContain("charter_audit_witness_failures_total 5");
   });
 });

@@ -262,6 +262,28 @@ describe("charter audit archive", () => {
     expect(after.code).toBe(0);
   });
 
+  it("takes an ISO time: the segments whose checkpoint was signed by then", async () => {
+    const { dir, witness } = copy();
+    const archive = join(base, "archive-time.jsonl");
+    const r = await cli(
+      dir,
+      [
+        "audit",
+        "archive",
+        "--before",
+        new Date(Date.now() + 60_000).toISOString(),
+        "--archive",
+        archive,
+      ],
+      { CHARTER_AUDIT_WITNESS_FILE: witness },
+    );
+    expect(r.out).toContain(`the log now starts at record ${records}`);
+    expect(r.code).toBe(0);
+    const full = await verify(dir, "--witness", witness, "--archive", archive);
+    expect(full.out).toContain(`archive: ${records - 1} archived records join the kept log`);
+    expect(full.code).toBe(0);
+  });
+
   it("a tampered archive fails verify --archive", async () => {
     const { dir, witness } = copy();
     const archive = join(base, "archive-bad.jsonl");
