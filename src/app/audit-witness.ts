@@ -23,7 +23,7 @@ const MAX_PENDING = 64;
 export interface AuditWitness {
   /** Hands a checkpoint to every witness, after those that failed before; never throws (a failure is logged, counted, and retried at the next checkpoint). */
   witness(checkpoint: WitnessedCheckpoint): Promise<void>;
-  /** Records an archive run in the witness file (`charter audit archive`); throws when it cannot. */
+  /** Records an archive run with every witness (`charter audit archive`, before it prunes); throws when one cannot take it. */
   archived(archive: WitnessedArchive): Promise<void>;
   /** Deliveries that failed so far (the `charter_audit_witness_failures_total` metric). */
   failures(): number;
@@ -186,7 +186,9 @@ export function createAuditWitness(options: AuditWitnessOptions): AuditWitness |
       await Promise.all([toFile?.(line), toCommand?.(line)]);
     },
     async archived(archive) {
-      if (file !== "") await append(witnessArchiveLine(archive));
+      const line = witnessArchiveLine(archive);
+      if (file !== "") await append(line);
+      if (command.length > 0) await runCommand(command, line, timeout);
     },
     failures: () => failed,
     async close() {

@@ -111,6 +111,9 @@ describe("the witness command", () => {
     await w.witness(cp(3));
     expect(readFileSync(out, "utf8")).toBe(`${JSON.stringify(cp(3))}\n`);
     expect(w.failures()).toBe(0);
+    // An archive run goes to the command too, so a witness kept by the command alone can tell it from a cut.
+    await w.archived({ anchor: 3, hash: "h3", at: 9 });
+    expect(readFileSync(out, "utf8")).toContain('{"archivedBefore":3,"hash":"h3","at":9}\n');
   });
 
   it("a failure is reported and counted, and retried at the next checkpoint", async () => {

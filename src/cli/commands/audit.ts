@@ -157,9 +157,9 @@ async function exportTo(
 }
 
 /**
- * `charter audit archive`: checks the log, appends the whole checkpointed segments before the
- * anchor (records and checkpoints) to the archive file and fsyncs it, records the run in the
- * witness file when one is configured, then prunes them from the store in one transaction.
+ * `charter audit archive`: checks the log, records the run with the witnesses when configured,
+ * appends the whole checkpointed segments before the anchor (records and checkpoints) to the
+ * archive file and fsyncs it, then prunes them from the store in one transaction.
  */
 async function archiveTo(
   ctx: AppContext,
@@ -177,6 +177,9 @@ async function archiveTo(
     throw new UsageError(
       `no signed checkpoint ${"seq" in before ? `at or before record ${before.seq}` : `signed at or before ${new Date(before.at * 1000).toISOString()}`} past the log's first record: nothing to archive`,
     );
+  // The witnesses first: a run they did not take writes nothing, and one they took but that then
+  // failed is harmless (their line names a first record the store does not start at).
+  await ctx.auditWitness?.archived({ anchor: anchor.seq, hash: anchor.hash, at: ctx.now() });
   const fh = await open(file, "a", 0o600);
   let first: number | undefined;
   try {
@@ -196,7 +199,6 @@ async function archiveTo(
   } finally {
     await fh.close();
   }
-  await ctx.auditWitness?.archived({ anchor: anchor.seq, hash: anchor.hash, at: ctx.now() });
   const pruned = await ctx.store.pruneAudit(anchor.seq);
   io.out(
     `archived records ${first ?? anchor.seq} to ${anchor.seq} to ${file}; ${pruned.records} records and ${pruned.checkpoints} checkpoints pruned, the log now starts at record ${anchor.seq}`,
