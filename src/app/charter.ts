@@ -76,6 +76,7 @@ export async function startCharter(
     ...(options.now ? { now: options.now } : {}),
     ...(options.approvalFeed ? { approvalFeed: options.approvalFeed } : {}),
     warn: (message) => log.warn({ event: "store.warning" }, message),
+    error: (message) => log.error({ event: "audit.witness_failed" }, message),
   });
   let keyReload: NodeJS.Timeout | undefined;
   let refusals: RefusalTally | undefined;

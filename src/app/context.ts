@@ -20,6 +20,7 @@ import {
   sealedKeyStore,
   type KeyEncryptionKey,
 } from "../token/index.js";
+import { createAuditWitness, parseWitnessCommand, type AuditWitness } from "./audit-witness.js";
 import { checkPrivateFile, preparePrivateDataDir } from "./private-files.js";
 import { loadVersionedPolicySet, reloadPolicySet, type LoadedPolicySet } from "./policy-set.js";
 import { timeOrderedUuid } from "./time-ordered-id.js";
@@ -30,6 +31,8 @@ export { loadPolicySet } from "./policy-set.js";
 export interface AppContext extends AuthorityContext {
   /** Reads catalog and policy again; a bad pair rejects and the one in force stays. */
   reload(): Promise<PolicySet>;
+  /** The witnesses outside the store that checkpoints also go to, when configured. */
+  readonly auditWitness?: AuditWitness;
   /** Closes the store and empties the context's caches; a second close is harmless. */
   close(): Promise<void>;
 }
@@ -63,6 +66,8 @@ export interface AppContextOptions {
   readonly approvalFeed?: Notifier;
   /** Where the store's warnings go; the server passes its logger. Default: `process.emitWarning`. */
   readonly warn?: (message: string) => void;
+  /** Where a failed audit witness delivery is reported; the server logs it at error. Default: `process.emitWarning`. */
+  readonly error?: (message: string) => void;
 }
 
 /**
@@ -80,6 +85,14 @@ export async function createAppContext(
   let loaded: LoadedPolicySet = await loadVersionedPolicySet(config);
   const kek = keyEncryptionKey(config);
   preparePrivateDataDir(config.dataDir);
+  const auditWitness = createAuditWitness({
+    file: config.auditWitnessFile,
+    command: parseWitnessCommand(config.auditWitnessCommand),
+    dataDir: config.dataDir,
+    onError:
+      options.error ??
+      ((message) => process.emitWarning(message, { code: "CHARTER_AUDIT_WITNESS" })),
+  });
   const store: Store = await openStore({
     dataDir: config.dataDir,
     ...(config.database === undefined ? {} : { url: config.database }),
@@ -119,7 +132,17 @@ export async function createAppContext(
       maxBatch: config.maxBatch,
       approvalTtlSeconds: config.approvalTtlSeconds,
       approvalFeed,
-      audit: createAuditCheckpointer({ store, ring, tokens, now }, config.auditCheckpointRecords),
+      audit: createAuditCheckpointer(
+        {
+          store,
+          ring,
+          tokens,
+          now,
+          ...(auditWitness ? { witness: (cp) => auditWitness.witness(cp) } : {}),
+        },
+        config.auditCheckpointRecords,
+      ),
+      ...(auditWitness ? { auditWitness } : {}),
       limits: {
         arguments: { maxBytes: config.maxArgumentsBytes, maxDepth: config.maxArgumentsDepth },
         maxTokenBytes: config.maxTokenBytes,
@@ -135,10 +158,12 @@ export async function createAppContext(
       async close() {
         closing.abort();
         caches.dispose();
+        await auditWitness?.close();
         await store.close();
       },
     };
   } catch (err) {
+    await auditWitness?.close();
     await store.close();
     throw err;
   }

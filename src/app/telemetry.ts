@@ -40,6 +40,7 @@ export async function startProcessTelemetry(
     const metrics = createMetrics({
       ...(sqliteFile === undefined ? {} : { sqliteFile }),
       caches: () => cacheStats(ctx),
+      witnessFailures: () => ctx.auditWitness?.failures() ?? 0,
     });
     if (worker === undefined)
       endpoint = await startMetricsEndpoint(config, registrySource(metrics.registry), log);

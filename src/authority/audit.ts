@@ -17,6 +17,8 @@ export interface CheckpointerDeps {
   readonly ring: KeyRing;
   readonly tokens: Pick<TokenSettings, "issuer" | "audience">;
   readonly now: () => number;
+  /** Hands each signed checkpoint to the witnesses outside the store (`createAuditWitness`); never throws. */
+  readonly witness?: (checkpoint: AuditCheckpoint) => Promise<void>;
 }
 
 /**
@@ -46,6 +48,7 @@ export function createAuditCheckpointer(
     const checkpoint = { seq: head.seq, hash: head.hash, at, signature };
     await deps.store.putCheckpoint(checkpoint);
     last = head.seq;
+    await deps.witness?.(checkpoint);
     return checkpoint;
   };
   const checkpoint = () => {
@@ -72,6 +75,8 @@ export type AuditVerification =
       readonly records: number;
       readonly checkpoints: number;
       readonly head?: { readonly seq: number; readonly hash: string };
+      /** The first record the store keeps, when records before it were archived (`pruneAudit`). */
+      readonly firstKept?: number;
     }
   | {
       readonly ok: false;
@@ -82,16 +87,25 @@ export type AuditVerification =
 
 const PAGE = 1000;
 
+/** What `verifyAudit` also checks, and where it reports progress. */
+export interface VerifyAuditOptions {
+  readonly onProgress?: (seq: number) => void;
+  /** Hashes a witness outside the store holds, by seq: each record named must still have it. */
+  readonly witnessed?: ReadonlyMap<number, string>;
+}
+
 /**
  * Checks the whole log: every signed checkpoint verifies with Charter's keys; records run 1, 2, 3…
- * without a gap; each holds its own seq and its hash covers the previous hash and its text; a
- * checkpointed record still has the hash signed for it; and no checkpoint names a record past the
- * end (records cut off the end). Names the first broken record.
+ * (or from an anchor: a record whose signed checkpoint the store kept when older records were
+ * archived) without a gap; each holds its own seq and its hash covers the previous hash and its
+ * text; a checkpointed (or witnessed) record still has the hash signed for it; and no checkpoint
+ * names a record past the end (records cut off the end). Names the first broken record.
  */
 export async function verifyAudit(
   ctx: Pick<AuthorityContext, "store" | "ring" | "tokens" | "now">,
-  onProgress?: (seq: number) => void,
+  options: VerifyAuditOptions = {},
 ): Promise<AuditVerification> {
+  const { onProgress, witnessed } = options;
   const checkpoints = await ctx.store.listCheckpoints();
   for (const cp of checkpoints) {
     const claims = await verifyCheckpoint(cp.signature, ctx.ring, {
@@ -110,12 +124,26 @@ export async function verifyAudit(
   }
   const signed = new Map(checkpoints.map((cp) => [cp.seq, cp.hash]));
   let previous = { seq: 0, hash: GENESIS_HASH };
+  let firstKept: number | undefined;
   for (
     let page = await ctx.store.readAudit(0, PAGE);
     page.length > 0;
     page = await ctx.store.readAudit(previous.seq, PAGE)
   ) {
     for (const row of page) {
+      if (previous.seq === 0 && row.seq > 1) {
+        // Records before it were archived: only a signed checkpoint of this record anchors it.
+        if (signed.get(row.seq) !== row.hash)
+          return {
+            ok: false,
+            seq: 1,
+            problem: `records 1 to ${row.seq - 1} are missing (the log starts at record ${row.seq}, which no signed checkpoint anchors)`,
+            checked: 0,
+          };
+        firstKept = row.seq;
+        previous = { seq: row.seq, hash: row.hash };
+        continue;
+      }
       const problem = auditLinkProblem(previous, row);
       if (problem !== undefined)
         return {
@@ -130,6 +158,14 @@ export async function verifyAudit(
           ok: false,
           seq: row.seq,
           problem: `record ${row.seq} does not match its signed checkpoint`,
+          checked: previous.seq,
+        };
+      const seen = witnessed?.get(row.seq);
+      if (seen !== undefined && seen !== row.hash)
+        return {
+          ok: false,
+          seq: row.seq,
+          problem: `record ${row.seq} has hash ${row.hash}, its witnessed checkpoint ${seen} (a record up to ${row.seq} was rewritten)`,
           checked: previous.seq,
         };
       previous = { seq: row.seq, hash: row.hash };
@@ -151,6 +187,7 @@ export async function verifyAudit(
     records: previous.seq,
     checkpoints: checkpoints.length,
     ...(previous.seq > 0 ? { head: previous } : {}),
+    ...(firstKept === undefined ? {} : { firstKept }),
   };
 }
 

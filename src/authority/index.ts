@@ -53,6 +53,17 @@ export {
   verifyAudit,
 } from "./audit.js";
 export type { AuditCheckpointer, AuditVerification, ExportedRecord } from "./audit.js";
+export { verifyAuditWitnessed } from "./audit-verify.js";
+export type { WitnessedVerification, WitnessedVerifyInput } from "./audit-verify.js";
+export { archiveAnchor, archiveItems } from "./audit-archive.js";
+export type { ArchiveBefore } from "./audit-archive.js";
+export {
+  archiveLine,
+  witnessArchiveLine,
+  witnessCheckpointLine,
+  type WitnessedArchive,
+  type WitnessedCheckpoint,
+} from "../core/audit-witness.js";
 export {
   CATALOG_CACHE_BOUNDS,
   MAX_CACHED_ANCESTORS,

@@ -73,8 +73,12 @@ export const APPROVALS_USAGE = `${Object.values(APPROVALS_SUBCOMMANDS).join("\n"
 
 /** Each subcommand's usage, as `charter audit <subcommand> --help` prints it. */
 export const AUDIT_SUBCOMMANDS: Readonly<Record<string, string>> = {
-  verify: `charter audit verify
-    checks the hash chain and the signed checkpoints; exit 1 naming the first broken record`,
+  verify: `charter audit verify [--witness FILE] [--archive FILE]
+    checks the hash chain and the signed checkpoints; exit 1 naming the first broken record;
+    --witness: every witnessed checkpoint is in the store and the chain recomputes to it;
+    --archive: the archive's chain holds and joins the kept log`,
+  archive: `charter audit archive --before SEQ|ISO-TIME --archive FILE
+    appends whole checkpointed segments before that checkpoint to FILE, then prunes them`,
   export: `charter audit export [--out FILE] [--after SEQ]
     writes the records as JSONL (progress on stderr for large logs)`,
   tail: `charter audit tail [--lines N] [--count N]

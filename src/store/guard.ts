@@ -55,6 +55,7 @@ export const STORE_DOING: Describers<StoreOperations> = {
   auditHead: () => "read the audit head",
   putCheckpoint: (cp) => `record audit checkpoint ${cp.seq}`,
   listCheckpoints: () => "list audit checkpoints",
+  pruneAudit: (seq) => `prune the audit log before record ${seq}`,
   appendAudit: (draft) => `append a ${draft.kind} audit record`,
 };
 

@@ -96,6 +96,15 @@ export interface AuditStore {
   putCheckpoint(checkpoint: AuditCheckpoint): Promise<void>;
   /** Every checkpoint, oldest first. */
   listCheckpoints(): Promise<AuditCheckpoint[]>;
+  /**
+   * Retention of whole checkpointed segments: in one transaction deletes the records and the
+   * checkpoints before `anchorSeq`, keeping record `anchorSeq` and its checkpoint, which then
+   * anchor the kept chain. Fails NOT_FOUND (and deletes nothing) unless a checkpoint of record
+   * `anchorSeq` exists with that record's hash. Answers how many records and checkpoints went.
+   */
+  pruneAudit(
+    anchorSeq: number,
+  ): Promise<{ readonly records: number; readonly checkpoints: number }>;
   /** Appends one record of an event that has no row of its own (a refused caller, a gateway refusal); answers its seq. */
   appendAudit(draft: Omit<AuditEntry, "seq">): Promise<number>;
 }

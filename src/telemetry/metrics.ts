@@ -24,7 +24,12 @@ const LATENCY_BUCKETS = [
  * allocates nothing and hashes nothing.
  */
 export function createMetrics(
-  options: { readonly sqliteFile?: string; readonly caches?: CacheStatsSource } = {},
+  options: {
+    readonly sqliteFile?: string;
+    readonly caches?: CacheStatsSource;
+    /** Failed audit witness deliveries so far (read at each scrape). */
+    readonly witnessFailures?: () => number;
+  } = {},
 ): CharterMetrics {
   const registry = new Registry();
   const decisions = new FastCounter(
@@ -61,6 +66,16 @@ export function createMetrics(
     registry,
   );
   cacheMetrics(registry, options.caches ?? (() => []));
+  const witnessFailures = options.witnessFailures ?? (() => 0);
+  new Counter({
+    name: "charter_audit_witness_failures_total",
+    help: "Audit checkpoints a witness (auditWitnessFile, auditWitnessCommand) failed to take; retried at the next checkpoint",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(witnessFailures());
+    },
+  });
   if (options.sqliteFile !== undefined) walMetrics(registry, `${options.sqliteFile}-wal`);
   const commits = auditCommit.child();
   const units = auditUnits.child();

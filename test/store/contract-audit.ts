@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { auditLinkProblem, GENESIS_HASH } from "../../src/core/audit-chain.js";
 import type { AuditEntry, Store } from "../../src/store/port.js";
+import { expectStoreError } from "./contract-assert.js";
 import { ISSUED_AT, makeApproval, makeDecision, makeGrant } from "./fixtures.js";
 
 /** The audit chain: one record per decision and per grant and approval event, hash-chained, in one order; checkpoints. */
@@ -139,6 +140,31 @@ export function describeAuditContract(current: () => Store): void {
         cp,
         { seq: 7, hash: "h7", at: ISSUED_AT + 1, signature: "jws-7" },
       ]);
+    });
+
+    it("prunes whole segments before a checkpoint, keeping the anchor record and its checkpoint", async () => {
+      for (let i = 0; i < 6; i++) await store.commitDecision(makeDecision(`dec_r${i}`));
+      const rows = await store.readAudit(0, 100);
+      const at = (seq: number) => rows[seq - 1]?.hash ?? "";
+      const cp = (seq: number) => ({ seq, hash: at(seq), at: ISSUED_AT, signature: `jws-${seq}` });
+      await store.putCheckpoint(cp(2));
+      await store.putCheckpoint(cp(4));
+      await store.putCheckpoint({ ...cp(5), hash: "not-the-hash" });
+      // No checkpoint of record 3, and one that does not match record 5: nothing is deleted.
+      await expectStoreError(store.pruneAudit(3), "NOT_FOUND");
+      await expectStoreError(store.pruneAudit(5), "NOT_FOUND");
+      expect(await store.readAudit(0, 100)).toEqual(rows);
+      expect(await store.pruneAudit(4)).toEqual({ records: 3, checkpoints: 1 });
+      expect(await store.readAudit(0, 100)).toEqual(rows.slice(3));
+      expect((await store.listCheckpoints()).map((c) => c.seq)).toEqual([4, 5]);
+      // The chain goes on from the kept head.
+      await store.commitDecision(makeDecision("dec_after_prune"));
+      const next = (await store.readAudit(6, 1))[0];
+      expect(next?.seq).toBe(7);
+      expect(
+        auditLinkProblem({ seq: 6, hash: at(6) }, next ?? { seq: 0, entry: "", hash: "" }),
+      ).toBeUndefined();
+      expect(await store.pruneAudit(4)).toEqual({ records: 0, checkpoints: 0 });
     });
   });
 }

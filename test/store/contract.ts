@@ -464,6 +464,7 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         auditHead: (s) => s.auditHead(),
         putCheckpoint: (s) => s.putCheckpoint({ seq: 1, hash: "h", at: 1, signature: "s" }),
         listCheckpoints: (s) => s.listCheckpoints(),
+        pruneAudit: (s) => s.pruneAudit(1),
         appendAudit: (s) => s.appendAudit({ at: 1, kind: "call.unauthenticated" }),
       };
 

@@ -112,6 +112,38 @@ export const SERVICE_SETTINGS = {
       "refused calls without a valid credential are audited as one `call.unauthenticated` record per peer address, RPC, reason and interval of this many milliseconds, with a `count` (the first of a key at once), so a flood writes a bounded number of records",
     reload: "restart",
   }),
+  auditWitnessFile: setting({
+    type: text({ shape: 'file or ""' }),
+    default: "",
+    env: "CHARTER_AUDIT_WITNESS_FILE",
+    description:
+      "every signed audit checkpoint is also appended (JSON lines, O_APPEND, fsync'd; created 0600) to this file, which must be outside the data dir; `charter audit verify --witness FILE` then detects truncation and rewrites of what it covers",
+    reload: "restart",
+  }),
+  auditWitnessCommand: setting({
+    type: text({
+      shape: 'JSON array of strings or ""',
+      check: (value, key) => {
+        let argv: unknown;
+        try {
+          argv = JSON.parse(value);
+        } catch {
+          argv = undefined;
+        }
+        return Array.isArray(argv) &&
+          argv.length > 0 &&
+          argv.every((a) => typeof a === "string") &&
+          argv[0] !== ""
+          ? undefined
+          : `${key} must be a JSON array of strings, the program first`;
+      },
+    }),
+    default: "",
+    env: "CHARTER_AUDIT_WITNESS_COMMAND",
+    description:
+      "an argv run for every signed audit checkpoint with it (one JSON line) on stdin, to ship it off the machine; a failure or a run past 10 s is logged at error, counted (`charter_audit_witness_failures_total`) and retried at the next checkpoint, never delaying a decision",
+    reload: "restart",
+  }),
   grantRetentionSeconds: setting({
     type: integer({ min: 0 }),
     default: 7 * 24 * 3600,

@@ -1,5 +1,5 @@
 import type { AuditRow } from "../../core/audit-chain.js";
-import type { AuditCheckpoint, AuditStore } from "../port.js";
+import { StoreError, type AuditCheckpoint, type AuditStore } from "../port.js";
 import { inChainUnit, type Chain } from "./chain.js";
 
 /**
@@ -31,6 +31,24 @@ export function postgresAuditStore(chain: Chain): AuditStore {
         [cp.seq, cp.hash, cp.at, cp.signature],
       );
     },
+    // Under the chain lock: no unit of work appends or checkpoints in between.
+    pruneAudit: (anchorSeq) =>
+      inChainUnit(chain, async ({ tx }) => {
+        const anchored = await tx.query(
+          "SELECT 1 FROM audit_checkpoints c JOIN audit_log l ON l.seq = c.seq AND l.hash = c.hash WHERE c.seq = $1",
+          [anchorSeq],
+        );
+        if (anchored.rowCount === 0)
+          throw new StoreError(
+            "NOT_FOUND",
+            `no checkpoint of record ${anchorSeq} with that record's hash to anchor the kept log`,
+          );
+        const records = await tx.query("DELETE FROM audit_log WHERE seq < $1", [anchorSeq]);
+        const checkpoints = await tx.query("DELETE FROM audit_checkpoints WHERE seq < $1", [
+          anchorSeq,
+        ]);
+        return { records: records.rowCount ?? 0, checkpoints: checkpoints.rowCount ?? 0 };
+      }),
     appendAudit: (draft) => inChainUnit(chain, (unit) => unit.append(draft)),
     async listCheckpoints() {
       return (

@@ -1,7 +1,7 @@
 import type { Database } from "better-sqlite3";
 import type { AuditRow } from "../../core/audit-chain.js";
 import { nextAuditRow, type AuditDraft, type AuditText } from "../audit-row.js";
-import type { AuditCheckpoint, AuditStore } from "../port.js";
+import { StoreError, type AuditCheckpoint, type AuditStore } from "../port.js";
 
 /** Appends to the chain inside a unit of work (synchronously); answers the record's seq. */
 export type AuditAppend = (draft: AuditDraft | AuditText) => number;
@@ -33,6 +33,25 @@ export function sqliteAudit(db: Database): {
     "SELECT seq, hash, at, signature FROM audit_checkpoints ORDER BY seq",
   );
 
+  const anchorOk = db.prepare<[number], 1>(`
+    SELECT 1 FROM audit_checkpoints c JOIN audit_log l ON l.seq = c.seq AND l.hash = c.hash
+    WHERE c.seq = ?`);
+  const pruneRecords = db.prepare<[number], never>("DELETE FROM audit_log WHERE seq < ?");
+  const pruneCheckpoints = db.prepare<[number], never>(
+    "DELETE FROM audit_checkpoints WHERE seq < ?",
+  );
+  const prune = db.transaction((anchorSeq: number) => {
+    if (anchorOk.get(anchorSeq) === undefined)
+      throw new StoreError(
+        "NOT_FOUND",
+        `no checkpoint of record ${anchorSeq} with that record's hash to anchor the kept log`,
+      );
+    return {
+      records: pruneRecords.run(anchorSeq).changes,
+      checkpoints: pruneCheckpoints.run(anchorSeq).changes,
+    };
+  });
+
   let appended = 0;
   const append: AuditAppend = (draft) => {
     const row = nextAuditRow(head.get(), draft);
@@ -61,6 +80,9 @@ export function sqliteAudit(db: Database): {
       },
       async listCheckpoints() {
         return checkpoints.all();
+      },
+      async pruneAudit(anchorSeq) {
+        return prune.immediate(anchorSeq);
       },
     },
   };

@@ -143,6 +143,7 @@ function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined
     ...approvals.store,
     ...audit.store,
     putCheckpoint: (checkpoint) => outsideGroup(() => audit.store.putCheckpoint(checkpoint)),
+    pruneAudit: (anchorSeq) => outsideGroup(() => audit.store.pruneAudit(anchorSeq)),
     appendAudit: (draft) => group.run(() => audit.append(draft)),
     ...apiKeys,
     createApiKey: (key) => outsideGroup(() => apiKeys.createApiKey(key)),
