@@ -442,24 +442,31 @@ function reportAbuse(limits: object, baseline: Latency, rows: string[][]): void 
 async function patternAttack(port: number, grantToken: string, until: number): Promise<void> {
   const clients = createCharterClients({ address: `127.0.0.1:${port}` });
   try {
-    const { grantToken: childToken } = await clients.grants.delegateGrant({
-      parentToken: grantToken,
-      subject: "agent:abuser-child",
-      allowed: ["email.draft"],
-      caveats: {
-        "email.draft": create(ActionCaveatsSchema, {
-          constraintsJson: [
-            JSON.stringify({ properties: { body: { type: "string", pattern: "^(a+)+$" } } }),
-          ],
-        }),
-      },
-    });
+    const delegate = () =>
+      clients.grants
+        .delegateGrant({
+          parentToken: grantToken,
+          subject: "agent:abuser-child",
+          allowed: ["email.draft"],
+          caveats: {
+            "email.draft": create(ActionCaveatsSchema, {
+              constraintsJson: [
+                JSON.stringify({ properties: { body: { type: "string", pattern: "^(a+)+$" } } }),
+              ],
+            }),
+          },
+        })
+        .then((r) => r.grantToken)
+        .catch(() => undefined);
+    // Beside the lockout attack, this client's own connection may be closed before its first call.
+    let childToken = await delegate();
+    while (childToken === undefined && Date.now() < until) childToken = await delegate();
     const body = `${"a".repeat(40)}!`;
     for (let i = 0; Date.now() < until; i++) {
       await clients.authority
         .authorize(
           {
-            grantToken: childToken,
+            grantToken: childToken ?? "",
             call: {
               callId: `p${i}`,
               toolName: "draft_email",
