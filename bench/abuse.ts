@@ -191,7 +191,10 @@ async function normalClient(
         owner: "ana@example.com",
         purpose: "bench",
       })
-      .catch(() => undefined);
+      .catch((err: unknown) => {
+        console.log(`normal client: IssueGrant failed: ${String(err)}`);
+        return undefined;
+      });
     if (issued === undefined) return { p50: NaN, p99: NaN, failed: calls };
     const { grantToken } = issued;
     const times: number[] = [];
