@@ -14,9 +14,13 @@
  * (TCP connections that send nothing), `lockout` (idle HTTP/2 sessions and sockets that sent one
  * byte, reopened as the server closes them, over every pre-auth slot), `watchers` (4,800 idle
  * WatchApprovals streams on raw HTTP/2 sessions), `flood` (GetGrant calls with a wrong API key, 64
- * in flight on 4 connections: each refused UNAUTHENTICATED and audited). `BENCH_PHASES` lists
- * the phases, each a `+`-joined group of attacks (default
- * `oversized+unread+idle,lockout,watchers,flood`).
+ * in flight on 4 connections: each refused UNAUTHENTICATED and audited), `pattern` (Authorize
+ * calls through a delegated grant whose caveat is `^(a+)+$`, with 41-character arguments) and any
+ * attack in `REGISTERED_ATTACKS`. `BENCH_PHASES` lists the phases, each a `+`-joined group of
+ * attacks, or `all` for every attack at once (default
+ * `oversized+unread+idle,lockout,watchers,flood,pattern,all`).
+ * The server runs with `--expose-gc`; a full collection is forced before each RSS reading
+ * (`bench/abuse-gc.ts`). It writes docs/perf/abuse.md.
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -25,20 +29,34 @@ import { connect as http2Connect, type ClientHttp2Session } from "node:http2";
 import { connect as netConnect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { createCharterClients } from "../src/client/index.js";
 import { DEFAULTS } from "../src/config/config.js";
+import { ActionCaveatsSchema } from "../src/gen/charter/v1/common_pb.js";
 import { WatchApprovalsRequestSchema } from "../src/gen/charter/v1/approval_pb.js";
 import { BatchAuthorizeRequestSchema } from "../src/gen/charter/v1/authority_pb.js";
+import { benchCommand, shortRunNote, writePerfReport } from "./perf-report.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const NORMAL_CALLS = Number(process.env["BENCH_CALLS"] ?? 1000);
 /** An upper bound: the parent stops the abuser once its phase is measured. */
 const ABUSE_SECONDS = Number(process.env["BENCH_ABUSE_SECONDS"] ?? 180);
 const WATCHERS = Number(process.env["BENCH_WATCHERS"] ?? 4_800);
+/** An attack that is one self-contained function: it runs until `until` (ms since the epoch). */
+type Attack = (port: number, grantToken: string, until: number) => Promise<void>;
+/** Attacks by name, each one function; every one of them is part of `all`. */
+const REGISTERED_ATTACKS: Readonly<Record<string, Attack>> = {
+  pattern: patternAttack,
+};
+/** Every attack at once: the `all` phase. */
+const ALL_ATTACKS = ["oversized", "unread", "idle", "lockout", "watchers", "flood"]
+  .concat(Object.keys(REGISTERED_ATTACKS))
+  .join("+");
+/** The attacks of phase `phase`. */
+const attacksOf = (phase: string) => (phase === "all" ? ALL_ATTACKS : phase);
 /** The phases, each a `+`-joined group of attacks the abuser runs at once. */
 const PHASES = (
-  process.env["BENCH_PHASES"] ?? "oversized+unread+idle,lockout,watchers,flood"
+  process.env["BENCH_PHASES"] ?? "oversized+unread+idle,lockout,watchers,flood,pattern,all"
 ).split(",");
 /** The attacks of this abuser process (set by the parent for its phase). */
 const ATTACKS = new Set((process.env["BENCH_ATTACKS"] ?? "").split("+"));
@@ -76,7 +94,15 @@ async function main(): Promise<void> {
   );
   const server = spawn(
     process.execPath,
-    [join(ROOT, "dist/cli/bin.js"), "serve", "--config", configFile],
+    [
+      "--expose-gc",
+      "--import",
+      pathToFileURL(join(ROOT, "dist-bench/bench/abuse-gc.js")).href,
+      join(ROOT, "dist/cli/bin.js"),
+      "serve",
+      "--config",
+      configFile,
+    ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   const pid = () => server.pid as number;
@@ -91,21 +117,22 @@ async function main(): Promise<void> {
     console.log(
       `baseline: normal client alone p50 ${baseline.p50.toFixed(2)} ms  p99 ${baseline.p99.toFixed(2)} ms  (${baseline.failed} failed); server CPU idle ${idleCpu.toFixed(1)} %; RSS ${memory(pid()).rssMb} MB`,
     );
+    const rows: string[][] = [];
     for (const phase of PHASES) {
-      const before = memory(pid());
+      const before = await collectedMemory(server);
       const abuser = spawn(
         process.execPath,
         [fileURLToPath(import.meta.url), "--abuser", String(port)],
-        { stdio: "inherit", env: { ...process.env, BENCH_ATTACKS: phase } },
+        { stdio: "inherit", env: { ...process.env, BENCH_ATTACKS: attacksOf(phase) } },
       );
-      await sleep(phase.includes("watchers") ? 8_000 : 3_000); // let the abuse build up
+      await sleep(attacksOf(phase).includes("watchers") ? 8_000 : 3_000); // let the abuse build up
       const cpu = await cpuPercent(pid(), 2_000);
       const loaded = await normalClient(address, NORMAL_CALLS);
       const during = memory(pid());
       abuser.kill();
       await new Promise((r) => abuser.once("exit", r));
       await sleep(6_000);
-      const after = memory(pid());
+      const after = await collectedMemory(server);
       const rssChange = ((after.rssMb - before.rssMb) / before.rssMb) * 100;
       console.log(
         `${phase}: normal client beside it p50 ${loaded.p50.toFixed(2)} ms (${ratio(loaded.p50, baseline.p50)}x)  p99 ${loaded.p99.toFixed(2)} ms (${ratio(loaded.p99, baseline.p99)}x, goal 3x)  ${loaded.failed} of ${NORMAL_CALLS} failed`,
@@ -113,7 +140,9 @@ async function main(): Promise<void> {
       console.log(
         `${phase}: server CPU during abuse ${cpu.toFixed(1)} % (idle ${idleCpu.toFixed(1)} %); RSS before ${before.rssMb} MB, during ${during.rssMb} MB, 6 s after the abuser left ${after.rssMb} MB (${rssChange >= 0 ? "+" : ""}${rssChange.toFixed(1)} %, goal within 10 %); peak (VmHWM) ${after.peakMb} MB`,
       );
+      rows.push(phaseRow(phase, baseline, loaded, { before, during, after }));
     }
+    reportAbuse(limits, baseline, rows);
   } finally {
     server.kill("SIGTERM");
     await new Promise((r) => server.once("exit", r));
@@ -164,7 +193,10 @@ async function normalClient(
         owner: "ana@example.com",
         purpose: "bench",
       })
-      .catch(() => undefined);
+      .catch((err: unknown) => {
+        console.log(`normal client: IssueGrant failed: ${String(err)}`);
+        return undefined;
+      });
     if (issued === undefined) return { p50: NaN, p99: NaN, failed: calls };
     const { grantToken } = issued;
     const times: number[] = [];
@@ -229,7 +261,10 @@ async function abuse(port: number, ms: number): Promise<void> {
         .catch(() => undefined);
     }
   });
-  await Promise.all(oversized);
+  const registered = Object.entries(REGISTERED_ATTACKS)
+    .filter(([name]) => ATTACKS.has(name))
+    .map(([, attack]) => attack(port, grantToken, until));
+  await Promise.all([...oversized, ...registered]);
   await sleep(Math.max(0, until - Date.now()));
   await lockout;
   for (const s of sockets) s.destroy();
@@ -370,4 +405,119 @@ function unreadBatches(port: number, grantToken: string, count: number): ClientH
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** RSS after a full garbage collection in the server (SIGUSR2, `bench/abuse-gc.ts`). */
+async function collectedMemory(server: ChildProcess): Promise<{ rssMb: number; peakMb: number }> {
+  server.kill("SIGUSR2");
+  await sleep(500);
+  return memory(server.pid as number);
+}
+
+interface Latency {
+  readonly p50: number;
+  readonly p99: number;
+  readonly failed: number;
+}
+
+/** One phase's row of docs/perf/abuse.md. */
+function phaseRow(
+  phase: string,
+  baseline: Latency,
+  loaded: Latency,
+  rss: Record<"before" | "during" | "after", { rssMb: number }>,
+): string[] {
+  const x = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+  return [
+    phase === "all" ? `all (${ALL_ATTACKS})` : phase,
+    `${loaded.p50.toFixed(2)}/${loaded.p99.toFixed(2)}`,
+    x(loaded.p99, baseline.p99),
+    String(loaded.failed),
+    `${rss.before.rssMb}/${rss.during.rssMb}/${rss.after.rssMb}`,
+    x(rss.during.rssMb, rss.before.rssMb),
+    x(rss.after.rssMb, rss.before.rssMb),
+  ];
+}
+
+/** Writes docs/perf/abuse.md: the phases' rows beside the baseline of the same run. */
+function reportAbuse(limits: object, baseline: Latency, rows: string[][]): void {
+  const path = writePerfReport(ROOT, {
+    name: "abuse",
+    title: "bench:abuse — a normal client beside abusive ones",
+    command: benchCommand("bench:abuse", [
+      "BENCH_CALLS",
+      "BENCH_PHASES",
+      "BENCH_WATCHERS",
+      "BENCH_ABUSE_SECONDS",
+    ]),
+    settings: [
+      ...shortRunNote(NORMAL_CALLS < 1000),
+      `one server process (workers 1), limits ${JSON.stringify(limits)}; ${NORMAL_CALLS} sequential Authorize calls per measurement; the abuser is another process on the same cores`,
+      `baseline (normal client alone, same run): p50/p99 ${baseline.p50.toFixed(2)}/${baseline.p99.toFixed(2)} ms, ${baseline.failed} failed`,
+    ],
+    table: [
+      [
+        "phase",
+        "normal p50/p99 ms",
+        "p99 ratio (goal 3x)",
+        "answers lost (goal 0)",
+        "RSS MB baseline/after attack/after leave",
+        "RSS after attack ratio",
+        "RSS after leave ratio (goal 1.10x)",
+      ],
+      ...rows,
+    ],
+    notes: [
+      "**p99 ratio**: the normal client's p99 beside the phase's attacks over its p99 alone, measured first in the same run. **answers lost**: its calls that failed. **RSS**: the server's VmRSS after a forced full garbage collection, before the phase (baseline), while the attack ran (after attack, no collection forced), and 6 s after the abuser left (after leave).",
+      "Read the ratios, not the absolute figures: they depend on the machine and on what else ran on it.",
+    ],
+  });
+  if (path !== undefined) console.log(`wrote ${path}`);
+}
+
+/**
+ * One client delegating a grant whose caveat on `email.draft` is `^(a+)+$` (exponential on a
+ * backtracking engine), then sending Authorize calls whose body is 40 `a` and a `!` in a loop.
+ */
+async function patternAttack(port: number, grantToken: string, until: number): Promise<void> {
+  const clients = createCharterClients({ address: `127.0.0.1:${port}` });
+  try {
+    const delegate = () =>
+      clients.grants
+        .delegateGrant({
+          parentToken: grantToken,
+          subject: "agent:abuser-child",
+          allowed: ["email.draft"],
+          caveats: {
+            "email.draft": create(ActionCaveatsSchema, {
+              constraintsJson: [
+                JSON.stringify({ properties: { body: { type: "string", pattern: "^(a+)+$" } } }),
+              ],
+            }),
+          },
+        })
+        .then((r) => r.grantToken)
+        .catch(() => undefined);
+    // Beside the lockout attack, this client's own connection may be closed before its first call.
+    let childToken = await delegate();
+    while (childToken === undefined && Date.now() < until) childToken = await delegate();
+    const body = `${"a".repeat(40)}!`;
+    for (let i = 0; Date.now() < until; i++) {
+      await clients.authority
+        .authorize(
+          {
+            grantToken: childToken ?? "",
+            call: {
+              callId: `p${i}`,
+              toolName: "draft_email",
+              argumentsJson: JSON.stringify({ subject: "s", body }),
+            },
+          },
+          { timeoutMs: 5_000 },
+        )
+        .catch(() => undefined);
+    }
+  } finally {
+    clients.close();
+  }
 }

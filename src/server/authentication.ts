@@ -13,7 +13,7 @@ import {
 import { accessOf, permits } from "./access.js";
 import { withCaller, type CallContext } from "./call-context.js";
 import type { ConnectionLedger } from "./connection-ledger.js";
-import type { Interceptor } from "./interceptor.js";
+import type { CallHandler, Interceptor } from "./interceptor.js";
 import { RpcError } from "./rpc-error.js";
 import { isSvidRefusal, svidCaller, type SvidRefusal } from "./spiffe.js";
 
@@ -69,7 +69,7 @@ export function authenticationInterceptor(
     options.refusals
       ? options.refusals.refused(refusal)
       : auditRefusedCall(ctx, { code: "UNAUTHENTICATED", ...refusal });
-  return (next) => async (request, call) => {
+  const check: Interceptor = (next) => async (request, call) => {
     const access = accessOf(call.service, call.method);
     if (access === undefined)
       throw new RpcError("PERMISSION_DENIED", `${call.method.name} has no access rule`);
@@ -110,6 +110,21 @@ export function authenticationInterceptor(
     }
     if (ledger && call.peer !== undefined) ledger.authenticated(call.peer);
     return next(request, withCaller(call, caller));
+  };
+  if (ledger === undefined) return check;
+  // While its caller is being authenticated, a connection is not closed to make room for others.
+  return (next) => async (request, call) => {
+    if (call.peer === undefined) return check(next)(request, call);
+    const settle = ledger.calling(call.peer);
+    const settled: CallHandler = (req, ctx) => {
+      settle();
+      return next(req, ctx);
+    };
+    try {
+      return await check(settled)(request, call);
+    } finally {
+      settle();
+    }
   };
 }
 

@@ -123,3 +123,91 @@ describe("connection lockout (protected mode: every local caller is the local op
     }
   });
 });
+
+/**
+ * An attacker reconnecting in a tight loop: `count` idle HTTP/2 sessions and as many sockets that
+ * sent one byte, each opened again the moment the server closes it, so its connections stay young.
+ */
+function reconnectingAttacker(port: number, count: number): { stop(): void } {
+  let stopped = false;
+  const open = new Set<{ destroy(): void }>();
+  const keep = (make: () => { destroy(): void; once(e: "close", f: () => void): unknown }) => {
+    if (stopped) return;
+    const s = make();
+    open.add(s);
+    s.once("close", () => {
+      open.delete(s);
+      setImmediate(() => keep(make));
+    });
+  };
+  const session = () => http2Connect(`http://127.0.0.1:${port}`).on("error", () => undefined);
+  const oneByte = () => {
+    const s = netConnect(port, "127.0.0.1").on("error", () => undefined);
+    s.write("P");
+    return s;
+  };
+  for (let i = 0; i < count; i++) {
+    keep(session);
+    keep(oneByte);
+  }
+  return {
+    stop() {
+      stopped = true;
+      for (const s of open) s.destroy();
+    },
+  };
+}
+
+describe("connection lockout by an attacker reconnecting in a tight loop", () => {
+  const config = { maxConnections: 12, maxPreAuthConnections: 8, connectionIdleMs: 60_000 };
+
+  it("answers a new admin-key client, 20 times in a row, while the attacker holds every pre-auth slot", async () => {
+    const charter = await startTestCharter({ config });
+    const { secret } = await createApiKey(charter.server.context, {
+      principal: "ops",
+      roles: ["admin"],
+    });
+    const attacker = reconnectingAttacker(charter.server.port, 20);
+    try {
+      await sleep(300);
+      expect(charter.server.connectionStats().preAuth).toBe(8);
+      for (let i = 0; i < 20; i++) {
+        const client = createCharterClients({
+          address: `127.0.0.1:${charter.server.port}`,
+          metadata: { authorization: `Bearer ${secret}` },
+        });
+        try {
+          await expect(
+            client.approvals.listApprovals({ owner: "ana@example.com" }, { timeoutMs: 3_000 }),
+          ).resolves.toBeDefined();
+        } finally {
+          client.close();
+        }
+      }
+    } finally {
+      attacker.stop();
+      await charter.stop();
+    }
+  });
+
+  it("answers a new protected-mode client, 20 times in a row, while the attacker holds every pre-auth slot", async () => {
+    const charter = await startTestCharter({ config });
+    const attacker = reconnectingAttacker(charter.server.port, 20);
+    try {
+      await sleep(300);
+      expect(charter.server.connectionStats().preAuth).toBe(8);
+      for (let i = 0; i < 20; i++) {
+        const client = createCharterClients({ address: `127.0.0.1:${charter.server.port}` });
+        try {
+          const { jwksJson } = await client.keys.getJwks({}, { timeoutMs: 3_000 });
+          expect(jwksJson).toContain("keys");
+        } finally {
+          client.close();
+        }
+      }
+    } finally {
+      attacker.stop();
+      await charter.stop();
+    }
+  });
+});

@@ -8,7 +8,7 @@ export const CONNECTION_SETTINGS = {
     default: 1024,
     env: "CHARTER_MAX_CONNECTIONS",
     description:
-      "most open client connections; at the cap the oldest connection that has made no authenticated call is closed to make room (silent ones first), else the new one is closed",
+      "most open client connections; at the cap a connection that has made no authenticated call is closed to make room (silent ones first, then idle ones, then ones not read yet; never one whose call is being authenticated), else the new one is closed",
     reload: "restart",
   }),
   maxPreAuthConnections: setting({
@@ -16,7 +16,7 @@ export const CONNECTION_SETTINGS = {
     default: 256,
     env: "CHARTER_MAX_PRE_AUTH_CONNECTIONS",
     description:
-      "most open connections that have made no authenticated call yet; past it the oldest of them is closed (silent ones first), so an authenticated client always gets a connection",
+      "most open connections that have made no authenticated call yet; past it one of them is closed (silent ones first, then idle ones, then ones not read yet, oldest first in each), so an authenticated client always gets a connection",
     reload: "restart",
   }),
   maxConcurrentStreams: setting({
