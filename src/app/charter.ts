@@ -12,6 +12,7 @@ import { authenticationInterceptor } from "../server/authentication.js";
 import { HEALTH_FILE, createHealth } from "../server/health.js";
 import { storeIntegrityInterceptor } from "../server/store-integrity.js";
 import { loggingInterceptor } from "../server/logging.js";
+import { guardedConnectionInjector, requestFramingInterceptor } from "../server/request-framing.js";
 import { telemetryInterceptor } from "../server/telemetry.js";
 import { requestLimits, serverOptions } from "./limits.js";
 import { listenCapped, type CappedListener } from "./listener.js";
@@ -81,7 +82,11 @@ export async function startCharter(
   let keyReload: NodeJS.Timeout | undefined;
   let refusals: RefusalTally | undefined;
   const shutdown = new AbortController();
-  const server = new Server(serverOptions(config));
+  // Missing/extra request messages and a bad grpc-timeout are refused INVALID_ARGUMENT (request-framing.ts).
+  const server = new Server({
+    ...serverOptions(config),
+    interceptors: [requestFramingInterceptor],
+  });
   let telemetry: ProcessTelemetry | undefined;
   try {
     telemetry = await startProcessTelemetry(config, ctx, log, options.worker);
@@ -156,7 +161,7 @@ export async function startCharter(
 
     // Charter owns the listening sockets (to cap connections) and hands each connection to grpc-js.
     const { port, address, listeners } = await bindAll(
-      server.createConnectionInjector(security.credentials),
+      guardedConnectionInjector(server, security.credentials),
       plan,
       pool,
       log,

@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
 import {
+  createWithdrawalSweeper,
+  type WithdrawalSweeper,
   createAuditCheckpointer,
   createAuthorityCaches,
   createNotifier,
@@ -35,6 +37,8 @@ export interface AppContext extends AuthorityContext {
   readonly auditWitness?: AuditWitness;
   /** Closes the store and empties the context's caches; a second close is harmless. */
   close(): Promise<void>;
+  /** Resolves once the withdrawal sweep of the last reload (or start) has ended (sticky-withdrawal.ts). */
+  withdrawalsSwept(): Promise<void>;
 }
 
 /** The key-encryption key from `kekFile` (a file only its owner can read) or CHARTER_KEK; undefined when neither is set. */
@@ -123,7 +127,9 @@ export async function createAppContext(
     const approvalFeed = options.approvalFeed ?? createNotifier();
     const closing = new AbortController();
     pollForChanges(approvalFeed, () => store.lastApprovalSequence(), WATCH_POLL_MS, closing.signal);
-    return {
+    // The kill switch made sticky: grants a reload withdraws are recorded revoked in the background.
+    const sweep: { sweeper?: WithdrawalSweeper } = {};
+    const ctx: AppContext = {
       policySet: () => loaded.set,
       store,
       ring,
@@ -151,10 +157,14 @@ export async function createAppContext(
       now,
       newId: (prefix) => `${prefix}_${timeOrderedUuid()}`,
       async reload() {
+        await sweep.sweeper?.settle();
+        const before = loaded.set.policy;
         loaded = await reloadPolicySet(config, loaded);
         await ring.reload();
+        sweep.sweeper?.start(before, loaded.set.policy);
         return loaded.set;
       },
+      withdrawalsSwept: async () => sweep.sweeper?.idle(),
       async close() {
         closing.abort();
         caches.dispose();
@@ -162,6 +172,12 @@ export async function createAppContext(
         await store.close();
       },
     };
+    sweep.sweeper = createWithdrawalSweeper(ctx, {
+      warn: options.warn ?? ((message) => process.emitWarning(message)),
+      signal: closing.signal,
+    });
+    sweep.sweeper.start(undefined, loaded.set.policy);
+    return ctx;
   } catch (err) {
     await auditWitness?.close();
     await store.close();

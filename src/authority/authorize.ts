@@ -7,7 +7,7 @@ import { runCall, type Decided } from "./call-pipeline.js";
 import type { AuthorityContext } from "./context.js";
 import { invalidRequest } from "./errors.js";
 import { DEFAULT_AUTHORITY_LIMITS } from "./limits.js";
-import { loadAncestors, loadGrant } from "./load-grant.js";
+import { loadAncestors, loadGrantInForce } from "./load-grant.js";
 import type { Loaded } from "./pipeline-steps.js";
 import type { CallerSignal } from "./receipt-ahead.js";
 import { checkStep } from "./steps.js";
@@ -136,7 +136,7 @@ async function load(
 ): Promise<Loaded> {
   const now = ctx.now();
   const policySet = ctx.policySet();
-  const check = await loadGrant(ctx, token, now);
+  const check = await loadGrantInForce(ctx, token, now, policySet.policy);
   if (!check.ok) return { now, policySet, check, budget: [], caller };
   const ancestors = await loadAncestors(ctx, check.grant);
   return {

@@ -4,7 +4,7 @@ import type { JsonValue } from "../core/json.js";
 import { renderTools, toolsJson, type DialectName } from "../interop/dialects/index.js";
 import type { AuthorityContext, PolicySet } from "./context.js";
 import { AuthorityError, invalidRequest } from "./errors.js";
-import { loadGrant } from "./load-grant.js";
+import { loadGrantInForce } from "./load-grant.js";
 import { MAX_STEP_ID_LENGTH } from "../core/step.js";
 import { readRunView } from "./run-state.js";
 
@@ -39,7 +39,7 @@ export async function catalogFor(
   if ((req.runId ?? "").length > MAX_STEP_ID_LENGTH)
     throw invalidRequest("run_id", `is longer than ${MAX_STEP_ID_LENGTH} characters`);
   const policySet = ctx.policySet();
-  const check = await loadGrant(ctx, req.grantToken, ctx.now());
+  const check = await loadGrantInForce(ctx, req.grantToken, ctx.now(), policySet.policy);
   if (!check.ok)
     throw new AuthorityError("UNAUTHENTICATED", `${check.code}: ${check.message}`, {
       reason: check.code,

@@ -8,7 +8,7 @@ import { checkCaveatSchemas } from "./caveat-schemas.js";
 import type { AuthorityContext } from "./context.js";
 import { AuthorityError, invalidRequest } from "./errors.js";
 import { DEFAULT_AUTHORITY_LIMITS } from "./limits.js";
-import { loadGrant } from "./load-grant.js";
+import { loadGrantInForce } from "./load-grant.js";
 
 /** The longest lifetime a caller may ask for; the policy's runtime limits usually cut it shorter. */
 export const MAX_TTL_SECONDS = 366 * 24 * 3600;
@@ -91,7 +91,7 @@ export async function delegateGrant(
   if (req.spec.subject.trim() === "") throw invalidRequest("subject", "is required");
   const now = ctx.now();
   const { catalog, policy } = ctx.policySet();
-  const check = await loadGrant(ctx, req.parentToken, now);
+  const check = await loadGrantInForce(ctx, req.parentToken, now, policy);
   if (!check.ok)
     throw new AuthorityError("UNAUTHENTICATED", `${check.code}: ${check.message}`, {
       reason: check.code,

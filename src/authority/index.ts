@@ -86,7 +86,16 @@ export type { IssuedGrant } from "./grants.js";
 export { publishedKeys, rotateSigningKey } from "./keys.js";
 export { DEFAULT_AUTHORITY_LIMITS } from "./limits.js";
 export type { AuthorityLimits } from "./limits.js";
-export { loadGrant } from "./load-grant.js";
+export { loadGrant, loadGrantInForce } from "./load-grant.js";
+export {
+  DEFAULT_SWEEP_LIMITS,
+  WITHDRAWN_PREFIX,
+  createWithdrawalSweeper,
+  mayWithdraw,
+  recordWithdrawal,
+  sweepWithdrawals,
+} from "./sticky-withdrawal.js";
+export type { SweepLimits, SweepResult, WithdrawalSweeper } from "./sticky-withdrawal.js";
 export { createNotifier, pollForChanges } from "./notifier.js";
 export type { Notifier } from "./notifier.js";
 export { pruneExpiredGrants } from "./retention.js";

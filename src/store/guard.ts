@@ -23,6 +23,7 @@ export const STORE_DOING: Describers<StoreOperations> = {
   revokeGrant: (id) => `revoke grant ${id}`,
   anyRevoked: () => "check revocations",
   pruneGrants: (before) => `prune grants expired before ${before}`,
+  listLiveGrants: (afterId) => `list live grants after "${afterId.slice(0, 64)}"`,
   listKeys: () => "list keys",
   insertKey: (key) => `insert key ${key.kid}`,
   insertKeyUnlessActive: (key) => `insert first key ${key.kid}`,

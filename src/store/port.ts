@@ -91,6 +91,12 @@ export interface GrantStore {
    * revocation state, so a still-valid grant's chain is still checked for revocation.
    */
   pruneGrants(before: number): Promise<number>;
+  /**
+   * Up to `limit` grants neither revoked nor expired at `now` (Unix seconds) whose id sorts after
+   * `afterId` ("" from the start), in id order: a page of what a policy reload sweeps for grants it
+   * withdraws (the kill switch made sticky). Bounded by `limit`; the next page starts after the last id.
+   */
+  listLiveGrants(afterId: string, now: number, limit: number): Promise<TaskGrant[]>;
 }
 
 /** A signing key pair as stored: JWKs as JSON text. The private half never leaves the process. */

@@ -125,3 +125,90 @@ describe("the kill switch", () => {
     expect(await verdict(token, ...SEARCH)).toMatchObject({ decision: Decision.ALLOW });
   });
 });
+
+describe("the kill switch is sticky (issue 22 finding 12)", () => {
+  /** Writes the policy with `change` applied to the original text, under `version`, and reloads. */
+  async function setPolicy(version: string, change: (t: string) => string = (t) => t) {
+    writeFileSync(
+      policy,
+      change(original).replace('version: "demo-policy-1"', `version: "${version}"`),
+    );
+    await charter.server.reload();
+    await charter.server.context.withdrawalsSwept();
+  }
+  let original: string;
+  beforeEach(() => {
+    original = readFileSync(policy, "utf8");
+  });
+
+  async function issueAs(profile: string, subject: string) {
+    const { grantToken, grant } = await charter.clients.grants.issueGrant({
+      profile,
+      subject,
+      owner: "ana@example.com",
+      purpose: "p",
+    });
+    return { token: grantToken, id: grant?.id ?? "" };
+  }
+  async function refusal(token: string) {
+    const { verdict: v } = await charter.clients.authority.authorize({
+      grantToken: token,
+      call: { callId: "c", toolName: "web_search", argumentsJson: '{"query":"charter"}' },
+    });
+    return {
+      decision: v?.decision,
+      code: v?.reason?.code ?? "",
+      message: v?.reason?.message ?? "",
+    };
+  }
+  const WHY = 'source "owner-assistant" is suspended';
+
+  it("keeps a grant stopped by a suspension stopped after the reload that lifts it, with the reason recorded like a revocation", async () => {
+    const called = await issueAs("owner-assistant", "agent:called");
+    expect(await verdict(called.token, ...SEARCH)).toMatchObject({ decision: Decision.ALLOW });
+    await setPolicy("demo-policy-2", suspendOwnerAssistant);
+    expect(await refusal(called.token)).toMatchObject({ code: "POLICY_WITHDRAWN" });
+    await setPolicy("demo-policy-3");
+    const after = await refusal(called.token);
+    expect(after).toMatchObject({ decision: Decision.DENY, code: "POLICY_WITHDRAWN" });
+    expect(after.message).toContain(WHY);
+    expect(await charter.server.context.store.getGrant(called.id)).toMatchObject({
+      revokedReason: `withdrawn: ${WHY}`,
+    });
+    const audit = (await charter.server.context.store.readAudit(0, 10_000)).map(
+      (r) => JSON.parse(r.entry) as { kind: string; grantId?: string; caller?: string },
+    );
+    expect(audit.filter((e) => e.kind === "grant.revoked" && e.grantId === called.id)).toEqual([
+      expect.objectContaining({ caller: "policy:demo-policy-2" }),
+    ]);
+    const err = await charter.clients.catalog
+      .getCatalog({ grantToken: called.token })
+      .catch((e: unknown) => e as ServiceError);
+    expect(errorDetails(err as ServiceError).reason).toBe("POLICY_WITHDRAWN");
+  });
+
+  it("records at reload a grant not called while the withdrawal was in force, and leaves unrelated grants allowed", async () => {
+    const idle = await issueAs("owner-assistant", "agent:idle");
+    const other = await issueAs("email-drafter", "agent:other");
+    await setPolicy("demo-policy-2", suspendOwnerAssistant);
+    expect(await charter.server.context.store.getGrant(idle.id)).toMatchObject({
+      revokedReason: `withdrawn: ${WHY}`,
+    });
+    await setPolicy("demo-policy-3");
+    const after = await refusal(idle.token);
+    expect(after).toMatchObject({ decision: Decision.DENY, code: "POLICY_WITHDRAWN" });
+    expect(after.message).toContain(WHY);
+    expect(await verdict(other.token, ...READ)).toMatchObject({ decision: Decision.ALLOW });
+    expect((await charter.server.context.store.getGrant(other.id))?.revokedAt).toBeUndefined();
+    // A grant issued after the lift is not touched.
+    const fresh = await issueAs("owner-assistant", "agent:fresh");
+    expect(await verdict(fresh.token, ...SEARCH)).toMatchObject({ decision: Decision.ALLOW });
+  });
+
+  it("leaves an action withdrawn by a deny list withdrawn only while the deny is in force", async () => {
+    const token = await issue();
+    await setPolicy("demo-policy-2", denyGlobally("web.search"));
+    expect(await verdict(token, ...SEARCH)).toMatchObject({ code: "POLICY_WITHDRAWN" });
+    expect(await verdict(token, ...READ)).toMatchObject({ decision: Decision.ALLOW });
+  });
+});

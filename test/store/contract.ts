@@ -8,7 +8,14 @@ import { describeAuditContract } from "./contract-audit.js";
 import { describeStepsContract } from "./contract-steps.js";
 import { describeEffectsContract } from "./contract-effects.js";
 import { describeRunsContract } from "./contract-runs.js";
-import { makeApiKey, makeApproval, makeDecision, makeGrant, makeKey } from "./fixtures.js";
+import {
+  ISSUED_AT,
+  makeApiKey,
+  makeApproval,
+  makeDecision,
+  makeGrant,
+  makeKey,
+} from "./fixtures.js";
 
 /** An adapter under test: `open` answers a fresh, empty store each time it is called. */
 export interface StoreUnderTest {
@@ -70,6 +77,24 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
       it("answers undefined for an unknown id", async () => {
         await store.putGrant(root);
         expect(await store.getGrant("g-unknown")).toBeUndefined();
+      });
+    });
+
+    describe("listLiveGrants()", () => {
+      it("pages the grants neither revoked nor expired, in id order, after an id", async () => {
+        const grants = ["g-c", "g-a", "g-e", "g-b", "g-d"].map((id) => makeGrant(id));
+        for (const g of grants) await store.putGrant(g);
+        await store.putGrant(makeGrant("g-old", undefined, { expiresAt: ISSUED_AT + 10 }));
+        await store.revokeGrant("g-d", "withdrawn: test", ISSUED_AT + 1);
+        const ids = (page: TaskGrant[]) => page.map((g) => g.id);
+        const now = ISSUED_AT + 60;
+        expect(ids(await store.listLiveGrants("", now, 2))).toEqual(["g-a", "g-b"]);
+        expect(ids(await store.listLiveGrants("g-b", now, 2))).toEqual(["g-c", "g-e"]);
+        expect(await store.listLiveGrants("g-e", now, 2)).toEqual([]);
+        expect((await store.listLiveGrants("", now, 1))[0]).toStrictEqual(
+          grants.find((g) => g.id === "g-a"),
+        );
+        expect(ids(await store.listLiveGrants("", ISSUED_AT + 5, 10))).toContain("g-old");
       });
     });
 
@@ -422,6 +447,7 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         revokeGrant: (s) => s.revokeGrant("g", "x", 1),
         anyRevoked: (s) => s.anyRevoked(["g"]),
         pruneGrants: (s) => s.pruneGrants(1),
+        listLiveGrants: (s) => s.listLiveGrants("", 1, 1),
         listKeys: (s) => s.listKeys(),
         insertKey: (s) => s.insertKey(makeKey("late", 1)),
         insertKeyUnlessActive: (s) => s.insertKeyUnlessActive(makeKey("late", 1)),

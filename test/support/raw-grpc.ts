@@ -1,4 +1,5 @@
 import { Client, credentials, type ServiceError } from "@grpc/grpc-js";
+import { connect as http2Connect, type IncomingHttpHeaders } from "node:http2";
 import { CONTRACT_FILES } from "../../src/server/services.js";
 
 /** A unary RPC of the public contract, by path, from the generated descriptors. */
@@ -69,4 +70,74 @@ export async function inParallel<T, R>(
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
   return out;
+}
+
+/** What a hand-framed HTTP/2 call got back: the grpc-status (from trailers, or trailers-only headers), its message, and the response messages. */
+export interface FramedOutcome {
+  readonly code: number;
+  readonly details: string;
+  readonly messages: number;
+}
+
+/** One gRPC length-prefixed message (uncompressed). */
+export function grpcFrame(body: Uint8Array): Buffer {
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(body.length, 1);
+  return Buffer.concat([head, body]);
+}
+
+/**
+ * A gRPC call framed by hand over a raw HTTP/2 session (node:http2), for framing grpc-js clients
+ * never send: `messages` are sent as they are (zero, one or several), then the stream is
+ * half-closed; `headers` are added to the request's (e.g. a malformed `grpc-timeout`).
+ */
+export function framedCall(
+  address: string,
+  path: string,
+  messages: readonly Uint8Array[],
+  headers: Record<string, string> = {},
+  timeoutMs = 10_000,
+): Promise<FramedOutcome> {
+  return new Promise((resolve, reject) => {
+    const session = http2Connect(`http://${address}`);
+    const timer = setTimeout(() => {
+      session.destroy();
+      reject(new Error(`framedCall ${path}: no status within ${timeoutMs} ms`));
+    }, timeoutMs);
+    session.on("error", (err: Error) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    const stream = session.request({
+      ":method": "POST",
+      ":path": path,
+      "content-type": "application/grpc+proto",
+      te: "trailers",
+      ...headers,
+    });
+    let head: IncomingHttpHeaders = {};
+    let received = Buffer.alloc(0);
+    let done = false;
+    const finish = (fields: IncomingHttpHeaders) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      const code = Number(fields["grpc-status"] ?? head["grpc-status"] ?? Number.NaN);
+      const message = fields["grpc-message"] ?? head["grpc-message"] ?? "";
+      const raw = Array.isArray(message) ? message.join(",") : message;
+      let frames = 0;
+      for (let at = 0; at + 5 <= received.length; at += 5 + received.readUInt32BE(at + 1)) frames++;
+      session.close();
+      resolve({ code, details: decodeURIComponent(raw), messages: frames });
+    };
+    stream.on("response", (h) => {
+      head = h;
+      if (head["grpc-status"] !== undefined) stream.once("close", () => finish({}));
+    });
+    stream.on("data", (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    stream.on("trailers", (t: IncomingHttpHeaders) => stream.once("close", () => finish(t)));
+    stream.on("error", () => undefined);
+    for (const m of messages) stream.write(grpcFrame(m));
+    stream.end();
+  });
 }

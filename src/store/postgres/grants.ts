@@ -54,6 +54,15 @@ export function postgresGrantStore(chain: Chain): GrantStore {
         throw new StoreError("CONFLICT", `grant ${grant.id} exists already with other content`);
       }),
 
+    async listLiveGrants(afterId, now, limit) {
+      const { rows } = await pool.query<{ id: string; grant_json: string }>(
+        `SELECT id, grant_json FROM grants WHERE id > $1 AND revoked_at IS NULL AND expires_at > $2
+        ORDER BY id LIMIT $3`,
+        [afterId, now, limit],
+      );
+      return rows.map((r) => grantFromJson(r.grant_json, r.id));
+    },
+
     async getGrant(id) {
       const { rows } = await pool.query<GrantRow>(
         "SELECT grant_json, revoked_at, revoked_reason FROM grants WHERE id = $1",

@@ -53,6 +53,13 @@ export function sqliteGrantStore(
   const select = db.prepare<[string], GrantRow>(
     "SELECT grant_json, revoked_at, revoked_reason FROM grants WHERE id = ?",
   );
+  const live = db.prepare<
+    [{ after: string; now: number; limit: number }],
+    { id: string; grant_json: string }
+  >(
+    `SELECT id, grant_json FROM grants WHERE id > @after AND revoked_at IS NULL AND expires_at > @now
+    ORDER BY id LIMIT @limit`,
+  );
   const revoke = db.prepare<[{ id: string; at: number; reason: string }], never>(`${SUBTREE}
     UPDATE grants SET revoked_at = @at, revoked_reason = @reason
     WHERE revoked_at IS NULL AND id IN subtree`);
@@ -130,6 +137,9 @@ export function sqliteGrantStore(
     },
     revokeGrant: (id, reason, at, caller) => group.run(() => revokeTree(id, reason, at, caller)),
     anyRevoked: async (ids) => ids.length > 0 && (await anyRevoked(ids)),
+    async listLiveGrants(afterId, now, limit) {
+      return live.all({ after: afterId, now, limit }).map((r) => grantFromJson(r.grant_json, r.id));
+    },
     // A unit of the group commit, so it is ordered with the writes queued before it.
     pruneGrants: (before) =>
       group.run(() => {
