@@ -455,7 +455,10 @@ describe("charter mcp-gateway pins that hold against a hostile upstream", () => 
               `${(rssOf(pid) / 2 ** 20).toFixed(0)} MiB (x${growth.toFixed(2)})`,
           );
           expect(Math.max(...times)).toBeLessThan(5_000);
-          expect(growth).toBeLessThan(1.5);
+          // The finding grew 125 -> 523 MB in 10 s. Bounded, a listing still holds up to
+          // gatewayMaxListBytes (4 MiB) of text and what it parses to until it is refused, and a
+          // loaded machine collects late: the bound is on the growth, not on a ratio of a small base.
+          expect(rssOf(pid) - baseline).toBeLessThan(100 * 2 ** 20);
         } finally {
           await client.close();
           await upstream.stop();

@@ -16,10 +16,17 @@ function testFiles(dir: string): string[] {
   });
 }
 
-/** Whether a test file starts processes: it imports node:child_process or loads the built dist/. */
+/**
+ * Whether a test file starts processes: it imports node:child_process, loads the built dist/ or
+ * runs `charter serve` through test/support/serve-process.ts.
+ */
 function startsProcesses(file: string): boolean {
   const text = readFileSync(join(ROOT, file), "utf8");
-  return /^import .* from "node:child_process";$/m.test(text) || /\.\.\/dist\//.test(text);
+  return (
+    /^import .* from "node:child_process";$/m.test(text) ||
+    /\.\.\/dist\//.test(text) ||
+    /from "\.\.\/support\/serve-process\.js";$/m.test(text)
+  );
 }
 
 describe("the vitest projects", () => {
