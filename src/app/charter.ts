@@ -2,6 +2,7 @@ import { Server, type ConnectionInjector } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { hasApiKeys, pruneExpiredGrants, type Notifier } from "../authority/index.js";
 import { ConfigError, type CharterConfig } from "../config/config.js";
+import { decideAuthMode } from "./auth-mode.js";
 import { authenticationInterceptor } from "../server/authentication.js";
 import { HEALTH_FILE, createHealth } from "../server/health.js";
 import { storeIntegrityInterceptor } from "../server/store-integrity.js";
@@ -79,13 +80,12 @@ export async function startCharter(
     telemetry = await startProcessTelemetry(config, ctx, log, options.worker);
     const keys = await hasApiKeys(ctx);
     checkExposure(config.listen, plan, { keys, mutualTls: security.mutual });
-    const protectedMode = plan.loopbackOnly && !security.mutual;
-    if (protectedMode && !keys) {
-      log.warn(
-        { addresses: plan.addresses },
-        "protected mode: no API key or client certificate authority is configured, so Charter serves loopback only and every local caller acts as admin; create a key with `charter keys create` to require one",
-      );
-    } else if (!security.tls && !plan.loopbackOnly) {
+    const protectedMode = await decideAuthMode(ctx, config, {
+      loopbackOnly: plan.loopbackOnly,
+      mutualTls: security.mutual,
+      log,
+    });
+    if (!security.tls && !plan.loopbackOnly) {
       log.warn(
         { addresses: plan.addresses },
         "API keys travel in plaintext on a non-loopback address; configure tlsCert and tlsKey",
@@ -100,7 +100,7 @@ export async function startCharter(
     const authentication = authenticationInterceptor(ctx, {
       certificateRoles: security.certificateRoles,
       spiffeRoles: security.spiffeRoles,
-      protectedModeAllowed: protectedMode,
+      ...(protectedMode === undefined ? {} : { protectedMode }),
       ledger: pool.ledger,
     });
     // Aborted at the start of stop(): health turns NOT_SERVING, every call's signal aborts, streams end.

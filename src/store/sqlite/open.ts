@@ -147,6 +147,7 @@ function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined
     ...apiKeys,
     createApiKey: (key) => outsideGroup(() => apiKeys.createApiKey(key)),
     revokeApiKey: (id, at) => outsideGroup(() => apiKeys.revokeApiKey(id, at)),
+    writeMeta: (name, value) => outsideGroup(() => apiKeys.writeMeta(name, value)),
     // The guard's `before` hook (the file identity check) is the whole of it.
     checkIntact: async () => undefined,
   };
