@@ -71,6 +71,7 @@ export async function startCharter(
     ...(options.now ? { now: options.now } : {}),
     ...(options.approvalFeed ? { approvalFeed: options.approvalFeed } : {}),
     warn: (message) => log.warn({ event: "store.warning" }, message),
+    createStore: config.createStore === "if-missing",
   });
   let keyReload: NodeJS.Timeout | undefined;
   const shutdown = new AbortController();
@@ -116,7 +117,7 @@ export async function startCharter(
           interceptors: [
             loggingInterceptor(log),
             ...(telemetry.enabled ? [telemetryInterceptor()] : []),
-            storeIntegrityInterceptor(ctx),
+            storeIntegrityInterceptor(ctx, log),
             authentication,
           ],
           shutdown: shutdown.signal,

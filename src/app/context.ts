@@ -10,7 +10,7 @@ import {
   type PolicySet,
 } from "../authority/index.js";
 import { ConfigError, type CharterConfig } from "../config/config.js";
-import { openStore, type Store } from "../store/index.js";
+import { isStoreIdentityError, openStore, type Store } from "../store/index.js";
 import {
   createGrantVerifier,
   isTokenError,
@@ -63,6 +63,8 @@ export interface AppContextOptions {
   readonly approvalFeed?: Notifier;
   /** Where the store's warnings go; the server passes its logger. Default: `process.emitWarning`. */
   readonly warn?: (message: string) => void;
+  /** Whether a missing store may be created (default true; the server passes what `createStore` / `--init` say). */
+  readonly createStore?: boolean;
 }
 
 /**
@@ -85,6 +87,9 @@ export async function createAppContext(
     ...(config.database === undefined ? {} : { url: config.database }),
     now,
     ...(options.warn === undefined ? {} : { warn: options.warn }),
+    ...(options.createStore === undefined ? {} : { create: options.createStore }),
+  }).catch((err: unknown) => {
+    throw isStoreIdentityError(err) ? new ConfigError(err.message, { cause: err }) : err;
   });
   try {
     const keyStore = sealedKeyStore(store, kek);
