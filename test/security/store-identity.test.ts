@@ -105,7 +105,7 @@ function removeStore(dataDir: string): void {
     rmSync(join(dataDir, f), { force: true });
 }
 
-describe("store identity at start (charter serve as a process)", () => {
+describe("store identity at start (charter serve as a process)", { timeout: 60_000 }, () => {
   it("starts the quick start on a fresh data dir in one command, and records the store id beside the store (0600)", async () => {
     expect(existsSync(BIN), "dist/ is missing: npm run build").toBe(true);
     const dataDir = join(tempDir(), "fresh"); // not even the directory exists
@@ -208,6 +208,43 @@ describe("store identity at start (charter serve as a process)", () => {
       startTestCharter({ dataDir, log: pino({ level: "silent" }) }).then((c) => running.push(c)),
     ).rejects.toThrow(/is not a Charter store \(its SQLite application_id is 42/);
     expect(readFileSync(file).equals(before)).toBe(true);
+  });
+});
+
+describe("protected mode across restarts (charter serve as a process)", { timeout: 60_000 }, () => {
+  it("stays ended after the only key, created and revoked with the CLI, is gone", async () => {
+    const dataDir = tempDir();
+    const config = join(ROOT, "fixtures/charter.yaml");
+    expect((await serve(dataDir)).stderr).toContain("ISSUED");
+    const created = await runCapture([
+      "keys",
+      "create",
+      "--config",
+      config,
+      "--data-dir",
+      dataDir,
+      "--principal",
+      "ops",
+      "--role",
+      "admin",
+    ]);
+    expect(created.code).toBe(0);
+    const id = /created (key_\w+)/.exec(created.err)?.[1] ?? "";
+    const revoked = await runCapture([
+      "keys",
+      "revoke",
+      id,
+      "--config",
+      config,
+      "--data-dir",
+      dataDir,
+    ]);
+    expect(revoked.code).toBe(0);
+    const after = await serve(dataDir);
+    expect(after.stderr).toMatch(/REFUSED 16 UNAUTHENTICATED/);
+    expect(after.stdout).toContain(
+      "protected mode ended when this store's first API key was created",
+    );
   });
 });
 
