@@ -4,8 +4,11 @@ import { StoreError } from "../port.js";
 /**
  * Watches the files a SQLite connection opened, so that a store file deleted, replaced or
  * truncated under a running process is noticed instead of served from: better-sqlite3 keeps
- * reading and writing an unlinked inode without complaint. `check()` runs before every store
- * operation: one `stat` of the database file and one of its WAL, at most once per turn of the
+ * reading and writing an unlinked inode without complaint. With `header`, a file overwritten in
+ * place (same inode) by another store, or by anything but a Charter store, is noticed too: its
+ * SQLite header's `application_id` and `user_version` (32 bits of the store id) are read back.
+ * `check()` runs before every store operation: one `stat` of the database file, a 12-byte read
+ * of its header and one `stat` of its WAL, at most once per turn of the
  * event loop (an Authorize makes three or four store operations in the turn it arrives in; a
  * change is seen by the first operation of the next turn). Once a change is seen the store stays
  * failed (UNAVAILABLE) until it is reopened.
