@@ -19,7 +19,9 @@ import Database from "better-sqlite3";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { createCharterClients } from "../../src/client/index.js";
+import { openStore } from "../../src/store/index.js";
 import { runCapture } from "../support/cli.js";
+import { describePostgres, testSchema } from "../support/postgres.js";
 import { startTestCharter, type TestCharter } from "../support/charter-server.js";
 
 // Store identity (issue 22, finding 11): a store that vanished, was replaced by another Charter
@@ -277,5 +279,28 @@ describe("a store overwritten in place while serving", () => {
         msg: expect.stringContaining("the store is no longer the one opened") as unknown,
       }),
     );
+  });
+});
+
+describePostgres("store identity on PostgreSQL", () => {
+  it("refuses a database whose store id is not the data dir's id file, and leaves the id file as it was", async () => {
+    const dataDir = tempDir();
+    const a = testSchema("identity_a");
+    const b = testSchema("identity_b");
+    try {
+      await (await openStore({ dataDir, url: a.url })).close();
+      const id = readFileSync(join(dataDir, "charter.db.id"), "utf8").trim();
+      expect(id).toMatch(/^[0-9a-f]{32}$/);
+      await (await openStore({ dataDir, url: a.url })).close();
+      await expect(openStore({ dataDir, url: b.url })).rejects.toThrow(
+        new RegExp(
+          `is not the store this data dir was serving: its id is \\(none\\), .* says ${id}`,
+        ),
+      );
+      expect(readFileSync(join(dataDir, "charter.db.id"), "utf8").trim()).toBe(id);
+    } finally {
+      await a.drop();
+      await b.drop();
+    }
   });
 });
