@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { StoreError } from "./port.js";
 
@@ -46,11 +46,9 @@ export function readStoreIdFile(idFile: string): string | undefined {
   return readFileSync(idFile, "utf8").trim();
 }
 
-/** Writes the id file (0600; its directory 0700 when missing). */
+/** Writes the id file (0600); never creates a directory (the data dir is prepared before the store opens). */
 export function writeStoreIdFile(idFile: string, id: string): void {
-  const dir = dirname(idFile);
-  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
-  writeFileSync(idFile, `${id}\n`, { mode: 0o600 });
+  if (existsSync(dirname(idFile))) writeFileSync(idFile, `${id}\n`, { mode: 0o600 });
 }
 
 /** Whether a SQLite store file holds a database (an empty file is none: SQLite would make a new one in it). */
