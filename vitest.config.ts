@@ -22,6 +22,7 @@ export const E2E_FILES = [
   "test/polyglot/python-client.test.ts",
   "test/scripts/check-commit-subjects.test.ts",
   "test/security/data-dir.test.ts",
+  "test/security/store-identity.test.ts",
   "test/server/buf-curl.test.ts",
   "test/server/shutdown.test.ts",
   "test/store/postgres-required.test.ts",

@@ -8,6 +8,7 @@ import {
   type RefusalTally,
 } from "../authority/index.js";
 import { ConfigError, type CharterConfig } from "../config/config.js";
+import { decideAuthMode } from "./auth-mode.js";
 import { authenticationInterceptor } from "../server/authentication.js";
 import { HEALTH_FILE, createHealth } from "../server/health.js";
 import { storeIntegrityInterceptor } from "../server/store-integrity.js";
@@ -78,6 +79,7 @@ export async function startCharter(
     ...(options.approvalFeed ? { approvalFeed: options.approvalFeed } : {}),
     warn: (message) => log.warn({ event: "store.warning" }, message),
     error: (message) => log.error({ event: "audit.witness_failed" }, message),
+    createStore: config.createStore === "if-missing",
   });
   let keyReload: NodeJS.Timeout | undefined;
   let refusals: RefusalTally | undefined;
@@ -92,13 +94,12 @@ export async function startCharter(
     telemetry = await startProcessTelemetry(config, ctx, log, options.worker);
     const keys = await hasApiKeys(ctx);
     checkExposure(config.listen, plan, { keys, mutualTls: security.mutual });
-    const protectedMode = plan.loopbackOnly && !security.mutual;
-    if (protectedMode && !keys) {
-      log.warn(
-        { addresses: plan.addresses },
-        "protected mode: no API key or client certificate authority is configured, so Charter serves loopback only and every local caller acts as admin; create a key with `charter keys create` to require one",
-      );
-    } else if (!security.tls && !plan.loopbackOnly) {
+    const protectedMode = await decideAuthMode(ctx, config, {
+      loopbackOnly: plan.loopbackOnly,
+      mutualTls: security.mutual,
+      log,
+    });
+    if (!security.tls && !plan.loopbackOnly) {
       log.warn(
         { addresses: plan.addresses },
         "API keys travel in plaintext on a non-loopback address; configure tlsCert and tlsKey",
@@ -122,7 +123,7 @@ export async function startCharter(
     const authentication = authenticationInterceptor(ctx, {
       certificateRoles: security.certificateRoles,
       spiffeRoles: security.spiffeRoles,
-      protectedModeAllowed: protectedMode,
+      ...(protectedMode === undefined ? {} : { protectedMode }),
       ledger: pool.ledger,
       refusals,
     });
@@ -139,7 +140,7 @@ export async function startCharter(
           interceptors: [
             loggingInterceptor(log),
             ...(telemetry.enabled ? [telemetryInterceptor()] : []),
-            storeIntegrityInterceptor(ctx),
+            storeIntegrityInterceptor(ctx, log),
             authentication,
           ],
           shutdown: shutdown.signal,

@@ -48,7 +48,12 @@ export class WorkerStartError extends Error {
  * sees an approval decided through another at once.
  */
 export async function startCluster(config: CharterConfig, log: Logger): Promise<RunningCluster> {
-  await (await createAppContext(config, { tokenCacheSize: 1 })).close();
+  await (
+    await createAppContext(config, {
+      tokenCacheSize: 1,
+      createStore: config.createStore === "if-missing",
+    })
+  ).close();
   const metrics: MetricsEndpoint | undefined =
     config.metricsListen === ""
       ? undefined

@@ -12,7 +12,7 @@ import {
   type PolicySet,
 } from "../authority/index.js";
 import { ConfigError, type CharterConfig } from "../config/config.js";
-import { openStore, type Store } from "../store/index.js";
+import { isStoreIdentityError, openStore, type Store } from "../store/index.js";
 import {
   createGrantVerifier,
   isTokenError,
@@ -72,6 +72,8 @@ export interface AppContextOptions {
   readonly warn?: (message: string) => void;
   /** Where a failed audit witness delivery is reported; the server logs it at error. Default: `process.emitWarning`. */
   readonly error?: (message: string) => void;
+  /** Whether a missing store may be created (default true; the server passes what `createStore` / `--init` say). */
+  readonly createStore?: boolean;
 }
 
 /**
@@ -102,6 +104,9 @@ export async function createAppContext(
     ...(config.database === undefined ? {} : { url: config.database }),
     now,
     ...(options.warn === undefined ? {} : { warn: options.warn }),
+    ...(options.createStore === undefined ? {} : { create: options.createStore }),
+  }).catch((err: unknown) => {
+    throw isStoreIdentityError(err) ? new ConfigError(err.message, { cause: err }) : err;
   });
   try {
     const keyStore = sealedKeyStore(store, kek);

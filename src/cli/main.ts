@@ -16,6 +16,7 @@ import {
   KEYS_USAGE,
   MCP_GATEWAY_USAGE,
   SERVE_USAGE,
+  INIT_USAGE,
   VALIDATE_USAGE,
 } from "./usage.js";
 
@@ -28,6 +29,11 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     summary: "serve the gRPC API (loopback only until an API key or mutual TLS is configured)",
     usage: SERVE_USAGE,
     run: async (args, io) => (await import("./commands/serve.js")).serveCommand(args, io),
+  },
+  init: {
+    summary: "create a new, empty store on the data dir (refused when one is there)",
+    usage: INIT_USAGE,
+    run: async (args, io) => (await import("./commands/init.js")).initCommand(args, io),
   },
   issue: {
     summary: "compose a grant for --profile and print its token",

@@ -18,10 +18,16 @@ export const CONFIG_FLAGS_USAGE = `${configFlagsUsage()}
   ${CLIENT_COMMANDS.join(", ")}: ${clientFlags}
     (${clientEnv}); CHARTER_TOKEN stands in for --token`;
 
-export const SERVE_USAGE = `charter serve [--workers N]
+export const SERVE_USAGE = `charter serve [--workers N] [--init]
   serves the gRPC API until SIGTERM or SIGINT (SIGHUP reloads catalog and policy); loopback only
   until an API key or mutual TLS is configured
-  --workers N   server processes (default: one per core; 1 = a single process; CHARTER_WORKERS)`;
+  --workers N   server processes (default: one per core; 1 = a single process; CHARTER_WORKERS)
+  --init        create the store when there is none (as createStore: if-missing)`;
+
+export const INIT_USAGE = `charter init
+  creates a new, empty store on the data dir (or the database), with its id and a signing key;
+  refuses when a store is there already. After a store was lost: starts anew (a new store id and
+  new signing keys: tokens, grants, API keys and the audit log of the old store are gone)`;
 
 export const ISSUE_USAGE = `charter issue --profile P [--subject S] [--owner O] [--purpose TEXT] [--action ID]...
              [--ttl SECONDS] [--shadow] [--json] [--server HOST:PORT [--api-key KEY]]

@@ -1,7 +1,6 @@
 import {
   auditRefusedCall,
   authenticateApiKey,
-  hasApiKeys,
   isRole,
   type AuthorityContext,
   type Principal,
@@ -24,12 +23,11 @@ export interface AuthenticationOptions {
   /** Client certificate SPIFFE ID -> roles (`src/server/spiffe.ts`); an ID not covered is refused. */
   readonly spiffeRoles: SpiffeRoles;
   /**
-   * True when the server listens on loopback only and has no client CA: then, while the store
-   * holds no active API key (protected mode), a call without credentials acts as the local
-   * operator (`admin`). Asked of the store at most once per turn of the event loop, so the first
-   * key created ends protected mode from the next turn on.
+   * Whether a call without credentials acts as the local operator (`admin`) now: protected mode
+   * (`auth: none`, `src/app/auth-mode.ts`), which the store's first API key ends for good. Asked
+   * at most once per turn of the event loop. Absent (`auth: keys`): such a call is refused.
    */
-  readonly protectedModeAllowed: boolean;
+  readonly protectedMode?: () => Promise<boolean>;
   /**
    * Told which connections have had a call pass authentication, so that they are no longer
    * pre-auth (`createConnectionPool`). In protected mode every local caller is the local
@@ -50,7 +48,8 @@ export const LOCAL_OPERATOR: Principal = {
   protectedMode: true,
 };
 
-const UNAUTHENTICATED = "a valid API key is required (metadata authorization: Bearer <key>)";
+const UNAUTHENTICATED =
+  "a valid API key is required (metadata authorization: Bearer <key>); an operator creates one on the server's data dir with `charter keys create --principal NAME --role ROLE`";
 
 /**
  * Authenticates the caller and enforces the RPC's access rule (`src/server/access.ts`) before
@@ -63,7 +62,8 @@ export function authenticationInterceptor(
   ctx: Pick<AuthorityContext, "store" | "now" | "audit">,
   options: AuthenticationOptions,
 ): Interceptor {
-  const keysExist = oncePerTurn(() => hasApiKeys(ctx));
+  const inProtectedMode =
+    options.protectedMode === undefined ? async () => false : oncePerTurn(options.protectedMode);
   const ledger = options.ledger;
   const unauthenticated = (refusal: UnauthenticatedRefusal): Promise<void> =>
     options.refusals
@@ -74,12 +74,12 @@ export function authenticationInterceptor(
     if (access === undefined)
       throw new RpcError("PERMISSION_DENIED", `${call.method.name} has no access rule`);
     if (access.kind !== "roles") {
-      if (ledger && call.peer !== undefined && options.protectedModeAllowed && !(await keysExist()))
+      if (ledger && call.peer !== undefined && (await inProtectedMode()))
         ledger.authenticated(call.peer);
       return next(request, call);
     }
     const header = call.metadata.get("authorization");
-    const caller = await identify(ctx, call, header, options, keysExist);
+    const caller = await identify(ctx, call, header, options, inProtectedMode);
     if (caller !== undefined && isSvidRefusal(caller)) {
       await unauthenticated({
         peer: call.peer,
@@ -137,7 +137,7 @@ async function identify(
   call: CallContext,
   header: ReturnType<CallContext["metadata"]["get"]>,
   options: AuthenticationOptions,
-  keysExist: () => Promise<boolean>,
+  inProtectedMode: () => Promise<boolean>,
 ): Promise<Principal | SvidRefusal | undefined> {
   if (header.length > 0) {
     if (header.length !== 1 || typeof header[0] !== "string") return undefined;
@@ -154,7 +154,7 @@ async function identify(
     );
     return { principal: cert.subjectCommonName, roles };
   }
-  if (options.protectedModeAllowed && !(await keysExist())) return LOCAL_OPERATOR;
+  if (await inProtectedMode()) return LOCAL_OPERATOR;
   return undefined;
 }
 

@@ -4,3 +4,10 @@ export * from "./port.js";
 export { openSqliteStore, type SqliteStoreOptions } from "./sqlite/open.js";
 export { openPostgresStore, type PostgresStoreOptions } from "./postgres/open.js";
 export { DEFAULT_RETRY, isRetryable, retrying, type RetryOptions } from "./postgres/retry.js";
+export {
+  isStoreIdentityError,
+  StoreIdentityError,
+  storeIdFile,
+  readStoreIdFile,
+  sqliteStorePresent,
+} from "./store-identity.js";

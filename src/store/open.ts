@@ -4,6 +4,7 @@ import { isSharedStoreUrl, storeUrlScheme } from "./database-url.js";
 import { StoreError, type Store } from "./port.js";
 import { openPostgresStore } from "./postgres/open.js";
 import { openSqliteStore } from "./sqlite/open.js";
+import { reconcileStoreId, STORE_ID_META } from "./store-identity.js";
 
 /** Where Charter's store is and how to open it. */
 export interface OpenStoreOptions {
@@ -16,6 +17,8 @@ export interface OpenStoreOptions {
   readonly busyTimeoutMs?: number;
   /** Where the store's warnings go (the embedded store's WAL checkpointer). Default: `process.emitWarning`. */
   readonly warn?: (message: string) => void;
+  /** Whether a missing SQLite store may be created (default true; see `src/store/store-identity.ts`). */
+  readonly create?: boolean;
 }
 
 /**
@@ -28,16 +31,33 @@ export interface OpenStoreOptions {
  */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
   const file = sqliteStoreFile(options);
-  if (file === undefined)
-    return openPostgresStore({
+  if (file === undefined) {
+    const store = await openPostgresStore({
       url: options.url ?? "",
       ...(options.now === undefined ? {} : { now: options.now }),
     });
+    // The store id lives in the database; the data dir's id file says which database it served.
+    try {
+      await reconcileStoreId(
+        {
+          read: () => store.readMeta(STORE_ID_META),
+          write: (id) => store.writeMeta(STORE_ID_META, id),
+        },
+        join(options.dataDir, "charter.db.id"),
+        "the PostgreSQL store",
+      );
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+    return store;
+  }
   return openSqliteStore({
     file,
     ...(options.now === undefined ? {} : { now: options.now }),
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
     ...(options.warn === undefined ? {} : { warn: options.warn }),
+    ...(options.create === undefined ? {} : { create: options.create }),
   });
 }
 

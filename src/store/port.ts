@@ -263,8 +263,22 @@ export interface ApiKeyStore {
   revokeApiKey(id: string, at: number): Promise<void>;
   /** The key whose secret hashes to `secretHash`, revoked or not; undefined when none. */
   findApiKeyByHash(secretHash: string): Promise<StoredApiKey | undefined>;
-  /** Whether any key is unrevoked: without one, the server runs in protected mode. */
+  /** Whether any key is unrevoked. */
   hasActiveApiKey(): Promise<boolean>;
+  /**
+   * Whether this store ever held an API key: set, in the same write, by the first createApiKey
+   * and never cleared (revoking every key leaves it set). `auth: none` is protected mode only
+   * while it is false (`src/app/auth-mode.ts`).
+   */
+  protectedModeEnded(): Promise<boolean>;
+}
+
+/** What the store records of itself (table `store_meta`): its id, the last authentication mode it was served in. */
+export interface StoreMetaStore {
+  /** The value recorded under `name`; undefined when none. */
+  readMeta(name: string): Promise<string | undefined>;
+  /** Records `value` under `name`, replacing what was there. */
+  writeMeta(name: string, value: string): Promise<void>;
 }
 
 /** What a store is, for the layers that order their work around it. */
@@ -287,7 +301,8 @@ export interface Store
     RunStore,
     ApprovalStore,
     AuditStore,
-    ApiKeyStore {
+    ApiKeyStore,
+    StoreMetaStore {
   readonly traits: StoreTraits;
   /**
    * Calls `listener` with how many audit records this process appended, after the unit of work

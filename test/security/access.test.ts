@@ -169,7 +169,8 @@ describe("refusals say nothing about what exists", () => {
     expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
     expect(answers[0]).toEqual({
       code: status.UNAUTHENTICATED,
-      details: "a valid API key is required (metadata authorization: Bearer <key>)",
+      details:
+        "a valid API key is required (metadata authorization: Bearer <key>); an operator creates one on the server's data dir with `charter keys create --principal NAME --role ROLE`",
     });
   });
 });

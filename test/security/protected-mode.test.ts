@@ -105,6 +105,105 @@ describe("protected mode (no API key, no mutual TLS)", () => {
   });
 });
 
+/** The log lines at warn, parsed. */
+function warnings(lines: readonly string[]): { msg: string; level: number }[] {
+  return lines
+    .map((l) => JSON.parse(l) as { msg: string; level: number })
+    .filter((l) => l.level === 40);
+}
+
+describe("auth: none — protected mode is a choice, and the first key ends it for good", () => {
+  it("leaves anonymous callers UNAUTHENTICATED after the last key is revoked, also after a restart", async () => {
+    const c = config({ auth: "none" });
+    const lines: string[] = [];
+    const charter = await start(c, lines);
+    await expect(charter.clients.grants.issueGrant(issue)).resolves.toBeDefined();
+    const { key } = await createApiKey(charter.server.context, {
+      principal: "ops",
+      roles: ["issuer"],
+    });
+    await expect(charter.clients.grants.issueGrant(issue)).rejects.toMatchObject({
+      code: status.UNAUTHENTICATED,
+    });
+    await revokeApiKey(charter.server.context, key.id);
+    await new Promise((r) => setImmediate(r));
+    await expect(charter.clients.grants.issueGrant(issue)).rejects.toMatchObject({
+      code: status.UNAUTHENTICATED,
+    });
+    expect(warnings(lines).map((l) => l.msg)).toContainEqual(
+      expect.stringMatching(/^protected mode ended: /),
+    );
+    await charter.stop({ keepData: true });
+    running.splice(running.indexOf(charter), 1);
+
+    const again: string[] = [];
+    const restarted = await start(c, again);
+    await expect(restarted.clients.grants.issueGrant(issue)).rejects.toMatchObject({
+      code: status.UNAUTHENTICATED,
+    });
+    expect(warnings(again).map((l) => l.msg)).toContainEqual(
+      expect.stringMatching(/protected mode ended when this store's first API key was created/),
+    );
+  });
+
+  it("ends protected mode with a key created offline before the server ever started", async () => {
+    const c = config({ auth: "none" });
+    const { id } = await keyOffline(c, ["issuer"]);
+    const ctx = await createAppContext(c);
+    await revokeApiKey(ctx, id);
+    await ctx.close();
+    const charter = await start(c);
+    await expect(charter.clients.grants.issueGrant(issue)).rejects.toMatchObject({
+      code: status.UNAUTHENTICATED,
+    });
+  });
+
+  it("says at start, at warn, that anonymous local callers act as admin", async () => {
+    const lines: string[] = [];
+    await start(config({ auth: "none" }), lines);
+    expect(warnings(lines).map((l) => l.msg)).toContainEqual(
+      expect.stringMatching(/^auth: none — protected mode, anonymous local callers act as admin/),
+    );
+  });
+
+  it.each(["0.0.0.0:0", "192.0.2.10:50051"])(
+    "is refused at start on %s, a non-loopback address",
+    async (listen) => {
+      const c = config({ auth: "none", listen });
+      await keyOffline(c, ["issuer"]);
+      await expect(start(c)).rejects.toThrow(
+        /auth: none .*allowed only on a loopback listen address without tlsClientCa/,
+      );
+    },
+  );
+});
+
+describe("auth: keys", () => {
+  it("refuses anonymous callers with no key in the store, saying how to create one", async () => {
+    const lines: string[] = [];
+    const charter = await start(config({ auth: "keys" }), lines);
+    await expect(charter.clients.grants.issueGrant(issue)).rejects.toMatchObject({
+      code: status.UNAUTHENTICATED,
+      details: expect.stringContaining("charter keys create") as unknown,
+    });
+    expect(warnings(lines).map((l) => l.msg)).toContainEqual(
+      expect.stringMatching(/^auth: keys and no API key exists.*charter keys create/),
+    );
+  });
+
+  it("logs a change of mode between two starts at warn", async () => {
+    const c = config({ auth: "none" });
+    const charter = await start(c);
+    await charter.stop({ keepData: true });
+    running.splice(running.indexOf(charter), 1);
+    const lines: string[] = [];
+    await start({ ...c, auth: "keys" }, lines);
+    expect(warnings(lines).map((l) => l.msg)).toContainEqual(
+      "auth mode changed since this store was last served: none -> keys",
+    );
+  });
+});
+
 describe("with an API key configured", () => {
   it("listens on every interface, and a caller without the key is UNAUTHENTICATED", async () => {
     const c = config({ listen: "0.0.0.0:0" });

@@ -112,6 +112,7 @@ describe("start-up", () => {
     dataDir: tempDir(),
     catalog: join(FIXTURES, "catalog.yaml"),
     policy: join(FIXTURES, "policy.yaml"),
+    createStore: "if-missing",
   });
   const log = pino({ level: "silent" });
 

@@ -421,6 +421,25 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         await expectStoreError(store.createApiKey({ ...a, id: "key_other" }), "CONFLICT");
         await expectStoreError(store.revokeApiKey("key_nope", 1), "NOT_FOUND");
       });
+
+      it("records that protected mode ended with the first key, and keeps it after every key is revoked", async () => {
+        expect(await store.protectedModeEnded()).toBe(false);
+        await store.createApiKey(makeApiKey("key_a"));
+        expect(await store.protectedModeEnded()).toBe(true);
+        await store.revokeApiKey("key_a", 30);
+        expect(await store.hasActiveApiKey()).toBe(false);
+        expect(await store.protectedModeEnded()).toBe(true);
+      });
+    });
+
+    describe("store meta", () => {
+      it("reads what was written, replaces it, and answers undefined for a name never written", async () => {
+        expect(await store.readMeta("auth_mode")).toBeUndefined();
+        await store.writeMeta("auth_mode", "none");
+        expect(await store.readMeta("auth_mode")).toBe("none");
+        await store.writeMeta("auth_mode", "keys");
+        expect(await store.readMeta("auth_mode")).toBe("keys");
+      });
     });
 
     describe("rewrapKey()", () => {
@@ -474,6 +493,9 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         revokeApiKey: (s) => s.revokeApiKey("key_1", 1),
         findApiKeyByHash: (s) => s.findApiKeyByHash("00"),
         hasActiveApiKey: (s) => s.hasActiveApiKey(),
+        protectedModeEnded: (s) => s.protectedModeEnded(),
+        readMeta: (s) => s.readMeta("store_id"),
+        writeMeta: (s) => s.writeMeta("auth_mode", "keys"),
         checkIntact: (s) => s.checkIntact(),
         getBudgetUsage: (s) => s.getBudgetUsage("g"),
         createApprovalOnce: (s) => s.createApprovalOnce(makeApproval("apr_late"), 1),

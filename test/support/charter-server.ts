@@ -29,7 +29,7 @@ export interface TestCharterOptions {
 
 export async function startTestCharter(options: TestCharterOptions = {}): Promise<TestCharter> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "charter-test-"));
-  const config: CharterConfig = {
+  let config: CharterConfig = {
     ...DEFAULTS,
     listen: "127.0.0.1:0",
     dataDir,
@@ -38,6 +38,11 @@ export async function startTestCharter(options: TestCharterOptions = {}): Promis
     logLevel: "silent",
     ...options.config,
   };
+  // Most tests call without a key, as the quick start does: protected mode wherever it is allowed,
+  // unless the test says otherwise; and a fresh data dir gets a new store.
+  if (config.auth === undefined && isLoopbackLiteral(config.listen) && config.tlsClientCa === "")
+    config = { ...config, auth: "none" };
+  config = { ...config, createStore: config.createStore ?? "if-missing" };
   const server = await startCharter(config, {
     log: options.log ?? pino({ level: "silent" }),
     ...(options.now ? { now: options.now } : {}),
@@ -78,4 +83,9 @@ export async function startWithEditablePolicy(prefix: string): Promise<EditableP
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A listen address that is a loopback literal (`127.0.0.1:0`, `[::1]:0`, `localhost:0`). */
+function isLoopbackLiteral(listen: string): boolean {
+  return /^(127\.\d+\.\d+\.\d+|\[::1\]|localhost):\d+$/.test(listen);
 }

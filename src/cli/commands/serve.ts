@@ -6,8 +6,8 @@ import type { CharterConfig } from "../../config/config.js";
 import type { CliIo } from "../io.js";
 import { SERVE_CONFIG_FLAGS, configFrom, parse } from "../options.js";
 
-/** Flags of `charter serve`: the configuration flags, `--workers` among them. */
-const SERVE_FLAGS = SERVE_CONFIG_FLAGS;
+/** Flags of `charter serve`: the configuration flags, `--workers` among them, and `--init`. */
+const SERVE_FLAGS = { ...SERVE_CONFIG_FLAGS, init: { type: "boolean" } } as const;
 
 /**
  * `charter serve`: runs the server until SIGTERM or SIGINT (graceful: in-flight calls finish,
@@ -17,7 +17,11 @@ const SERVE_FLAGS = SERVE_CONFIG_FLAGS;
  */
 export async function serveCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parse(args, SERVE_FLAGS);
-  const config = await configFrom(values, io.env);
+  const { init, ...configFlags } = values;
+  const configured = await configFrom(configFlags, io.env);
+  // --init: a missing store is created (each worker parses the same arguments).
+  const config: CharterConfig =
+    init === true ? { ...configured, createStore: "if-missing" } : configured;
   // One line per call, written off the call's path: buffered and written asynchronously, flushed
   // synchronously when the process exits (pino registers that) and after a graceful stop.
   const log = pino(

@@ -1,8 +1,17 @@
-import { clientRoles, spiffeRoles, text } from "./types.js";
+import { clientRoles, optionalChoice, spiffeRoles, text } from "./types.js";
 import { setting } from "./setting.js";
 
 /** TLS, mutual TLS and the key-encryption key that seals signing keys at rest. */
 export const SECURITY_SETTINGS = {
+  auth: setting({
+    type: optionalChoice(["keys", "none"]),
+    defaultText: "keys",
+    env: "CHARTER_AUTH",
+    description:
+      "`keys`: every caller needs an API key or a client certificate; an anonymous call is refused (create a key offline with `charter keys create`). `none` (protected mode, the quick start's): allowed only on loopback without `tlsClientCa`; anonymous local callers act as admin until the store's first API key is created, which ends protected mode for good (revoking every key does not bring it back)",
+    reload: "restart",
+    optional: true,
+  }),
   tlsCert: setting({
     type: text({ shape: 'file or "" (plaintext)' }),
     default: "",

@@ -1,4 +1,4 @@
-import { address, choice, databaseUrl, integer, text } from "./types.js";
+import { address, choice, optionalChoice, databaseUrl, integer, text } from "./types.js";
 import { setting } from "./setting.js";
 
 /** The levels of the JSON log, most severe first; `silent` logs nothing. */
@@ -26,6 +26,15 @@ export const SERVICE_SETTINGS = {
     description:
       "the embedded store lives at `<dataDir>/charter.db` (SQLite, WAL) with the signing keys; created 0700, its files 0600; a data dir or store file other users can read, or one that cannot be written, stops start-up (exit 78)",
     reload: "restart",
+  }),
+  createStore: setting({
+    type: optionalChoice(["never", "if-missing"]),
+    defaultText: "never",
+    env: "CHARTER_CREATE_STORE",
+    description:
+      "`if-missing`: `charter serve` creates a new store when there is none and no store id file (`<store>.id`) says one was there; `never`: only `charter init` or `charter serve --init` creates one. A store that vanished, was replaced by another or is not Charter's is always refused",
+    reload: "restart",
+    optional: true,
   }),
   database: setting({
     type: databaseUrl(),

@@ -102,6 +102,17 @@ export function choice<const V extends string>(values: readonly V[]): SettingTyp
   };
 }
 
+/** One of `values`, or unset (an optional setting: the code that reads it states what unset means). */
+export function optionalChoice<const V extends string>(
+  values: readonly V[],
+): SettingType<V | undefined> {
+  const one = choice(values);
+  return {
+    shape: one.shape,
+    parse: (value, where) => (value === undefined ? ok(undefined) : one.parse(value, where)),
+  };
+}
+
 /** `true` or `false` (as text from the environment or a flag). */
 export function boolean(): SettingType<boolean> {
   return {

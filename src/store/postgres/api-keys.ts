@@ -1,18 +1,39 @@
 import type pg from "pg";
 import { API_KEY_COLUMNS, apiKeyRow, storedApiKey, type ApiKeyRow } from "../api-key-row.js";
-import { StoreError, type ApiKeyStore } from "../port.js";
+import { StoreError, type ApiKeyStore, type StoreMetaStore } from "../port.js";
+import { inTransaction } from "./transaction.js";
 
 /**
  * The API-key part of the PostgreSQL store: callers' keys, stored only as hashes. Errors are left
  * raw for openPostgresStore to translate. Keys list by creation time, then insertion order.
  */
-export function postgresApiKeyStore(pool: pg.Pool): ApiKeyStore {
+export function postgresApiKeyStore(pool: pg.Pool): ApiKeyStore & StoreMetaStore {
   return {
     async createApiKey(key) {
       const row = apiKeyRow(key);
-      const { rowCount } = await pool.query(
-        `INSERT INTO api_keys (${API_KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-        [row.id, row.principal, row.roles_json, row.secret_hash, row.created_at, row.revoked_at],
+      // The first key ever created ends protected mode, in the same transaction as the key.
+      const rowCount = await inTransaction(
+        pool,
+        async (tx) => {
+          const inserted = await tx.query(
+            `INSERT INTO api_keys (${API_KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+            [
+              row.id,
+              row.principal,
+              row.roles_json,
+              row.secret_hash,
+              row.created_at,
+              row.revoked_at,
+            ],
+          );
+          if (inserted.rowCount !== 0)
+            await tx.query(
+              "INSERT INTO store_meta (name, value) VALUES ('protected_mode_ended', $1) ON CONFLICT DO NOTHING",
+              [String(row.created_at)],
+            );
+          return inserted.rowCount;
+        },
+        { isolation: "read committed" },
       );
       if (rowCount === 0) throw new StoreError("CONFLICT", `api key ${key.id} exists already`);
     },
@@ -42,6 +63,25 @@ export function postgresApiKeyStore(pool: pg.Pool): ApiKeyStore {
         "SELECT EXISTS (SELECT 1 FROM api_keys WHERE revoked_at IS NULL) AS found",
       );
       return rows[0]?.found === true;
+    },
+    async protectedModeEnded() {
+      const { rows } = await pool.query<{ found: boolean }>(
+        "SELECT EXISTS (SELECT 1 FROM store_meta WHERE name = 'protected_mode_ended') AS found",
+      );
+      return rows[0]?.found === true;
+    },
+    async readMeta(name) {
+      const { rows } = await pool.query<{ value: string }>(
+        "SELECT value FROM store_meta WHERE name = $1",
+        [name],
+      );
+      return rows[0]?.value;
+    },
+    async writeMeta(name, value) {
+      await pool.query(
+        "INSERT INTO store_meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
+        [name, value],
+      );
     },
   };
 }

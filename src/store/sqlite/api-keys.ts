@@ -1,12 +1,12 @@
 import type { Database } from "better-sqlite3";
 import { API_KEY_COLUMNS, apiKeyRow, storedApiKey, type ApiKeyRow } from "../api-key-row.js";
-import { StoreError, type ApiKeyStore } from "../port.js";
+import { StoreError, type ApiKeyStore, type StoreMetaStore } from "../port.js";
 
 /**
  * The API-key half of the SQLite store: callers' keys, stored only as hashes. Statements are
  * prepared once, here; errors are left raw for openSqliteStore to translate.
  */
-export function sqliteApiKeyStore(db: Database): ApiKeyStore {
+export function sqliteApiKeyStore(db: Database): ApiKeyStore & StoreMetaStore {
   const insert = db.prepare<[ApiKeyRow], never>(`
     INSERT INTO api_keys (${API_KEY_COLUMNS}) VALUES (@id, @principal, @roles_json, @secret_hash, @created_at, @revoked_at)
     ON CONFLICT DO NOTHING`);
@@ -23,10 +23,25 @@ export function sqliteApiKeyStore(db: Database): ApiKeyStore {
   const active = db.prepare<[], { n: number }>(
     "SELECT EXISTS (SELECT 1 FROM api_keys WHERE revoked_at IS NULL) AS n",
   );
+  const readMeta = db.prepare<[string], { value: string }>(
+    "SELECT value FROM store_meta WHERE name = ?",
+  );
+  const writeMeta = db.prepare<[string, string], never>(
+    "INSERT INTO store_meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+  );
+  // The first key ever created ends protected mode, in the same transaction as the key.
+  const endProtectedMode = db.prepare<[string], never>(
+    "INSERT INTO store_meta (name, value) VALUES ('protected_mode_ended', ?) ON CONFLICT DO NOTHING",
+  );
+  const create = db.transaction((row: ApiKeyRow): number => {
+    const { changes } = insert.run(row);
+    if (changes > 0) endProtectedMode.run(String(row.created_at));
+    return changes;
+  });
 
   return {
     async createApiKey(key) {
-      const { changes } = insert.run(apiKeyRow(key));
+      const changes = create.immediate(apiKeyRow(key));
       if (changes === 0) throw new StoreError("CONFLICT", `api key ${key.id} exists already`);
     },
     async listApiKeys() {
@@ -42,6 +57,15 @@ export function sqliteApiKeyStore(db: Database): ApiKeyStore {
     },
     async hasActiveApiKey() {
       return (active.get()?.n ?? 0) === 1;
+    },
+    async protectedModeEnded() {
+      return readMeta.get("protected_mode_ended") !== undefined;
+    },
+    async readMeta(name) {
+      return readMeta.get(name)?.value;
+    },
+    async writeMeta(name, value) {
+      writeMeta.run(name, value);
     },
   };
 }

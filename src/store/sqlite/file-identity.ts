@@ -1,11 +1,14 @@
-import { statSync } from "node:fs";
+import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { StoreError } from "../port.js";
 
 /**
  * Watches the files a SQLite connection opened, so that a store file deleted, replaced or
  * truncated under a running process is noticed instead of served from: better-sqlite3 keeps
- * reading and writing an unlinked inode without complaint. `check()` runs before every store
- * operation: one `stat` of the database file and one of its WAL, at most once per turn of the
+ * reading and writing an unlinked inode without complaint. With `header`, a file overwritten in
+ * place (same inode) by another store, or by anything but a Charter store, is noticed too: its
+ * SQLite header's `application_id` and `user_version` (32 bits of the store id) are read back.
+ * `check()` runs before every store operation: one `stat` of the database file, a 12-byte read
+ * of its header and one `stat` of its WAL, at most once per turn of the
  * event loop (an Authorize makes three or four store operations in the turn it arrives in; a
  * change is seen by the first operation of the next turn). Once a change is seen the store stays
  * failed (UNAVAILABLE) until it is reopened.
@@ -14,12 +17,18 @@ export interface FileIdentity {
   check(): void;
 }
 
+/** What a Charter store's SQLite header says of it: `application_id` and `user_version` (32 bits of its store id). */
+export interface StoreHeader {
+  readonly applicationId: number;
+  readonly userVersion: number;
+}
+
 interface Seen {
   readonly dev: number;
   readonly ino: number;
 }
 
-export function watchFileIdentity(file: string): FileIdentity {
+export function watchFileIdentity(file: string, header?: StoreHeader): FileIdentity {
   const db = identity(file);
   if (db === undefined)
     throw new StoreError("UNAVAILABLE", `${file}: the database file vanished as it was opened`);
@@ -54,6 +63,11 @@ export function watchFileIdentity(file: string): FileIdentity {
       // Without VACUUM (Charter never runs one) a SQLite file only grows.
       if (now.size < size) fail("the database file was truncated under the running store");
       size = now.size;
+      // Overwritten in place (same inode): another store's id, or not Charter's file at all.
+      if (header !== undefined && !sameHeader(file, header))
+        fail(
+          "the database file was overwritten in place by another store (its application_id or store id changed)",
+        );
       const w = identity(`${file}-wal`);
       if (wal !== undefined && (w === undefined || w.dev !== wal.dev || w.ino !== wal.ino))
         fail("the write-ahead log was deleted or replaced under the running store");
@@ -71,4 +85,21 @@ function identity(path: string): Seen | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Whether the file's SQLite header still carries `header` (bytes 60-63 `user_version`, 68-71 `application_id`). */
+function sameHeader(file: string, header: StoreHeader): boolean {
+  const bytes = Buffer.alloc(12);
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, "r");
+    if (readSync(fd, bytes, 0, 12, 60) !== 12) return false;
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  return (
+    bytes.readInt32BE(0) === header.userVersion && bytes.readInt32BE(8) === header.applicationId
+  );
 }

@@ -251,4 +251,20 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX window_charges_expiry ON window_charges (expires_at);
     `,
   },
+  {
+    version: 9,
+    name: "store-meta",
+    sql: `
+      -- What the store says of itself: its id (written by the code that opens it, once) and
+      -- whether protected mode ended (the first API key ever created: set with it, never cleared).
+      CREATE TABLE store_meta (
+        name  TEXT PRIMARY KEY NOT NULL,
+        value TEXT NOT NULL
+      );
+      -- A store that held a key before this version has left protected mode already.
+      INSERT INTO store_meta (name, value)
+        SELECT 'protected_mode_ended', CAST((SELECT min(created_at) FROM api_keys) AS TEXT)
+        WHERE EXISTS (SELECT 1 FROM api_keys);
+    `,
+  },
 ];

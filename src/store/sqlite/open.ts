@@ -10,7 +10,17 @@ import { sqliteAudit } from "./audit.js";
 import { sqliteBudgets } from "./budgets.js";
 import { sqliteDecisionStore } from "./decisions.js";
 import { toStoreError } from "./errors.js";
-import { watchFileIdentity, type FileIdentity } from "./file-identity.js";
+import { watchFileIdentity, type FileIdentity, type StoreHeader } from "./file-identity.js";
+import {
+  CHARTER_APPLICATION_ID,
+  checkSqliteStoreBeforeOpen,
+  isStoreIdentityError,
+  reconcileStoreId,
+  STORE_ID_META,
+  storeIdFile,
+  storeIdTag,
+  StoreIdentityError,
+} from "../store-identity.js";
 import { sqliteGrantStore } from "./grants.js";
 import { sqliteRuns } from "./runs.js";
 import { createGroupCommit, type LockWait } from "./group-commit.js";
@@ -34,6 +44,11 @@ export interface SqliteStoreOptions {
   readonly now?: () => number;
   /** Where the store's warnings go (the WAL checkpointer's). Default: `process.emitWarning`, code CHARTER_WAL_CHECKPOINT. */
   readonly warn?: (message: string) => void;
+  /**
+   * Whether a missing store file may be created (default true). False: a missing store is
+   * refused (`src/store/store-identity.ts`); a store gone while its id file stays is refused either way.
+   */
+  readonly create?: boolean;
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
@@ -57,8 +72,10 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
   let db: Database.Database | undefined;
   try {
     const onDisk = options.file !== ":memory:";
+    if (onDisk) checkSqliteStoreBeforeOpen(options.file, options.create ?? true);
     if (onDisk) createPrivately(options.file);
     db = new Database(options.file, { timeout: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
+    if (onDisk) refuseForeign(db, options.file);
     db.pragma("journal_mode = WAL");
     // On disk the group commit makes each group durable itself (an fdatasync of the WAL, off the
     // event loop) before any of its units resolves; NORMAL keeps SQLite from flushing in the commit too.
@@ -66,6 +83,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     db.pragma("foreign_keys = ON");
     db.pragma("secure_delete = ON");
     applySqliteMigrations(db, SQLITE_MIGRATIONS, now);
+    const header = onDisk ? await stampIdentity(db, options.file) : undefined;
     if (onDisk)
       for (const f of [options.file, `${options.file}-wal`, `${options.file}-shm`])
         if (existsSync(f)) chmodSync(f, FILE_MODE);
@@ -75,7 +93,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
       lock,
       onDisk
         ? {
-            identity: watchFileIdentity(options.file),
+            identity: watchFileIdentity(options.file, header),
             wal: walFile(`${options.file}-wal`),
             file: options.file,
             ...(options.warn === undefined ? {} : { warn: options.warn }),
@@ -84,6 +102,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     );
   } catch (err) {
     db?.close();
+    if (isStoreIdentityError(err)) throw err;
     if (isStoreError(err))
       throw new StoreError(err.code, `${options.file}: ${err.message}`, { cause: err });
     throw toStoreError(err, `open ${options.file}`);
@@ -148,6 +167,7 @@ function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined
     ...apiKeys,
     createApiKey: (key) => outsideGroup(() => apiKeys.createApiKey(key)),
     revokeApiKey: (id, at) => outsideGroup(() => apiKeys.revokeApiKey(id, at)),
+    writeMeta: (name, value) => outsideGroup(() => apiKeys.writeMeta(name, value)),
     // The guard's `before` hook (the file identity check) is the whole of it.
     checkIntact: async () => undefined,
   };
@@ -189,4 +209,42 @@ function createPrivately(file: string): void {
   const dir = dirname(file);
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: DIR_MODE });
   closeSync(openSync(file, "a", FILE_MODE));
+}
+
+/** Refuses a SQLite database another application made (before anything is written to it). */
+function refuseForeign(db: Database.Database, file: string): void {
+  const id = db.pragma("application_id", { simple: true }) as number;
+  if (id !== 0 && id !== CHARTER_APPLICATION_ID)
+    throw new StoreIdentityError(
+      `${file} is not a Charter store (its SQLite application_id is ${id}, Charter's is ${CHARTER_APPLICATION_ID}); point dataDir or database at a Charter store, or move the file away and run \`charter init\``,
+    );
+}
+
+/**
+ * Gives the store its identity (`reconcileStoreId`): Charter's `application_id` and 32 bits of the
+ * store id as `user_version` in the header, checkpointed into the file so the per-call check
+ * (`watchFileIdentity`) reads them there.
+ */
+async function stampIdentity(db: Database.Database, file: string): Promise<StoreHeader> {
+  const read = db.prepare<[string], { value: string }>(
+    "SELECT value FROM store_meta WHERE name = ?",
+  );
+  const write = db.prepare<[string, string], never>(
+    "INSERT INTO store_meta (name, value) VALUES (?, ?)",
+  );
+  const id = await reconcileStoreId(
+    {
+      read: async () => read.get(STORE_ID_META)?.value,
+      write: async (value) => void write.run(STORE_ID_META, value),
+    },
+    storeIdFile(file),
+    `the store ${file}`,
+  );
+  const header = { applicationId: CHARTER_APPLICATION_ID, userVersion: storeIdTag(id) };
+  if (db.pragma("application_id", { simple: true }) !== header.applicationId)
+    db.pragma(`application_id = ${header.applicationId}`);
+  if (db.pragma("user_version", { simple: true }) !== header.userVersion)
+    db.pragma(`user_version = ${header.userVersion}`);
+  db.pragma("wal_checkpoint(TRUNCATE)");
+  return header;
 }
