@@ -464,7 +464,10 @@ function loggedStatuses(file: string): Record<string, number> {
 
 function spawnLogged(command: string, args: string[], logFile: string): ChildProcess {
   const fd = openSync(logFile, "w");
-  const child = spawn(command, args, { stdio: ["ignore", fd, fd] });
+  // The quick start's choices (protected mode on loopback, a store made on first start), as
+  // environment variables: a baseline checkout from before these settings ignores them.
+  const env = { ...process.env, CHARTER_AUTH: "none", CHARTER_CREATE_STORE: "if-missing" };
+  const child = spawn(command, args, { stdio: ["ignore", fd, fd], env });
   closeSync(fd);
   return child;
 }
