@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import {
   chmodSync,
   closeSync,
@@ -23,13 +22,13 @@ import { openStore } from "../../src/store/index.js";
 import { runCapture } from "../support/cli.js";
 import { describePostgres, testSchema } from "../support/postgres.js";
 import { startTestCharter, type TestCharter } from "../support/charter-server.js";
+import { ServeExited, serveProcess, type ServedProcess } from "../support/serve-process.js";
 
 // Store identity (issue 22, finding 11): a store that vanished, was replaced by another Charter
 // store or is not Charter's is refused at start unless told to start anew (`charter init`), and a
 // store overwritten in place while serving fails every call UNAVAILABLE.
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-const BIN = join(ROOT, "dist", "cli", "bin.js");
 const dirs: string[] = [];
 const running: TestCharter[] = [];
 afterEach(async () => {
@@ -55,51 +54,38 @@ interface Served {
  * `charter serve` as the quick start runs it (fixtures/charter.yaml), on an ephemeral port: once
  * it listens, one IssueGrant, then SIGTERM. Answers how it exited and what it printed.
  */
-function serve(dataDir: string, extra: readonly string[] = [], config = "fixtures/charter.yaml") {
-  return new Promise<Served>((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [
-        BIN,
-        "serve",
-        "--config",
-        config,
-        "--listen",
-        "127.0.0.1:0",
-        "--data-dir",
-        dataDir,
-        ...extra,
-      ],
-      {
-        cwd: ROOT,
-        stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, CHARTER_WORKERS: "1" },
-      },
-    );
-    let stderr = "";
-    let stdout = "";
-    let asked = false;
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-      const m = /charter listening on (\S+)/.exec(stderr);
-      if (m && !asked) {
-        asked = true;
-        const clients = createCharterClients({ address: m[1] as string });
-        void clients.grants
-          .issueGrant(issue)
-          .then(
-            () => (stderr += "\nISSUED\n"),
-            (err: unknown) => (stderr += `\nREFUSED ${(err as Error).message}\n`),
-          )
-          .finally(() => {
-            clients.close();
-            child.kill("SIGTERM");
-          });
-      }
+async function serve(
+  dataDir: string,
+  extra: readonly string[] = [],
+  config = "fixtures/charter.yaml",
+): Promise<Served> {
+  let served: ServedProcess;
+  try {
+    served = await serveProcess({
+      config,
+      dataDir,
+      args: extra,
+      env: { CHARTER_WORKERS: "1" },
+      keepStdout: true,
     });
-    child.on("exit", (code) => resolve({ code, stderr, stdout }));
-  });
+  } catch (err) {
+    if (err instanceof ServeExited)
+      return { code: err.code, stderr: err.stderr, stdout: err.stdout };
+    throw err;
+  }
+  const clients = createCharterClients({ address: served.address });
+  let said: string;
+  try {
+    await clients.grants.issueGrant(issue);
+    said = "ISSUED";
+  } catch (err) {
+    said = `REFUSED ${(err as Error).message}`;
+  } finally {
+    clients.close();
+  }
+  served.signal("SIGTERM");
+  const { code } = await served.exited;
+  return { code, stderr: `${served.stderr()}\n${said}\n`, stdout: served.stdout() };
 }
 
 function removeStore(dataDir: string): void {
@@ -109,7 +95,6 @@ function removeStore(dataDir: string): void {
 
 describe("store identity at start (charter serve as a process)", { timeout: 60_000 }, () => {
   it("starts the quick start on a fresh data dir in one command, and records the store id beside the store (0600)", async () => {
-    expect(existsSync(BIN), "dist/ is missing: npm run build").toBe(true);
     const dataDir = join(tempDir(), "fresh"); // not even the directory exists
     const first = await serve(dataDir);
     expect(first.stderr).toContain("ISSUED");

@@ -10,9 +10,11 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 export const CHARTER_BIN = join(ROOT, "dist", "cli", "bin.js");
 
 export interface ServeOptions {
+  /** The configuration file (`--config`); default the demo's, fixtures/charter.yaml. */
+  readonly config?: string;
   /** The data dir (`--data-dir`). */
   readonly dataDir: string;
-  /** Flags after the defaults (`--config fixtures/charter.yaml --listen 127.0.0.1:0 --data-dir …`). */
+  /** Flags after the defaults (`--config … --listen 127.0.0.1:0 --data-dir …`). */
   readonly args?: readonly string[];
   /** Added to this process's environment. */
   readonly env?: Readonly<Record<string, string>>;
@@ -38,9 +40,21 @@ export interface ServedProcess {
   readonly kill: () => Promise<void>;
 }
 
+/** `charter serve` ended before it listened (a refused start): how, and what it printed. */
+export class ServeExited extends Error {
+  constructor(
+    readonly code: number | null,
+    readonly signal: NodeJS.Signals | null,
+    readonly stdout: string,
+    readonly stderr: string,
+  ) {
+    super(`charter serve exited with ${String(code ?? signal)}: ${stderr}`);
+  }
+}
+
 /**
- * Starts `charter serve` and answers once it listens; rejects with its stderr if it exits first,
- * or if it has not listened within `timeoutMs`.
+ * Starts `charter serve` and answers once it listens; rejects with `ServeExited` if it exits
+ * first, or with an Error if it has not listened within `timeoutMs`.
  */
 export async function serveProcess(
   options: ServeOptions,
@@ -53,7 +67,7 @@ export async function serveProcess(
       CHARTER_BIN,
       "serve",
       "--config",
-      "fixtures/charter.yaml",
+      options.config ?? "fixtures/charter.yaml",
       "--listen",
       "127.0.0.1:0",
       "--data-dir",
@@ -88,7 +102,7 @@ export async function serveProcess(
     child.stderr?.on("data", look);
     void exited.then(({ code, signal }) => {
       clearTimeout(timer);
-      reject(new Error(`charter serve exited with ${String(code ?? signal)}: ${err}`));
+      reject(new ServeExited(code, signal, out, err));
     });
   });
   return {
