@@ -1,4 +1,4 @@
-import { Server, type ConnectionInjector } from "@grpc/grpc-js";
+import { Server } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import {
   createRefusalTally,
@@ -7,7 +7,7 @@ import {
   type Notifier,
   type RefusalTally,
 } from "../authority/index.js";
-import { ConfigError, type CharterConfig } from "../config/config.js";
+import type { CharterConfig } from "../config/config.js";
 import { decideAuthMode } from "./auth-mode.js";
 import { authenticationInterceptor } from "../server/authentication.js";
 import { HEALTH_FILE, createHealth } from "../server/health.js";
@@ -16,16 +16,13 @@ import { loggingInterceptor } from "../server/logging.js";
 import { guardedConnectionInjector, requestFramingInterceptor } from "../server/request-framing.js";
 import { telemetryInterceptor } from "../server/telemetry.js";
 import { requestLimits, serverOptions } from "./limits.js";
-import { listenCapped, type CappedListener } from "./listener.js";
-import {
-  createConnectionPool,
-  type ConnectionPool,
-  type ConnectionStats,
-} from "./connection-pool.js";
+import { bindAll } from "./listener.js";
+import { startHousekeeping } from "./housekeeping.js";
+import { createConnectionPool, type ConnectionStats } from "./connection-pool.js";
 import { addReflection } from "../server/reflection.js";
 import { CONTRACT_FILES, charterServices } from "../server/services.js";
 import { createAppContext, type AppContext } from "./context.js";
-import { planListen, type ListenPlan } from "./listen.js";
+import { checkExposure, planListen } from "./listen.js";
 import { startProcessTelemetry, type ProcessTelemetry } from "./telemetry.js";
 import { transportSecurity } from "./tls.js";
 
@@ -254,89 +251,6 @@ export async function startCharter(
     await ctx.close();
     throw err;
   }
-}
-
-/**
- * Protected mode: without an API key and without mutual TLS nobody can be told apart, so the
- * server serves loopback only; asked for any other address (judged by the addresses it resolves
- * to, not the name) it refuses to start.
- */
-function checkExposure(
-  listen: string,
-  plan: ListenPlan,
-  auth: { readonly keys: boolean; readonly mutualTls: boolean },
-): void {
-  if (plan.loopbackOnly || auth.keys || auth.mutualTls) return;
-  const resolved = plan.addresses.join(", ") === plan.host ? "" : ` (${plan.addresses.join(", ")})`;
-  throw new ConfigError(
-    `refusing to listen on ${listen}${resolved}: no API key and no client certificate authority is configured, so Charter serves only on loopback (127.0.0.1, ::1); create an API key (charter keys create) or configure mutual TLS (tlsClientCa) to listen elsewhere`,
-  );
-}
-
-/**
- * Listens on every planned address (literally, so nothing is resolved again), all admitted by
- * one connection pool, and hands the connections to grpc-js through one injector (so TLS, when
- * configured, is the injector's). With port 0 the first listener picks the port and the others
- * reuse it; a second address that fails (IPv6 off, say) is logged and skipped.
- */
-async function bindAll(
-  injector: ConnectionInjector,
-  plan: ListenPlan,
-  pool: ConnectionPool,
-  log: Logger,
-): Promise<{ port: number; address: string; listeners: CappedListener[] }> {
-  const bracket = (a: string) => (a.includes(":") ? `[${a}]` : a);
-  const [first, ...rest] = plan.addresses as [string, ...string[]];
-  const listeners = [await listenCapped(injector, first, plan.port, pool)];
-  const port = (listeners[0] as CappedListener).port;
-  for (const address of rest) {
-    await listenCapped(injector, address, port, pool).then(
-      (l) => listeners.push(l),
-      (err: unknown) =>
-        log.warn(
-          { address, err: { message: (err as Error).message } },
-          "could not bind one of the listen addresses",
-        ),
-    );
-  }
-  return { port, address: `${bracket(first)}:${port}`, listeners };
-}
-
-/** How often pending approvals past their time are recorded expired (so watchers see it). */
-export const EXPIRY_SWEEP_MS = 1000;
-
-/**
- * The server's timers: approvals whose time ran out are recorded `expired` every second (and
- * watchers woken), and the audit chain head is checkpointed every `auditCheckpointSeconds` when
- * records were added. `stop` ends both and signs a last checkpoint.
- */
-function startHousekeeping(
-  ctx: AppContext,
-  config: CharterConfig,
-  log: Logger,
-): { stop(): Promise<void> } {
-  const failed = (what: string) => (err: unknown) =>
-    log.warn({ err: { message: (err as Error).message } }, `${what} failed; retrying later`);
-  const sweep = setInterval(() => {
-    ctx.store
-      .expireApprovals(ctx.now())
-      .then((n) => {
-        if (n > 0) ctx.approvalFeed.notify();
-      })
-      .catch(failed("expiring approvals"));
-  }, EXPIRY_SWEEP_MS);
-  const checkpoint = setInterval(() => {
-    ctx.audit.checkpoint().catch(failed("audit checkpoint"));
-  }, config.auditCheckpointSeconds * 1000);
-  sweep.unref();
-  checkpoint.unref();
-  return {
-    async stop() {
-      clearInterval(sweep);
-      clearInterval(checkpoint);
-      await ctx.audit.checkpoint().catch(failed("final audit checkpoint"));
-    },
-  };
 }
 
 /** Graceful shutdown: no new calls, in-flight calls finish; past the grace period, cancel them. */

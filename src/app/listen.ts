@@ -52,3 +52,20 @@ export function isLoopbackAddress(address: string): boolean {
   if (isIP(address) !== 6) return false;
   return /^(0{0,4}:){2,7}0{0,3}1$/.test(address.toLowerCase()) || address === "::1";
 }
+
+/**
+ * Protected mode: without an API key and without mutual TLS nobody can be told apart, so the
+ * server serves loopback only; asked for any other address (judged by the addresses it resolves
+ * to, not the name) it refuses to start.
+ */
+export function checkExposure(
+  listen: string,
+  plan: ListenPlan,
+  auth: { readonly keys: boolean; readonly mutualTls: boolean },
+): void {
+  if (plan.loopbackOnly || auth.keys || auth.mutualTls) return;
+  const resolved = plan.addresses.join(", ") === plan.host ? "" : ` (${plan.addresses.join(", ")})`;
+  throw new ConfigError(
+    `refusing to listen on ${listen}${resolved}: no API key and no client certificate authority is configured, so Charter serves only on loopback (127.0.0.1, ::1); create an API key (charter keys create) or configure mutual TLS (tlsClientCa) to listen elsewhere`,
+  );
+}

@@ -1,6 +1,8 @@
 import { createServer, type Server as NetServer } from "node:net";
 import type { ConnectionInjector } from "@grpc/grpc-js";
+import type { Logger } from "pino";
 import type { ConnectionPool } from "./connection-pool.js";
+import type { ListenPlan } from "./listen.js";
 
 /** A TCP listener that hands its connections to grpc-js, admitted by a connection pool. */
 export interface CappedListener {
@@ -51,4 +53,33 @@ export function listenCapped(
       });
     });
   });
+}
+
+/**
+ * Listens on every planned address (literally, so nothing is resolved again), all admitted by
+ * one connection pool, and hands the connections to grpc-js through one injector (so TLS, when
+ * configured, is the injector's). With port 0 the first listener picks the port and the others
+ * reuse it; a second address that fails (IPv6 off, say) is logged and skipped.
+ */
+export async function bindAll(
+  injector: ConnectionInjector,
+  plan: ListenPlan,
+  pool: ConnectionPool,
+  log: Logger,
+): Promise<{ port: number; address: string; listeners: CappedListener[] }> {
+  const bracket = (a: string) => (a.includes(":") ? `[${a}]` : a);
+  const [first, ...rest] = plan.addresses as [string, ...string[]];
+  const listeners = [await listenCapped(injector, first, plan.port, pool)];
+  const port = (listeners[0] as CappedListener).port;
+  for (const address of rest) {
+    await listenCapped(injector, address, port, pool).then(
+      (l) => listeners.push(l),
+      (err: unknown) =>
+        log.warn(
+          { address, err: { message: (err as Error).message } },
+          "could not bind one of the listen addresses",
+        ),
+    );
+  }
+  return { port, address: `${bracket(first)}:${port}`, listeners };
 }
