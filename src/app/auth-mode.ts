@@ -28,7 +28,13 @@ const AUTH_MODE_META = "auth_mode";
 export async function decideAuthMode(
   ctx: Pick<AuthorityContext, "store">,
   config: Pick<CharterConfig, "auth">,
-  where: { readonly loopbackOnly: boolean; readonly mutualTls: boolean; readonly log: Logger },
+  where: {
+    readonly loopbackOnly: boolean;
+    readonly mutualTls: boolean;
+    /** Whether the store holds an active API key now (the server reads it once at start). */
+    readonly keys: boolean;
+    readonly log: Logger;
+  },
 ): Promise<(() => Promise<boolean>) | undefined> {
   const mode: AuthMode = config.auth ?? "keys";
   const { log, store } = { log: where.log, store: ctx.store };
@@ -46,7 +52,7 @@ export async function decideAuthMode(
     await store.writeMeta(AUTH_MODE_META, mode);
   }
   if (mode === "keys") {
-    if (!(await store.hasActiveApiKey()))
+    if (!where.keys)
       log.warn(
         { event: "auth.no_keys", auth: mode },
         `auth: keys and no API key exists: every call without a client certificate is refused until one is created (${CREATE_KEY_HINT})`,

@@ -94,6 +94,7 @@ export async function startCharter(
     const protectedMode = await decideAuthMode(ctx, config, {
       loopbackOnly: plan.loopbackOnly,
       mutualTls: security.mutual,
+      keys,
       log,
     });
     if (!security.tls && !plan.loopbackOnly) {
