@@ -8,13 +8,16 @@ import { StoreError } from "../port.js";
  * place (same inode) by another store, or by anything but a Charter store, is noticed too: its
  * SQLite header's `application_id` and `user_version` (32 bits of the store id) are read back.
  * `check()` runs before every store operation: one `stat` of the database file, a 12-byte read
- * of its header and one `stat` of its WAL, at most once per turn of the
+ * of its header (through a descriptor held open: an overwrite in place keeps the inode, so it
+ * reads what is there now) and one `stat` of its WAL, at most once per turn of the
  * event loop (an Authorize makes three or four store operations in the turn it arrives in; a
  * change is seen by the first operation of the next turn). Once a change is seen the store stays
  * failed (UNAVAILABLE) until it is reopened.
  */
 export interface FileIdentity {
   check(): void;
+  /** Closes the descriptor the header is read through (with the store). */
+  close(): void;
 }
 
 /** What a Charter store's SQLite header says of it: `application_id` and `user_version` (32 bits of its store id). */
@@ -34,6 +37,7 @@ export function watchFileIdentity(file: string, header?: StoreHeader): FileIdent
     throw new StoreError("UNAVAILABLE", `${file}: the database file vanished as it was opened`);
   let wal = identity(`${file}-wal`);
   let size = statSync(file).size;
+  let fd = header === undefined ? undefined : openSync(file, "r");
   let broken: string | undefined;
   const fail = (why: string): never => {
     broken = why;
@@ -64,7 +68,7 @@ export function watchFileIdentity(file: string, header?: StoreHeader): FileIdent
       if (now.size < size) fail("the database file was truncated under the running store");
       size = now.size;
       // Overwritten in place (same inode): another store's id, or not Charter's file at all.
-      if (header !== undefined && !sameHeader(file, header))
+      if (fd !== undefined && header !== undefined && !sameHeader(fd, header))
         fail(
           "the database file was overwritten in place by another store (its application_id or store id changed)",
         );
@@ -74,6 +78,10 @@ export function watchFileIdentity(file: string, header?: StoreHeader): FileIdent
       wal ??= w;
       checkedThisTurn = true;
       setImmediate(nextTurn).unref();
+    },
+    close() {
+      if (fd !== undefined) closeSync(fd);
+      fd = undefined;
     },
   };
 }
@@ -88,16 +96,12 @@ function identity(path: string): Seen | undefined {
 }
 
 /** Whether the file's SQLite header still carries `header` (bytes 60-63 `user_version`, 68-71 `application_id`). */
-function sameHeader(file: string, header: StoreHeader): boolean {
+function sameHeader(fd: number, header: StoreHeader): boolean {
   const bytes = Buffer.alloc(12);
-  let fd: number | undefined;
   try {
-    fd = openSync(file, "r");
     if (readSync(fd, bytes, 0, 12, 60) !== 12) return false;
   } catch {
     return false;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
   return (
     bytes.readInt32BE(0) === header.userVersion && bytes.readInt32BE(8) === header.applicationId

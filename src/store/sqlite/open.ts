@@ -179,6 +179,7 @@ function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined
       // What is queued is committed (or fails) before the connection goes.
       group.flush();
       db.close();
+      disk?.identity.close();
     },
     ...(disk ? { before: () => disk.identity.check() } : {}),
   });
