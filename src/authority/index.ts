@@ -122,3 +122,7 @@ export type { Jwks } from "../token/index.js";
 export { isLoadError } from "../core/errors.js";
 export { isStoreError } from "../store/port.js";
 export { isTokenError } from "../token/index.js";
+
+// Policy testing (`charter test`): the suites run offline on the pure compose and decide.
+export { coverageReaches, runPolicyTests } from "../core/policy-test.js";
+export type { TestReport, TestSuite } from "../core/policy-test.js";

@@ -57,6 +57,12 @@ export interface Assessment {
    * serialization of them: what a receipt binds besides the call digest. "" where the call digest is "".
    */
   readonly argumentsDigest: () => string;
+  /**
+   * The rule (over the arguments or over the run) that denied the call or held it for approval,
+   * when one did: what coverage, shadow flips and replay name as responsible (`ruleRef`). Absent
+   * when no rule decided (a list, a constraint, the grant, an approval record).
+   */
+  readonly rule?: Rule;
 }
 
 /** The verdict with its call digest: what `decide` answers. */
@@ -143,7 +149,10 @@ function decideChecked(
     (digests ??= ctx.digests ?? callDigests(call.arguments, ctx.hash));
   const callDigest = (): string => orEmpty(() => digest().call(grant.id, actionId));
   const argumentsDigest = (): string => orEmpty(() => digest().arguments());
-  const assessed = (verdict: Body): Assessment => ({ verdict, callDigest, argumentsDigest });
+  const assessed = (verdict: Body, rule?: Rule): Assessment =>
+    rule === undefined
+      ? { verdict, callDigest, argumentsDigest }
+      : { verdict, callDigest, argumentsDigest, rule };
   const run = ctx.run;
   const view = run ?? NO_RUN;
   const base = {
@@ -154,8 +163,13 @@ function decideChecked(
       ? { runId: run.runId, runLabels: run.labels.map((l) => l.label) }
       : {}),
   };
-  const deny = (code: ReasonCode, message: string, extra: Partial<Body> = {}): Assessment =>
-    assessed({ decision: "deny", reason: { code, message }, ...base, ...extra });
+  const deny = (
+    code: ReasonCode,
+    message: string,
+    extra: Partial<Body> = {},
+    rule?: Rule,
+  ): Assessment =>
+    assessed({ decision: "deny", reason: { code, message }, ...base, ...extra }, rule);
 
   // 1. The grant's validity window.
   if (!(ctx.now >= grant.issuedAt && ctx.now < grant.expiresAt)) {
@@ -248,16 +262,17 @@ function decideChecked(
   // 6. Deny rules.
   const rules = caveats.rules;
   // A rule that cannot be evaluated counts as matching: a deny rule denies, an approval rule asks.
-  const holds = (r: Rule) =>
-    matches(catalog, r, args) &&
-    (r.run === undefined || runConditionHolds(r, grant, args, ctx.now, view));
+  const holds = (r: Rule) => ruleHolds(catalog, r, grant, args, ctx.now, view);
   const denyRule = rules.find((r) => r.then === "deny" && holds(r));
   if (denyRule?.then === "deny") {
-    if (denyRule.run === undefined) return deny("RULE_DENY", denyRule.reason, withResource);
-    return deny("RUN_RULE", runDenyMessage(denyRule, view), {
-      ...withResource,
-      ...(denyRule.id === undefined ? {} : { rule: denyRule.id }),
-    });
+    if (denyRule.run === undefined)
+      return deny("RULE_DENY", denyRule.reason, withResource, denyRule);
+    return deny(
+      "RUN_RULE",
+      runDenyMessage(denyRule, view),
+      { ...withResource, ...(denyRule.id === undefined ? {} : { rule: denyRule.id }) },
+      denyRule,
+    );
   }
 
   // 7. Approval, when listed or when a require_approval rule matches.
@@ -287,23 +302,45 @@ function decideChecked(
       callDigest,
       shown,
     );
-    if (verdict.decision === "deny") return assessed(verdict);
+    if (verdict.decision === "deny") return assessed(verdict, approvalRule);
     if (verdict.decision === "require_approval" && held)
       verdict = { ...verdict, reason: held.reason };
   }
   // 9. Shadow grants suppress effects; a deny stays a deny.
   if (grant.mode === "shadow") {
     const would = verdict.decision === "allow" ? "allowed" : "held for approval";
-    return assessed({
-      ...verdict,
-      decision: "effect_suppressed",
-      reason: {
-        code: "SHADOW_MODE",
-        message: `Dry run: the call would have been ${would}; its effect is suppressed.`,
+    return assessed(
+      {
+        ...verdict,
+        decision: "effect_suppressed",
+        reason: {
+          code: "SHADOW_MODE",
+          message: `Dry run: the call would have been ${would}; its effect is suppressed.`,
+        },
       },
-    });
+      approvalRule,
+    );
   }
-  return assessed(verdict);
+  return assessed(verdict, approvalRule);
+}
+
+/**
+ * Whether a rule holds for a call: its `when` over the arguments (a `when` that cannot be
+ * evaluated counts as holding: a deny rule denies, an approval rule asks) and, for a rule over
+ * the run, its condition on the run. What `decide` asks of each rule, for coverage to ask the same.
+ */
+export function ruleHolds(
+  catalog: Catalog,
+  rule: Rule,
+  grant: TaskGrant,
+  args: unknown,
+  now: number,
+  run: RunView = NO_RUN,
+): boolean {
+  return (
+    matches(catalog, rule, args) &&
+    (rule.run === undefined || runConditionHolds(rule, grant, args, now, run))
+  );
 }
 
 type Base = Pick<Verdict, "callId" | "actionId" | "toolName" | "runId" | "runLabels" | "rule">;
