@@ -17,6 +17,7 @@ import {
   MCP_GATEWAY_USAGE,
   SERVE_USAGE,
   INIT_USAGE,
+  TEST_USAGE,
   VALIDATE_USAGE,
 } from "./usage.js";
 
@@ -49,6 +50,11 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     summary: "decide one call; exit 0 allow, 1 deny, 2 requires approval, 3 effect suppressed",
     usage: CHECK_USAGE,
     run: async (args, io) => (await import("./commands/check.js")).checkCommand(args, io),
+  },
+  test: {
+    summary: "run policy test suites offline; exit 1 a case failed, 2 coverage below --threshold",
+    usage: TEST_USAGE,
+    run: async (args, io) => (await import("./commands/test.js")).testCommand(args, io),
   },
   validate: {
     summary: "load catalog and policy and report every problem",

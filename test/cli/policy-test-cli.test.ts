@@ -1,0 +1,116 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FIXTURES } from "../support/charter-server.js";
+import { runCapture } from "../support/cli.js";
+
+// `charter test` against the demo's own suites (fixtures/tests): what `npm test` runs to keep the
+// demo policy covered, and what an operator sees when a change to the policy breaks a case.
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "charter-test-cli-"));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const demo = (policy = join(FIXTURES, "policy.yaml")) => [
+  "--catalog",
+  join(FIXTURES, "catalog.yaml"),
+  "--policy",
+  policy,
+];
+const TESTS = join(FIXTURES, "tests");
+const cli = (...args: string[]) => runCapture(["test", ...args]);
+
+describe("charter test", () => {
+  it("the demo's suites pass with every rule of the demo policy covered (threshold 100, exact)", async () => {
+    const r = await cli(...demo(), "--threshold", "100", TESTS);
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/rule coverage 100 % \((\d+) of \1 outcomes\), threshold 100 % met/);
+    expect(r.out).toMatch(/: \d+ passed, 0 failed/);
+  });
+
+  it("a copy of the demo policy with one threshold changed fails, naming the case", async () => {
+    const policy = join(dir, "lowered.yaml");
+    const text = readFileSync(join(FIXTURES, "policy.yaml"), "utf8");
+    const lowered = text.replace(
+      "amount: { exclusiveMinimum: 100 }",
+      "amount: { exclusiveMinimum: 30 }",
+    );
+    expect(lowered).not.toBe(text);
+    writeFileSync(policy, lowered);
+    const r = await cli(...demo(policy), TESTS);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      "FAIL owner-assistant › a refund of 40 is allowed: expected decision allow, got require_approval",
+    );
+  });
+
+  it("coverage below the threshold exits 2; --json gives the same figures", async () => {
+    const one = join(dir, "one.yaml");
+    writeFileSync(
+      one,
+      [
+        "suite: one",
+        "grant: { profile: owner-assistant }",
+        "cases:",
+        "  - name: small refund",
+        "    tool: issue_refund",
+        "    args: { order_id: ord_A1B2C3, amount: 40, currency: EUR, reason: damaged }",
+        "    expect: { decision: allow }",
+      ].join("\n"),
+    );
+    const r = await cli(...demo(), "--threshold", "50", one);
+    expect(r.code).toBe(2);
+    expect(r.out).toMatch(/threshold 50 % NOT met/);
+    const j = await cli(...demo(), "--threshold", "50", "--json", one);
+    expect(j.code).toBe(2);
+    const report = JSON.parse(j.out) as {
+      passed: number;
+      coverage: {
+        covered: number;
+        total: number;
+        reached: boolean;
+        rules: { rule: string; failed: boolean }[];
+      };
+    };
+    expect(report.passed).toBe(1);
+    expect(report.coverage.reached).toBe(false);
+    expect(report.coverage.covered).toBeLessThan(report.coverage.total);
+    expect(
+      report.coverage.rules.find((c) => c.rule === "owner-assistant:refund.issue[1]")?.failed,
+    ).toBe(true);
+  });
+
+  it("a test file outside the format exits 78 naming the file and the place; nothing runs", async () => {
+    const bad = join(dir, "bad.yaml");
+    writeFileSync(
+      bad,
+      "suite: x\ngrant: { profile: owner-assistant }\ncases:\n  - name: n\n    tool: t\n    expect: { decision: maybe }\n",
+    );
+    const r = await cli(...demo(), bad);
+    expect(r.code).toBe(78);
+    expect(r.err).toContain(
+      `${bad}: /cases/0/expect/decision: must be equal to one of the allowed values`,
+    );
+    expect(r.out).toBe("");
+  });
+
+  it.each([
+    [[TESTS, "--threshold", "101"], /--threshold is at most 100/],
+    [[TESTS, "--threshold", "ninety"], /--threshold must be a percentage/],
+    [[], /name the test files or directories/],
+  ])("usage errors exit 64: %j", async (args, message) => {
+    const r = await cli(...demo(), ...args);
+    expect(r.code).toBe(64);
+    expect(r.err).toMatch(message);
+  });
+
+  it("a missing path exits 78", async () => {
+    const r = await cli(...demo(), join(dir, "nowhere"));
+    expect(r.code).toBe(78);
+    expect(r.err).toMatch(/nowhere: cannot read: file not found/);
+  });
+});
