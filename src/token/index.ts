@@ -8,3 +8,4 @@ export type { Jwks, PublicJwk } from "./signing-key.js";
 export * from "./verifier.js";
 export { MAX_TOKEN_LENGTH } from "./verify-jws.js";
 export * from "./checkpoint.js";
+export * from "./sealed-inputs.js";

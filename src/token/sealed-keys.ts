@@ -35,12 +35,12 @@ export function isSealed(privateJwk: string): boolean {
   return privateJwk.startsWith('{"sealed":');
 }
 
-/** AES-256-GCM over the private JWK; the kid is the additional data, so a sealed half cannot move to another key's row. */
-export function sealPrivateJwk(privateJwk: string, kid: string, kek: KeyEncryptionKey): string {
+/** AES-256-GCM over `text` with `aad` as the additional data, as the envelope's JSON text. */
+export function sealText(text: string, aad: string, kek: KeyEncryptionKey): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv("aes-256-gcm", kek.key, iv);
-  cipher.setAAD(Buffer.from(`charter-signing-key:${kid}`));
-  const ct = Buffer.concat([cipher.update(privateJwk, "utf8"), cipher.final()]);
+  cipher.setAAD(Buffer.from(aad));
+  const ct = Buffer.concat([cipher.update(text, "utf8"), cipher.final()]);
   const envelope: Envelope = {
     sealed: "A256GCM",
     kek: kek.id,
@@ -51,42 +51,73 @@ export function sealPrivateJwk(privateJwk: string, kid: string, kek: KeyEncrypti
   return JSON.stringify(envelope);
 }
 
+/** Why a sealed text did not open: not an envelope, no KEK, another KEK (its id), or tampered. */
+export type UnsealProblem =
+  | { readonly problem: "unreadable" | "no-kek" | "tampered" }
+  | { readonly problem: "other-kek"; readonly kekId: string };
+
+/** The text of a sealed envelope made with the same `aad`, or why it does not open. */
+export function openSealedText(
+  stored: string,
+  aad: string,
+  kek: KeyEncryptionKey | undefined,
+): { readonly text: string } | UnsealProblem {
+  let e: Partial<Envelope>;
+  try {
+    e = JSON.parse(stored) as Partial<Envelope>;
+  } catch {
+    return { problem: "unreadable" };
+  }
+  if (kek === undefined) return { problem: "no-kek" };
+  if (e.kek !== kek.id) return { problem: "other-kek", kekId: String(e.kek) };
+  try {
+    const decipher = createDecipheriv("aes-256-gcm", kek.key, Buffer.from(e.iv ?? "", "base64url"));
+    decipher.setAAD(Buffer.from(aad));
+    decipher.setAuthTag(Buffer.from(e.tag ?? "", "base64url"));
+    const text = Buffer.concat([
+      decipher.update(Buffer.from(e.ct ?? "", "base64url")),
+      decipher.final(),
+    ]).toString("utf8");
+    return { text };
+  } catch {
+    return { problem: "tampered" };
+  }
+}
+
+/** AES-256-GCM over the private JWK; the kid is the additional data, so a sealed half cannot move to another key's row. */
+export function sealPrivateJwk(privateJwk: string, kid: string, kek: KeyEncryptionKey): string {
+  return sealText(privateJwk, `charter-signing-key:${kid}`, kek);
+}
+
 /** The private JWK of a sealed half; a missing or wrong KEK, or a tampered envelope, is KEY_SEALED. */
 export function openPrivateJwk(
   stored: string,
   kid: string,
   kek: KeyEncryptionKey | undefined,
 ): string {
-  let e: Partial<Envelope>;
-  try {
-    e = JSON.parse(stored) as Partial<Envelope>;
-  } catch {
-    throw new TokenError("KEY_SEALED", `signing key ${kid}: its sealed private key is unreadable`);
-  }
-  if (kek === undefined)
-    throw new TokenError(
-      "KEY_SEALED",
-      `signing key ${kid} is encrypted at rest: configure its key-encryption key (kekFile or CHARTER_KEK)`,
-    );
-  if (e.kek !== kek.id)
-    throw new TokenError(
-      "KEY_SEALED",
-      `signing key ${kid} was sealed with key-encryption key ${String(e.kek)}, not the configured ${kek.id}`,
-    );
-  try {
-    const decipher = createDecipheriv("aes-256-gcm", kek.key, Buffer.from(e.iv ?? "", "base64url"));
-    decipher.setAAD(Buffer.from(`charter-signing-key:${kid}`));
-    decipher.setAuthTag(Buffer.from(e.tag ?? "", "base64url"));
-    return Buffer.concat([
-      decipher.update(Buffer.from(e.ct ?? "", "base64url")),
-      decipher.final(),
-    ]).toString("utf8");
-  } catch (cause) {
-    throw new TokenError(
-      "KEY_SEALED",
-      `signing key ${kid} does not decrypt with the configured key-encryption key (tampered, or another key)`,
-      { cause },
-    );
+  const opened = openSealedText(stored, `charter-signing-key:${kid}`, kek);
+  if ("text" in opened) return opened.text;
+  switch (opened.problem) {
+    case "unreadable":
+      throw new TokenError(
+        "KEY_SEALED",
+        `signing key ${kid}: its sealed private key is unreadable`,
+      );
+    case "no-kek":
+      throw new TokenError(
+        "KEY_SEALED",
+        `signing key ${kid} is encrypted at rest: configure its key-encryption key (kekFile or CHARTER_KEK)`,
+      );
+    case "other-kek":
+      throw new TokenError(
+        "KEY_SEALED",
+        `signing key ${kid} was sealed with key-encryption key ${opened.kekId}, not the configured ${kek?.id ?? ""}`,
+      );
+    case "tampered":
+      throw new TokenError(
+        "KEY_SEALED",
+        `signing key ${kid} does not decrypt with the configured key-encryption key (tampered, or another key)`,
+      );
   }
 }
 
