@@ -20,6 +20,7 @@ export type StoreOperations = Omit<Store, "close" | "traits" | "onAuditAppended"
 export const STORE_DOING: Describers<StoreOperations> = {
   putGrant: (grant) => `store grant ${grant.id}`,
   getGrant: (id) => `read grant ${id}`,
+  getGrantOrigin: (id) => `read the origin of grant ${id}`,
   revokeGrant: (id) => `revoke grant ${id}`,
   anyRevoked: () => "check revocations",
   pruneGrants: (before) => `prune grants expired before ${before}`,
@@ -31,6 +32,8 @@ export const STORE_DOING: Describers<StoreOperations> = {
   rewrapKey: (kid) => `re-wrap key ${kid}`,
   commitDecision: (record) => `commit decision ${record.decisionId}`,
   getDecision: (id) => `read decision ${id}`,
+  getDecisionInputs: (ids) => `read the inputs of ${ids.length} decisions`,
+  pruneDecisionInputs: (before) => `prune decision inputs from before ${before}`,
   getStep: (grantId, runId) => `read a step of run ${runId} of grant ${grantId}`,
   readRun: (query) =>
     query.run === undefined

@@ -5,6 +5,7 @@ export {
 } from "../core/approval.js";
 import type { RunEffect, RunStore } from "./port-runs.js";
 import type { TaskGrant } from "../core/grant.js";
+import type { GrantOrigin } from "../core/replay.js";
 import type { Decision, ReasonCode } from "../core/verdict.js";
 
 /** Why a store operation failed. UNAVAILABLE means "could not answer" and fails the RPC closed. */
@@ -71,8 +72,10 @@ export interface GrantStore {
    * Records an issued (or delegated) grant and its audit record. Inserting the same id twice
    * with different content is a CONFLICT; the same content again is a no-op.
    */
-  putGrant(grant: TaskGrant, caller?: string): Promise<void>;
+  putGrant(grant: TaskGrant, caller?: string, origin?: GrantOrigin): Promise<void>;
   getGrant(id: string): Promise<StoredGrant | undefined>;
+  /** What the grant was made from (putGrant's `origin`); undefined for a grant stored without one, or unknown. */
+  getGrantOrigin(id: string): Promise<GrantOrigin | undefined>;
   /**
    * Revokes a grant and every grant delegated from it; answers the ids newly or already revoked
    * (an earlier revocation keeps its time and reason), with one audit record per newly revoked
@@ -201,6 +204,11 @@ export interface DecisionEffects {
   readonly step?: StepSlot;
   /** What an allow (or a dry run's effect_suppressed) does to its run, checked against the run as it is now (`RunEffect`). */
   readonly run?: RunEffect;
+  /**
+   * The decision's retained inputs (`retainDecisionInputsDays`), as the sealer wrote them: kept
+   * beside the record, in the same unit, whatever the outcome; never in the audit chain.
+   */
+  readonly inputs?: string;
 }
 
 /** Reason codes the store may turn an allow into when its effects cannot be had. */
@@ -231,6 +239,10 @@ export interface DecisionStore {
   commitDecision(record: DecisionRecord, effects?: DecisionEffects): Promise<CommitOutcome>;
   /** The recorded decision (as committed: a refused allow reads back as its deny), for tests and tooling. */
   getDecision(decisionId: string): Promise<DecisionRecord | undefined>;
+  /** The retained inputs of these decisions (as stored: sealed or not), by decision id; decisions without any are left out. */
+  getDecisionInputs(decisionIds: readonly string[]): Promise<Map<string, string>>;
+  /** Deletes the inputs of decisions made before `before` (Unix seconds); answers how many. */
+  pruneDecisionInputs(before: number): Promise<number>;
   /** Calls counted so far against a grant: in total and per action id. */
   getBudgetUsage(
     grantId: string,

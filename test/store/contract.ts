@@ -8,6 +8,7 @@ import { describeAuditContract } from "./contract-audit.js";
 import { describeStepsContract } from "./contract-steps.js";
 import { describeEffectsContract } from "./contract-effects.js";
 import { describeRunsContract } from "./contract-runs.js";
+import { describeReplayInputsContract } from "./contract-replay.js";
 import {
   ISSUED_AT,
   makeApiKey,
@@ -457,12 +458,14 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
     describeAuditContract(() => store);
     describeStepsContract(() => store);
     describeRunsContract(() => store);
+    describeReplayInputsContract(() => store);
 
     describe("after close()", () => {
       // Typed over the port's operations, so a new operation without a case here fails compilation.
       const calls: { readonly [K in keyof StoreOperations]: (s: Store) => Promise<unknown> } = {
         putGrant: (s) => s.putGrant(makeGrant("late")),
         getGrant: (s) => s.getGrant("g"),
+        getGrantOrigin: (s) => s.getGrantOrigin("g"),
         revokeGrant: (s) => s.revokeGrant("g", "x", 1),
         anyRevoked: (s) => s.anyRevoked(["g"]),
         pruneGrants: (s) => s.pruneGrants(1),
@@ -473,6 +476,8 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         retireKey: (s) => s.retireKey("k", 1),
         commitDecision: (s) => s.commitDecision(makeDecision("dec_late")),
         getDecision: (s) => s.getDecision("dec_1"),
+        getDecisionInputs: (s) => s.getDecisionInputs(["dec_1"]),
+        pruneDecisionInputs: (s) => s.pruneDecisionInputs(1),
         getStep: (s) => s.getStep("g", "run", "step"),
         readRun: (s) =>
           s.readRun({ labelsFrom: [{ grantId: "g" }], after: [], windows: [], now: 1 }),

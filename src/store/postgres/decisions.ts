@@ -125,6 +125,11 @@ export function postgresDecisionStore(chain: Chain): DecisionStore & StepStore {
           INSERT,
           DECISION_COLUMNS.map((c) => written[c]),
         );
+        if (effects.inputs !== undefined)
+          await unit.tx.query(
+            "INSERT INTO decision_inputs (decision_id, decided_at, inputs) VALUES ($1, $2, $3)",
+            [record.decisionId, record.decidedAt, effects.inputs],
+          );
         if (slot !== undefined) {
           const step = stepRow(record, slot, written);
           await unit.tx.query(
@@ -139,6 +144,24 @@ export function postgresDecisionStore(chain: Chain): DecisionStore & StepStore {
     async getDecision(decisionId) {
       const row = (await pool.query<DecisionRow>(SELECT, [decisionId])).rows[0];
       return row === undefined ? undefined : decisionRecord(row);
+    },
+
+    async getDecisionInputs(decisionIds) {
+      const found = new Map<string, string>();
+      if (decisionIds.length === 0) return found;
+      const { rows } = await pool.query<{ decision_id: string; inputs: string }>(
+        "SELECT decision_id, inputs FROM decision_inputs WHERE decision_id = ANY($1::text[])",
+        [decisionIds],
+      );
+      for (const row of rows) found.set(row.decision_id, row.inputs);
+      return found;
+    },
+
+    async pruneDecisionInputs(before) {
+      const { rowCount } = await pool.query("DELETE FROM decision_inputs WHERE decided_at < $1", [
+        before,
+      ]);
+      return rowCount ?? 0;
     },
 
     getBudgetUsage: (grantId) => budgetUsage(pool, grantId),

@@ -1,5 +1,5 @@
 import type { TaskGrant } from "../../core/grant.js";
-import { grantFromJson, grantToJson } from "../grant-json.js";
+import { grantFromJson, grantOriginFromJson, grantToJson } from "../grant-json.js";
 import { StoreError, type GrantStore, type StoredGrant } from "../port.js";
 import { inChainUnit, type Chain } from "./chain.js";
 
@@ -26,13 +26,13 @@ const SUBTREE = `
 export function postgresGrantStore(chain: Chain): GrantStore {
   const { pool } = chain;
   return {
-    putGrant: (grant, caller) =>
+    putGrant: (grant, caller, origin) =>
       inChainUnit(chain, async (unit) => {
         const json = grantToJson(grant);
         const inserted = await unit.tx.query(
-          `INSERT INTO grants (id, root_id, parent_id, subject, owner, profile, issued_at, expires_at, grant_json)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
-          grantParams(grant, json),
+          `INSERT INTO grants (id, root_id, parent_id, subject, owner, profile, issued_at, expires_at, grant_json, origin_json)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
+          [...grantParams(grant, json), origin === undefined ? null : JSON.stringify(origin)],
         );
         if (inserted.rowCount === 1) {
           await unit.append({
@@ -61,6 +61,14 @@ export function postgresGrantStore(chain: Chain): GrantStore {
         [afterId, now, limit],
       );
       return rows.map((r) => grantFromJson(r.grant_json, r.id));
+    },
+
+    async getGrantOrigin(id) {
+      const { rows } = await pool.query<{ origin_json: string | null }>(
+        "SELECT origin_json FROM grants WHERE id = $1",
+        [id],
+      );
+      return grantOriginFromJson(rows[0]?.origin_json ?? null, id);
     },
 
     async getGrant(id) {

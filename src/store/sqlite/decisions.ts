@@ -105,6 +105,15 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
   const select = db.prepare<[string], DecisionRow>(
     `SELECT ${DECISION_COLUMNS.join(", ")} FROM decisions WHERE decision_id = ?`,
   );
+  const insertInputs = db.prepare<[string, number, string], never>(
+    "INSERT INTO decision_inputs (decision_id, decided_at, inputs) VALUES (?, ?, ?)",
+  );
+  const selectInputs = db.prepare<[string], { decision_id: string; inputs: string }>(
+    "SELECT decision_id, inputs FROM decision_inputs WHERE decision_id IN (SELECT value FROM json_each(?))",
+  );
+  const pruneInputs = db.prepare<[number], never>(
+    "DELETE FROM decision_inputs WHERE decided_at < ?",
+  );
   const selectStep = db.prepare<[string, string, string], HeldStepRow>(selectStepSql(() => "?"));
   // A replaceable held step (a require_approval superseded by the approved call) is overwritten in place.
   const putStep = db.prepare<[Record<string, string | null>], never>(`
@@ -194,6 +203,8 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
       deps.runs.apply(run, record);
     }
     insertRow(written);
+    if (effects.inputs !== undefined)
+      insertInputs.run(record.decisionId, record.decidedAt, effects.inputs);
     if (slot !== undefined) putStep.run(stepRow(record, slot, written));
     deps.append(decisionAuditText(audited));
     return outcome;
@@ -206,6 +217,15 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
       const row = select.get(decisionId);
       return row === undefined ? undefined : decisionRecord(row);
     },
+    async getDecisionInputs(decisionIds) {
+      const found = new Map<string, string>();
+      if (decisionIds.length === 0) return found;
+      for (const row of selectInputs.all(JSON.stringify(decisionIds)))
+        found.set(row.decision_id, row.inputs);
+      return found;
+    },
+    // A unit of the group commit, so it is ordered with the decisions queued before it.
+    pruneDecisionInputs: (before) => deps.group.run(() => pruneInputs.run(before).changes),
     getBudgetUsage: deps.usage,
     async getStep(grantId, runId, stepKey) {
       const row = selectStep.get(grantId, runId, stepKey);

@@ -1,7 +1,8 @@
 import type { Database } from "better-sqlite3";
 import type { TaskGrant } from "../../core/grant.js";
 import { StoreError, type GrantStore, type StoredGrant } from "../port.js";
-import { grantFromJson, grantToJson } from "../grant-json.js";
+import type { GrantOrigin } from "../../core/replay.js";
+import { grantFromJson, grantOriginFromJson, grantToJson } from "../grant-json.js";
 import type { AuditAppend } from "./audit.js";
 import type { GroupCommit } from "./group-commit.js";
 import { sqliteRevocationCheck } from "./revocation-check.js";
@@ -23,6 +24,7 @@ interface GrantParams {
   readonly issuedAt: number;
   readonly expiresAt: number;
   readonly json: string;
+  readonly origin: string | null;
 }
 
 /** A grant and every grant delegated from it, however deep (UNION also ends a corrupt cycle). */
@@ -46,10 +48,13 @@ export function sqliteGrantStore(
   pruneRuns: (before: number) => void,
 ): GrantStore {
   const insert = db.prepare<[GrantParams], never>(`
-    INSERT INTO grants (id, root_id, parent_id, subject, owner, profile, issued_at, expires_at, grant_json)
-    VALUES (@id, @rootId, @parentId, @subject, @owner, @profile, @issuedAt, @expiresAt, @json)
+    INSERT INTO grants (id, root_id, parent_id, subject, owner, profile, issued_at, expires_at, grant_json, origin_json)
+    VALUES (@id, @rootId, @parentId, @subject, @owner, @profile, @issuedAt, @expiresAt, @json, @origin)
     ON CONFLICT (id) DO NOTHING`);
   const jsonOf = db.prepare<[string], string>("SELECT grant_json FROM grants WHERE id = ?").pluck();
+  const originOf = db.prepare<[string], { origin_json: string | null }>(
+    "SELECT origin_json FROM grants WHERE id = ?",
+  );
   const select = db.prepare<[string], GrantRow>(
     "SELECT grant_json, revoked_at, revoked_reason FROM grants WHERE id = ?",
   );
@@ -88,9 +93,9 @@ export function sqliteGrantStore(
     `DELETE FROM decision_steps WHERE grant_id IN (SELECT id FROM grants WHERE ${PRUNED})`,
   );
 
-  const put = (grant: TaskGrant, caller: string | undefined) => {
+  const put = (grant: TaskGrant, caller: string | undefined, origin: GrantOrigin | undefined) => {
     const json = grantToJson(grant);
-    const { changes } = insert.run(grantParams(grant, json));
+    const { changes } = insert.run(grantParams(grant, json, origin));
     if (changes === 1) {
       append({
         at: grant.issuedAt,
@@ -130,7 +135,10 @@ export function sqliteGrantStore(
   };
 
   return {
-    putGrant: (grant, caller) => group.run(() => put(grant, caller)),
+    putGrant: (grant, caller, origin) => group.run(() => put(grant, caller, origin)),
+    async getGrantOrigin(id) {
+      return grantOriginFromJson(originOf.get(id)?.origin_json ?? null, id);
+    },
     async getGrant(id) {
       const row = select.get(id);
       return row === undefined ? undefined : storedGrant(row, id);
@@ -151,7 +159,7 @@ export function sqliteGrantStore(
   };
 }
 
-function grantParams(g: TaskGrant, json: string): GrantParams {
+function grantParams(g: TaskGrant, json: string, origin: GrantOrigin | undefined): GrantParams {
   return {
     id: g.id,
     rootId: g.rootId,
@@ -162,6 +170,7 @@ function grantParams(g: TaskGrant, json: string): GrantParams {
     issuedAt: g.issuedAt,
     expiresAt: g.expiresAt,
     json,
+    origin: origin === undefined ? null : JSON.stringify(origin),
   };
 }
 

@@ -267,4 +267,22 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
         WHERE EXISTS (SELECT 1 FROM api_keys);
     `,
   },
+  {
+    version: 10,
+    name: "replay-inputs",
+    sql: `
+      -- What each grant was made from (its compose request, or its delegation spec), JSON text;
+      -- NULL for grants issued before this version, which \`charter replay\` cannot make again.
+      ALTER TABLE grants ADD COLUMN origin_json TEXT;
+
+      -- A decision's inputs (its arguments and the run it was decided on), kept only while
+      -- retainDecisionInputsDays says; sealed under the key-encryption key when one is set.
+      CREATE TABLE decision_inputs (
+        decision_id TEXT PRIMARY KEY NOT NULL,
+        decided_at  INTEGER NOT NULL,
+        inputs      TEXT NOT NULL
+      );
+      CREATE INDEX decision_inputs_decided_at ON decision_inputs (decided_at);
+    `,
+  },
 ];
