@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import {
   createRefusalTally,
   hasApiKeys,
+  pruneDecisionInputs,
   pruneExpiredGrants,
   type Notifier,
   type RefusalTally,
@@ -173,6 +174,13 @@ export async function startCharter(
         },
         (err: unknown) =>
           log.warn({ err: { message: (err as Error).message } }, "pruning expired grants failed"),
+      );
+      pruneDecisionInputs(ctx).then(
+        (pruned) => {
+          if (pruned > 0) log.info({ pruned }, "decision inputs past their retention pruned");
+        },
+        (err: unknown) =>
+          log.warn({ err: { message: (err as Error).message } }, "pruning decision inputs failed"),
       );
     }, config.pruneIntervalSeconds * 1000);
     pruning.unref();

@@ -15,6 +15,7 @@ import { ConfigError, type CharterConfig } from "../config/config.js";
 import { isStoreIdentityError, openStore, type Store } from "../store/index.js";
 import {
   createGrantVerifier,
+  decisionInputSealer,
   isTokenError,
   openKeyRing,
   parseKek,
@@ -154,6 +155,10 @@ export async function createAppContext(
         config.auditCheckpointRecords,
       ),
       ...(auditWitness ? { auditWitness } : {}),
+      decisionInputs: {
+        sealer: decisionInputSealer(kek),
+        retainSeconds: config.retainDecisionInputsDays * 24 * 3600,
+      },
       limits: {
         arguments: { maxBytes: config.maxArgumentsBytes, maxDepth: config.maxArgumentsDepth },
         maxTokenBytes: config.maxTokenBytes,

@@ -11,6 +11,7 @@ import {
   commitStep,
   decideStep,
   loadApproval,
+  retainedInputs,
   signStep,
   type Loaded,
 } from "./pipeline-steps.js";
@@ -116,6 +117,7 @@ async function decideAndCommit(
         decisionId,
         step && { ask: step, slot: stepSlot(step, pending, early) },
         effect,
+        retainedInputs(ctx, decisionId, call, run?.view),
       ),
     );
     asked();

@@ -1,7 +1,7 @@
 import type { Catalog } from "../core/catalog.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../store/port.js";
-import type { GrantVerifier, KeyRing } from "../token/index.js";
+import type { DecisionInputSealer, GrantVerifier, KeyRing } from "../token/index.js";
 import type { AuditCheckpointer } from "./audit.js";
 import type { AuthorityCaches } from "./caches.js";
 import type { Notifier } from "./notifier.js";
@@ -44,6 +44,14 @@ export interface AuthorityContext {
   readonly audit: AuditCheckpointer;
   /** What this context caches (rendered catalogs, ancestor grants…); emptied when it is disposed. */
   readonly caches: AuthorityCaches;
+  /**
+   * How decision inputs are kept for `charter replay`: each decision's arguments and run are
+   * sealed (`sealer`) and stored with its record while `retainSeconds` > 0; 0 keeps none.
+   */
+  readonly decisionInputs: {
+    readonly sealer: DecisionInputSealer;
+    readonly retainSeconds: number;
+  };
   /** Argument and token limits; `DEFAULT_AUTHORITY_LIMITS` when absent. */
   readonly limits?: AuthorityLimits;
   /** Unix seconds. */

@@ -2,6 +2,7 @@ import { compose, type ComposeRequest } from "../core/compose.js";
 import { delegate, type DelegationSpec } from "../core/delegate.js";
 import { grantWithdrawal } from "../core/withdraw.js";
 import type { TaskGrant } from "../core/grant.js";
+import type { GrantOrigin } from "../core/replay.js";
 import type { StoredGrant } from "../store/port.js";
 import { signGrantToken } from "../token/index.js";
 import { checkCaveatSchemas } from "./caveat-schemas.js";
@@ -67,8 +68,23 @@ export async function issueGrant(
         reason: result.code,
       });
     case "granted":
-      return record(ctx, result.grant, caller);
+      return record(ctx, result.grant, caller, { kind: "composed", request: composeOrigin(req) });
   }
+}
+
+/** The compose request as recorded with its grant: only the fields IssueGrant was given. */
+function composeOrigin(req: ComposeRequest): ComposeRequest {
+  return {
+    profile: req.profile,
+    subject: req.subject,
+    owner: req.owner,
+    purpose: req.purpose,
+    ...(req.requestedActions === undefined || req.requestedActions.length === 0
+      ? {}
+      : { requestedActions: [...req.requestedActions] }),
+    ...(req.ttlSeconds === undefined ? {} : { ttlSeconds: req.ttlSeconds }),
+    ...(req.mode === undefined ? {} : { mode: req.mode }),
+  };
 }
 
 /**
@@ -128,7 +144,7 @@ export async function delegateGrant(
     throw new AuthorityError("FAILED_PRECONDITION", `${result.code}: ${result.message}`, {
       reason: result.code,
     });
-  return record(ctx, result.grant, caller);
+  return record(ctx, result.grant, caller, { kind: "delegated", spec });
 }
 
 /**
@@ -168,6 +184,7 @@ async function record(
   ctx: AuthorityContext,
   grant: TaskGrant,
   caller: string | undefined,
+  origin: GrantOrigin,
 ): Promise<IssuedGrant> {
   const token = await signGrantToken(grant, ctx.ring, {
     issuer: ctx.tokens.issuer,
@@ -180,6 +197,6 @@ async function record(
       `the grant's token would be ${token.length} bytes, more than the ${max} accepted (maxTokenBytes); nothing was issued`,
     );
   }
-  await ctx.store.putGrant(grant, caller);
+  await ctx.store.putGrant(grant, caller, origin);
   return { grant, token };
 }

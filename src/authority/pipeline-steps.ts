@@ -4,6 +4,7 @@ import type { TaskGrant } from "../core/grant.js";
 import { isJsonObject } from "../core/json.js";
 import type { ApprovalRecord, ToolCall, Verdict } from "../core/verdict.js";
 import type { RunView } from "../core/run.js";
+import type { DecisionInputs } from "../core/replay.js";
 import type {
   BudgetLimits,
   DecisionEffects,
@@ -159,6 +160,7 @@ export async function commitStep(
   decisionId: string,
   step?: { readonly ask: StepAsk; readonly slot?: DecisionEffects["step"] },
   run?: RunEffect,
+  inputs?: string,
 ): Promise<
   { readonly verdict: Verdict } | { readonly held: HeldStep } | { readonly runChanged: string }
 > {
@@ -171,6 +173,7 @@ export async function commitStep(
       : {}),
     ...(step?.slot === undefined ? {} : { step: step.slot }),
     ...(run === undefined ? {} : { run }),
+    ...(inputs === undefined ? {} : { inputs }),
   };
   const outcome = await ctx.store.commitDecision(
     decisionRecord(loaded, verdict, decisionId, step?.ask),
@@ -181,6 +184,25 @@ export async function commitStep(
   if (effects.approval) ctx.approvalFeed.notify();
   if (outcome.kind === "committed") return { verdict };
   return { verdict: refusedVerdict(verdict, outcome.reasonCode) };
+}
+
+/**
+ * A decision's inputs as `charter replay` reads them (`DecisionInputs`): the parsed arguments and
+ * the run the call was decided on, sealed for the store; undefined when none are retained
+ * (`retainDecisionInputsDays` 0) or the arguments did not parse (nothing to decide again).
+ */
+export function retainedInputs(
+  ctx: AuthorityContext,
+  decisionId: string,
+  call: AdmittedCall,
+  run: RunView | undefined,
+): string | undefined {
+  if (ctx.decisionInputs.retainSeconds === 0 || !call.args.ok) return undefined;
+  const inputs: DecisionInputs = {
+    arguments: call.args.value,
+    ...(run === undefined ? {} : { run }),
+  };
+  return ctx.decisionInputs.sealer.seal(decisionId, JSON.stringify(inputs));
 }
 
 /** What is recorded of a decision: ids, names, digests and codes; never argument values or the token. */

@@ -11,3 +11,12 @@ export async function pruneExpiredGrants(
 ): Promise<number> {
   return ctx.store.pruneGrants(ctx.now() - retentionSeconds);
 }
+
+/**
+ * Retention of decision inputs: deletes the inputs of decisions made more than
+ * `retainDecisionInputsDays` ago (all of them when that is 0: an earlier setting's are not kept
+ * on). The decisions and their audit records stay. Answers how many were deleted.
+ */
+export async function pruneDecisionInputs(ctx: AuthorityContext): Promise<number> {
+  return ctx.store.pruneDecisionInputs(ctx.now() - ctx.decisionInputs.retainSeconds + 1);
+}

@@ -161,11 +161,20 @@ export const SERVICE_SETTINGS = {
       "expired grants are deleted this long after they expire, in seconds (ancestors of live grants are kept; their approvals, decisions and audit records stay); 0 prunes at expiry",
     reload: "restart",
   }),
+  retainDecisionInputsDays: setting({
+    type: integer({ min: 0, max: 3660 }),
+    default: 0,
+    env: "CHARTER_RETAIN_DECISION_INPUTS_DAYS",
+    description:
+      "keep each decision's inputs (its arguments and the run it was decided on) this many days, so `charter replay` can decide it again under a candidate policy; sealed under the key-encryption key when one is set, never in the audit chain, pruned every `pruneIntervalSeconds`; 0 keeps none (and prunes what an earlier setting kept)",
+    reload: "restart",
+  }),
   pruneIntervalSeconds: setting({
     type: integer({ min: 1 }),
     default: 3600,
     env: "CHARTER_PRUNE_INTERVAL_SECONDS",
-    description: "how often the server prunes expired grants, in seconds",
+    description:
+      "how often the server prunes expired grants and decision inputs past their time, in seconds",
     reload: "restart",
   }),
   logLevel: setting({
