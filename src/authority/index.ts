@@ -98,7 +98,7 @@ export {
 export type { SweepLimits, SweepResult, WithdrawalSweeper } from "./sticky-withdrawal.js";
 export { createNotifier, pollForChanges } from "./notifier.js";
 export type { Notifier } from "./notifier.js";
-export { pruneExpiredGrants } from "./retention.js";
+export { pruneDecisionInputs, pruneExpiredGrants } from "./retention.js";
 export type { GrantCheck } from "./load-grant.js";
 export { NO_SPIFFE_ROLES, parseSpiffeId, spiffeRolesOf } from "../core/spiffe-id.js";
 export type { SpiffeId, SpiffeRoles } from "../core/spiffe-id.js";
@@ -126,3 +126,8 @@ export { isTokenError } from "../token/index.js";
 // Policy testing (`charter test`): the suites run offline on the pure compose and decide.
 export { coverageReaches, runPolicyTests } from "../core/policy-test.js";
 export type { TestReport, TestSuite } from "../core/policy-test.js";
+
+// Replay (`charter replay`): recorded decisions decided again under a candidate pair.
+export { replayDecisions, type ReplayOptions } from "./replay.js";
+export type { ReplayFlip, ReplayReport } from "../core/replay.js";
+export { NOT_REPLAYABLE } from "../core/replay.js";

@@ -17,6 +17,7 @@ import {
   MCP_GATEWAY_USAGE,
   SERVE_USAGE,
   INIT_USAGE,
+  REPLAY_USAGE,
   TEST_USAGE,
   VALIDATE_USAGE,
 } from "./usage.js";
@@ -55,6 +56,11 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     summary: "run policy test suites offline; exit 1 a case failed, 2 coverage below --threshold",
     usage: TEST_USAGE,
     run: async (args, io) => (await import("./commands/test.js")).testCommand(args, io),
+  },
+  replay: {
+    summary: "decide the recorded decisions again under a candidate policy; print the flips",
+    usage: REPLAY_USAGE,
+    run: async (args, io) => (await import("./commands/replay.js")).replayCommand(args, io),
   },
   validate: {
     summary: "load catalog and policy and report every problem",

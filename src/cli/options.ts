@@ -116,3 +116,10 @@ export async function configFrom(
 ): Promise<CharterConfig> {
   return (await resolvedFrom(values, env)).config;
 }
+
+/** A flag's value as a non-negative integer (undefined when the flag is not given). */
+export function intFlag(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} must be a non-negative integer`);
+  return Number(value);
+}

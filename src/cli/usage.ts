@@ -109,6 +109,15 @@ export const KEYS_SUBCOMMANDS: Readonly<Record<string, string>> = {
 export const KEYS_USAGE = `${Object.values(KEYS_SUBCOMMANDS).join("\n")}
 (offline only, on the data dir: there is no key-management RPC, so --server is refused)`;
 
+export const REPLAY_USAGE = `charter replay --candidate-policy FILE [--candidate-catalog FILE] [--from SEQ] [--to SEQ] [--json] [--fail-on-flip allow]
+  decides the recorded decisions of the audit log (seq FROM to TO, inclusive; all by default) again
+  under a candidate policy (and catalog), offline on the data dir or the database: each grant made
+  again from its recorded request, each call from its retained inputs (retainDecisionInputsDays).
+  Prints the transition matrix, every flip with its decision ids (newly allowed first) and what
+  could not be replayed and why; --json prints one object (replayed, notReplayable, unchanged,
+  matrix, flips). Exit 1 with --fail-on-flip allow when any call would newly be allowed; 78 when
+  the candidate does not load. Docs: docs/policy-testing.md`;
+
 export const TEST_USAGE = `charter test FILE|DIR... [--threshold PERCENT] [--json]
   runs policy test suites (a directory: its .yaml, .yml and .json files) against the configured catalog and
   policy, offline: each case's verdict, reason, requirement and rule, and the tools the grant's

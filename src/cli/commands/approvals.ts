@@ -26,7 +26,7 @@ import {
   displayApproval,
 } from "../../interop/approval-codec.js";
 import type { CliIo } from "../io.js";
-import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
+import { CONFIG_FLAGS, UsageError, configFrom, intFlag, parse } from "../options.js";
 import { SERVER_FLAGS, serverAddress, withTarget, type Target } from "../target.js";
 
 const FLAGS = {
@@ -128,12 +128,6 @@ function statusFlag(value: string | undefined): ApprovalStatus | undefined {
   if (!(APPROVAL_STATUSES as readonly string[]).includes(value))
     throw new UsageError(`--status must be one of ${APPROVAL_STATUSES.join(", ")}`);
   return value as ApprovalStatus;
-}
-
-function intFlag(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} must be a non-negative integer`);
-  return Number(value);
 }
 
 async function listOn(

@@ -17,7 +17,7 @@ import {
   type ExportedRecord,
 } from "../../authority/index.js";
 import type { CliIo } from "../io.js";
-import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
+import { CONFIG_FLAGS, UsageError, configFrom, intFlag, parse } from "../options.js";
 
 const FLAGS = {
   ...CONFIG_FLAGS,
@@ -240,10 +240,4 @@ function beforeFlag(value: string): ArchiveBefore {
 /** One JSONL line: the record's seq, its chain hash and its content. */
 function line(record: ExportedRecord): string {
   return JSON.stringify({ seq: record.seq, hash: record.hash, entry: record.entry });
-}
-
-function intFlag(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} must be a non-negative integer`);
-  return Number(value);
 }
