@@ -126,3 +126,9 @@ export { isTokenError } from "../token/index.js";
 // Policy testing (`charter test`): the suites run offline on the pure compose and decide.
 export { coverageReaches, runPolicyTests } from "../core/policy-test.js";
 export type { TestReport, TestSuite } from "../core/policy-test.js";
+
+// Policy analysis (`charter analyze`) and the semantic diff (`charter diff`), offline on the pure core.
+export { analyzePolicy, atOrAbove, SEVERITIES } from "../core/policy-analysis.js";
+export type { ApproverDirectory, Finding, Severity } from "../core/policy-analysis.js";
+export { diffPolicies } from "../core/policy-diff.js";
+export type { PolicyDiff, PolicyVersion } from "../core/policy-diff.js";
