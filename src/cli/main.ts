@@ -18,6 +18,8 @@ import {
   SERVE_USAGE,
   INIT_USAGE,
   TEST_USAGE,
+  ANALYZE_USAGE,
+  DIFF_USAGE,
   VALIDATE_USAGE,
 } from "./usage.js";
 
@@ -55,6 +57,17 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     summary: "run policy test suites offline; exit 1 a case failed, 2 coverage below --threshold",
     usage: TEST_USAGE,
     run: async (args, io) => (await import("./commands/test.js")).testCommand(args, io),
+  },
+  analyze: {
+    summary:
+      "find shadowed, redundant and never-callable rules, unmeetable approvals; exit 1 on --fail-on",
+    usage: ANALYZE_USAGE,
+    run: async (args, io) => (await import("./commands/analyze.js")).analyzeCommand(args, io),
+  },
+  diff: {
+    summary: "compare two policy versions per profile and action; exit 0 equal, 1 anything differs",
+    usage: DIFF_USAGE,
+    run: async (args, io) => (await import("./commands/diff.js")).diffCommand(args, io),
   },
   validate: {
     summary: "load catalog and policy and report every problem",
