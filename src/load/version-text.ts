@@ -1,13 +1,15 @@
 import { execFile } from "node:child_process";
+import { basename, dirname } from "node:path";
 import { LoadError } from "../core/errors.js";
 import { readText } from "./documents.js";
 
-/** The prefix naming a file at a git ref: `git:REF:path` (path as `git show` reads it). */
+/** The prefix naming a file at a git ref: `git:REF:path`, the path relative to the working directory. */
 export const GIT_PREFIX = "git:";
 
 /**
  * The text of a catalog or policy version: a file path, or `git:REF:path` for the file as it is
- * at a git ref (read with `git show REF:path` in the working directory). A file or ref that
+ * at a git ref (`git show REF:./file` run in the file's directory, so a relative path means what
+ * it means to a file read, in whichever repository holds it). A file or ref that
  * cannot be read is a LoadError naming it.
  */
 export async function readVersionText(spec: string): Promise<string> {
@@ -21,7 +23,7 @@ export async function readVersionText(spec: string): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(
       "git",
-      ["show", `${ref}:${path}`],
+      ["-C", dirname(path), "show", `${ref}:./${basename(path)}`],
       { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
       (err, stdout, stderr) => {
         if (err === null) resolve(stdout);

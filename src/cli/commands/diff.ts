@@ -1,7 +1,8 @@
 import { diffFiles } from "../../app/policy-analysis.js";
 import type { PolicyDiff } from "../../authority/index.js";
 import type { CliIo } from "../io.js";
-import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
+import { resolveSomeSettings } from "../../config/config.js";
+import { CONFIG_FLAGS, UsageError, parse } from "../options.js";
 
 /** Exit codes of `charter diff` (78, a version does not load, is the CLI's own for load errors). */
 export const DIFF_EXIT = { equal: 0, differs: 1 } as const;
@@ -26,12 +27,22 @@ export async function diffCommand(args: readonly string[], io: CliIo): Promise<n
   const [oldPolicy, newPolicy, extra] = positionals;
   if (oldPolicy === undefined || newPolicy === undefined || extra !== undefined)
     throw new UsageError("name two policy versions: charter diff OLD NEW");
-  const config = await configFrom(values, io.env);
+  // Only the catalog is read from the configuration (the policies are OLD and NEW), and only
+  // when a side names none.
+  const catalog = async () => {
+    const file = values.config;
+    const { catalog } = await resolveSomeSettings(["catalog"], {
+      ...(file === undefined ? {} : { file }),
+      env: io.env,
+      ...(values.catalog === undefined ? {} : { overrides: { catalog: values.catalog } }),
+    });
+    return catalog;
+  };
   const diff = await diffFiles({
     oldPolicy,
     newPolicy,
-    oldCatalog: values["old-catalog"] ?? config.catalog,
-    newCatalog: values["new-catalog"] ?? config.catalog,
+    oldCatalog: values["old-catalog"] ?? (await catalog()),
+    newCatalog: values["new-catalog"] ?? (await catalog()),
   });
   if (values.json === true) io.out(JSON.stringify(diff, null, 2));
   else printDiff(diff, io);
