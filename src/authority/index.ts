@@ -131,3 +131,9 @@ export type { TestReport, TestSuite } from "../core/policy-test.js";
 export { replayDecisions, type ReplayOptions } from "./replay.js";
 export type { ReplayFlip, ReplayReport } from "../core/replay.js";
 export { NOT_REPLAYABLE } from "../core/replay.js";
+
+// Policy analysis (`charter analyze`) and the semantic diff (`charter diff`), offline on the pure core.
+export { analyzePolicy, atOrAbove, SEVERITIES } from "../core/policy-analysis.js";
+export type { ApproverDirectory, Finding, Severity } from "../core/policy-analysis.js";
+export { diffPolicies } from "../core/policy-diff.js";
+export type { PolicyDiff, PolicyVersion } from "../core/policy-diff.js";

@@ -19,6 +19,8 @@ import {
   INIT_USAGE,
   REPLAY_USAGE,
   TEST_USAGE,
+  ANALYZE_USAGE,
+  DIFF_USAGE,
   VALIDATE_USAGE,
 } from "./usage.js";
 
@@ -61,6 +63,17 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     summary: "decide the recorded decisions again under a candidate policy; print the flips",
     usage: REPLAY_USAGE,
     run: async (args, io) => (await import("./commands/replay.js")).replayCommand(args, io),
+  },
+  analyze: {
+    summary:
+      "find shadowed, redundant and never-callable rules, unmeetable approvals; exit 1 on --fail-on",
+    usage: ANALYZE_USAGE,
+    run: async (args, io) => (await import("./commands/analyze.js")).analyzeCommand(args, io),
+  },
+  diff: {
+    summary: "compare two policy versions per profile and action; exit 0 equal, 1 anything differs",
+    usage: DIFF_USAGE,
+    run: async (args, io) => (await import("./commands/diff.js")).diffCommand(args, io),
   },
   validate: {
     summary: "load catalog and policy and report every problem",

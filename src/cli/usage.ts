@@ -124,3 +124,18 @@ export const TEST_USAGE = `charter test FILE|DIR... [--threshold PERCENT] [--jso
   catalog shows; prints failures and rule coverage (each rule seen deciding, its condition seen
   holding and failing). Exit 0 pass, 1 a case failed, 2 coverage below --threshold (compared
   exactly), 78 the catalog, policy or test files do not load. Format: docs/policy-testing.md`;
+
+export const ANALYZE_USAGE = `charter analyze [--approvers FILE] [--fail-on info|warning|error] [--json]
+  analyzes the configured catalog and policy offline, deciding sample calls per profile and action:
+  shadowed and redundant rules, conditions always or never true, actions listed but never
+  callable, approval requirements no approvers can meet (with --approvers, a file
+  {approvers: {principal: [roles]}}); each finding with a counterexample call where one exists.
+  Exit 0 none at or above --fail-on (default error), 1 some, 78 the files do not load.
+  Format: docs/policy-analysis.md`;
+
+export const DIFF_USAGE = `charter diff OLD NEW [--old-catalog FILE] [--new-catalog FILE] [--json]
+  compares two policy versions (each a file or git:REF:path; catalogs default to the configured
+  one, also as git:REF:path) per profile and action: equal, more permissive, less permissive or
+  changed, each difference with a call and its old and new verdicts; and the tools each profile's
+  catalog gains, loses or changes. Exit 0 equal, 1 anything differs, 78 a version does not load.
+  Format: docs/policy-analysis.md`;

@@ -102,7 +102,7 @@ export function policyRules(policy: Policy): string[] {
 }
 
 /** Checks at or before the constraints: a call they decide never reaches the rules. */
-const BEFORE_RULES: ReadonlySet<string> = new Set<ReasonCode>([
+export const BEFORE_RULES: ReadonlySet<string> = new Set<ReasonCode>([
   "GRANT_EXPIRED",
   "UNKNOWN_ACTION",
   "EXPLICIT_DENY",
