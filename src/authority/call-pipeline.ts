@@ -116,6 +116,7 @@ async function decideAndCommit(
         decisionId,
         step && { ask: step, slot: stepSlot(step, pending, early) },
         effect,
+        decided.shadowFlip,
       ),
     );
     asked();
