@@ -7,6 +7,7 @@ import type { RunView } from "../core/run.js";
 import { shadowFlipOf, type ShadowFlip, type ShadowGrant } from "../core/shadow-policy.js";
 import type {
   BudgetLimits,
+  CommitOutcome,
   DecisionEffects,
   DecisionRecord,
   HeldStep,
@@ -186,16 +187,28 @@ export async function commitStep(
   };
   const record = decisionRecord(loaded, verdict, decisionId, step?.ask);
   const { shadow } = loaded.policySet;
-  const outcome = await ctx.store.commitDecision(
-    shadow === undefined ? record : withShadow(record, shadow.version, shadowFlip),
-    effects,
-  );
+  const outcome =
+    shadow === undefined
+      ? await ctx.store.commitDecision(record, effects)
+      : await commitShadowed(ctx, withShadow(record, shadow.version, shadowFlip), effects);
   if (outcome.kind === "step_held") return { held: outcome.held };
   if (outcome.kind === "run_changed") return { runChanged: outcome.detail };
-  if (shadowFlip !== undefined) recordShadowFlip(verdict.decision, shadowFlip.to);
   if (effects.approval) ctx.approvalFeed.notify();
   if (outcome.kind === "committed") return { verdict };
   return { verdict: refusedVerdict(verdict, outcome.reasonCode) };
+}
+
+/** The commit of a decision recorded with the shadow policy's version; a recorded flip is counted. */
+async function commitShadowed(
+  ctx: AuthorityContext,
+  record: DecisionRecord,
+  effects: DecisionEffects,
+): Promise<CommitOutcome> {
+  const outcome = await ctx.store.commitDecision(record, effects);
+  const flip = record.shadowFlip;
+  if (flip !== undefined && (outcome.kind === "committed" || outcome.kind === "refused"))
+    recordShadowFlip(record.decision, flip.to);
+  return outcome;
 }
 
 /** What is recorded of a decision: ids, names, digests and codes; never argument values or the token. */
