@@ -8,15 +8,21 @@ export interface LoadedPolicySet {
   readonly set: PolicySet;
   readonly catalogDigest: string;
   readonly policyDigest: string;
+  /** The SHA-256 of the shadow policy's text, when one is configured. */
+  readonly shadowDigest?: string;
 }
 
 /** The files of the pair, and how many compiled schemas one cache generation holds. */
 export type PolicySetFiles = Pick<CharterConfig, "catalog" | "policy"> &
-  Partial<Pick<CharterConfig, "schemaCacheSize">>;
+  Partial<Pick<CharterConfig, "schemaCacheSize" | "shadowPolicy">>;
 
 const digest = (text: string) => createHash("sha256").update(text).digest("hex");
 
-/** Reads and checks the pair: the policy is checked against the catalog it will be used with. */
+/**
+ * Reads and checks the pair: the policy is checked against the catalog it will be used with, and
+ * so is the shadow policy (`shadowPolicy`), when one is configured: a shadow policy that does not
+ * load refuses the pair as a live one would.
+ */
 export async function loadVersionedPolicySet(config: PolicySetFiles): Promise<LoadedPolicySet> {
   const catalogText = await readText(config.catalog);
   const policyText = await readText(config.policy);
@@ -26,10 +32,20 @@ export async function loadVersionedPolicySet(config: PolicySetFiles): Promise<Lo
     config.schemaCacheSize === undefined ? {} : { schemasPerGeneration: config.schemaCacheSize },
   );
   const policy = policyFromText(policyText, config.policy, catalog);
+  const shadowFile = config.shadowPolicy ?? "";
+  if (shadowFile === "")
+    return {
+      set: { catalog, policy },
+      catalogDigest: digest(catalogText),
+      policyDigest: digest(policyText),
+    };
+  const shadowText = await readText(shadowFile);
+  const shadow = policyFromText(shadowText, shadowFile, catalog);
   return {
-    set: { catalog, policy },
+    set: { catalog, policy, shadow },
     catalogDigest: digest(catalogText),
     policyDigest: digest(policyText),
+    shadowDigest: digest(shadowText),
   };
 }
 
@@ -62,6 +78,17 @@ export async function reloadPolicySet(
   ) {
     problems.push(
       `${config.policy}: the policy changed but its version is still "${current.set.policy.version}"; give the new content a new version`,
+    );
+  }
+  const { shadow } = current.set;
+  if (
+    next.set.shadow !== undefined &&
+    shadow !== undefined &&
+    next.shadowDigest !== current.shadowDigest &&
+    next.set.shadow.version === shadow.version
+  ) {
+    problems.push(
+      `${config.shadowPolicy ?? ""}: the shadow policy changed but its version is still "${shadow.version}"; give the new content a new version`,
     );
   }
   if (problems.length > 0) throw new ConfigError(problems.join("\n"));

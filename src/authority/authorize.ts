@@ -11,6 +11,7 @@ import { loadAncestors, loadGrantInForce } from "./load-grant.js";
 import type { Loaded } from "./pipeline-steps.js";
 import type { CallerSignal } from "./receipt-ahead.js";
 import { checkStep } from "./steps.js";
+import { shadowGrantFor } from "./shadow.js";
 
 export type { Decided } from "./call-pipeline.js";
 
@@ -139,7 +140,7 @@ async function load(
   const check = await loadGrantInForce(ctx, token, now, policySet.policy);
   if (!check.ok) return { now, policySet, check, budget: [], caller };
   const ancestors = await loadAncestors(ctx, check.grant);
-  return {
+  const loaded: Loaded = {
     now,
     policySet,
     check,
@@ -147,6 +148,9 @@ async function load(
     caller,
     runExpiresAt: Math.max(check.grant.expiresAt, ...ancestors.map((a) => a.expiresAt)),
   };
+  const { shadow } = policySet;
+  if (shadow === undefined) return loaded;
+  return { ...loaded, shadowGrant: shadowGrantFor(ctx, policySet, shadow, check.grant) };
 }
 
 function limitsOf(g: TaskGrant): BudgetLimits[] {

@@ -1,4 +1,5 @@
 import type { TaskGrant } from "../core/grant.js";
+import type { ShadowGrant } from "../core/shadow-policy.js";
 import type { Store } from "../store/port.js";
 import type { CacheStats } from "../telemetry/caches.js";
 import { LruCache } from "../token/lru-cache.js";
@@ -16,6 +17,9 @@ export const CATALOG_CACHE_BOUNDS = { maxEntries: 1024, maxBytes: 64 * 1024 * 10
 
 /** The most ancestor grants kept parsed per store (a grant's stored JSON is a few KB). */
 export const MAX_CACHED_ANCESTORS = 1000;
+
+/** The most grants kept recomposed under the shadow policy, per catalog/policy pair. */
+export const MAX_CACHED_SHADOW_GRANTS = 1024;
 
 /** A rendered catalog, the verified grant it was rendered for, and the bytes it is counted as. */
 export interface CachedCatalog {
@@ -35,6 +39,11 @@ export interface AuthorityCaches {
   /** The stored ancestor grants of `store`, parsed, by id (a stored grant never changes). */
   ancestors(store: Store): LruCache<string, TaskGrant>;
   /**
+   * The grants presented under a pair with a shadow policy, recomposed under it
+   * (`shadowGrantOf`), by grant id (one LRU per pair: a reload starts an empty one).
+   */
+  shadowGrants(policySet: PolicySet): LruCache<string, ShadowGrant>;
+  /**
    * Grants whose allow a commit has refused (their budget, or an ancestor's, was spent): no
    * receipt is signed ahead for them. Keyed by the verified grant object, so an entry goes with
    * its token.
@@ -49,6 +58,7 @@ export function createAuthorityCaches(): AuthorityCaches {
   let catalogs = new WeakMap<PolicySet, LruCache<string, CachedCatalog>>();
   let ancestors = new WeakMap<Store, LruCache<string, TaskGrant>>();
   let refusedGrants = new WeakSet<TaskGrant>();
+  let shadowGrants = new WeakMap<PolicySet, LruCache<string, ShadowGrant>>();
   return {
     catalogs(policySet) {
       let cache = catalogs.get(policySet);
@@ -69,6 +79,14 @@ export function createAuthorityCaches(): AuthorityCaches {
       }
       return cache;
     },
+    shadowGrants(policySet) {
+      let cache = shadowGrants.get(policySet);
+      if (cache === undefined) {
+        cache = new LruCache<string, ShadowGrant>(MAX_CACHED_SHADOW_GRANTS);
+        shadowGrants.set(policySet, cache);
+      }
+      return cache;
+    },
     get refusedGrants() {
       return refusedGrants;
     },
@@ -76,6 +94,7 @@ export function createAuthorityCaches(): AuthorityCaches {
       catalogs = new WeakMap();
       ancestors = new WeakMap();
       refusedGrants = new WeakSet();
+      shadowGrants = new WeakMap();
     },
   };
 }

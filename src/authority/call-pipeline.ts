@@ -118,6 +118,7 @@ async function decideAndCommit(
         step && { ask: step, slot: stepSlot(step, pending, early) },
         effect,
         retainedInputs(ctx, decisionId, call, run?.view),
+        decided.shadowFlip,
       ),
     );
     asked();

@@ -11,6 +11,11 @@ import type { AuthorityLimits } from "./limits.js";
 export interface PolicySet {
   readonly catalog: Catalog;
   readonly policy: Policy;
+  /**
+   * The candidate policy decided beside `policy` (`shadowPolicy`, docs/policy-testing.md): checked
+   * against the same catalog and reloaded with it; its disagreements are recorded, never applied.
+   */
+  readonly shadow?: Policy;
 }
 
 /** Token settings shared by signing and verification. */

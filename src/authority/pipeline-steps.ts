@@ -5,8 +5,10 @@ import { isJsonObject } from "../core/json.js";
 import type { ApprovalRecord, ToolCall, Verdict } from "../core/verdict.js";
 import type { RunView } from "../core/run.js";
 import type { DecisionInputs } from "../core/replay.js";
+import { shadowFlipOf, type ShadowFlip, type ShadowGrant } from "../core/shadow-policy.js";
 import type {
   BudgetLimits,
+  CommitOutcome,
   DecisionEffects,
   DecisionRecord,
   HeldStep,
@@ -20,6 +22,8 @@ import type { AuthorityContext, PolicySet } from "./context.js";
 import type { AuthorityLimits } from "./limits.js";
 import type { GrantCheck } from "./load-grant.js";
 import { nativeSha256Hex } from "./sha256.js";
+import { withShadow } from "./shadow.js";
+import { recordShadowFlip } from "../telemetry/instruments.js";
 import type { StepAsk } from "./steps.js";
 
 // The steps of the Authorize pipeline (`authorize.ts`) for one call: approval record, decide, approval, commit, sign.
@@ -35,6 +39,8 @@ export interface Loaded {
   readonly caller: string | undefined;
   /** When the run rows a call writes may go: the latest expiry of the grant and its ancestors (labels written up the tree live as long as the grants they join). */
   readonly runExpiresAt?: number;
+  /** With a shadow policy and a verified grant: the grant recomposed under the shadow policy. */
+  readonly shadowGrant?: ShadowGrant;
 }
 
 /** One call after the decide step: its verdict and, on allow, the digest the receipt binds. */
@@ -42,6 +48,8 @@ export interface DecideResult {
   readonly verdict: Verdict;
   /** The digest of the arguments' canonical form, bound by the receipt ("" unless allowed). */
   readonly argumentsDigest: string;
+  /** What the shadow policy decided, where it disagreed with `verdict`. */
+  readonly shadowFlip?: ShadowFlip;
 }
 
 /** The approval record a call presents, as the core reads it; an unknown id counts as none (a fresh approval is asked for). */
@@ -113,10 +121,14 @@ export function decideStep(
   };
   const assessed = assessInForce(loaded.check.grant, catalog, policy, toolCall, options);
   const verdict = withCallDigest(assessed);
-  return {
-    verdict,
-    argumentsDigest: verdict.decision === "allow" ? assessed.argumentsDigest() : "",
-  };
+  const argumentsDigest = verdict.decision === "allow" ? assessed.argumentsDigest() : "";
+  const { shadowGrant } = loaded;
+  if (shadowGrant === undefined) return { verdict, argumentsDigest };
+  // The same parsed call under the grant as the shadow policy composes it; never the answer.
+  const shadowFlip = shadowFlipOf(verdict.decision, shadowGrant, catalog, toolCall, options);
+  return shadowFlip === undefined
+    ? { verdict, argumentsDigest }
+    : { verdict, argumentsDigest, shadowFlip };
 }
 
 /**
@@ -161,6 +173,7 @@ export async function commitStep(
   step?: { readonly ask: StepAsk; readonly slot?: DecisionEffects["step"] },
   run?: RunEffect,
   inputs?: string,
+  shadowFlip?: ShadowFlip,
 ): Promise<
   { readonly verdict: Verdict } | { readonly held: HeldStep } | { readonly runChanged: string }
 > {
@@ -175,10 +188,12 @@ export async function commitStep(
     ...(run === undefined ? {} : { run }),
     ...(inputs === undefined ? {} : { inputs }),
   };
-  const outcome = await ctx.store.commitDecision(
-    decisionRecord(loaded, verdict, decisionId, step?.ask),
-    effects,
-  );
+  const record = decisionRecord(loaded, verdict, decisionId, step?.ask);
+  const { shadow } = loaded.policySet;
+  const outcome =
+    shadow === undefined
+      ? await ctx.store.commitDecision(record, effects)
+      : await commitShadowed(ctx, withShadow(record, shadow.version, shadowFlip), effects);
   if (outcome.kind === "step_held") return { held: outcome.held };
   if (outcome.kind === "run_changed") return { runChanged: outcome.detail };
   if (effects.approval) ctx.approvalFeed.notify();
@@ -203,6 +218,19 @@ export function retainedInputs(
     ...(run === undefined ? {} : { run }),
   };
   return ctx.decisionInputs.sealer.seal(decisionId, JSON.stringify(inputs));
+}
+
+/** The commit of a decision recorded with the shadow policy's version; a recorded flip is counted. */
+async function commitShadowed(
+  ctx: AuthorityContext,
+  record: DecisionRecord,
+  effects: DecisionEffects,
+): Promise<CommitOutcome> {
+  const outcome = await ctx.store.commitDecision(record, effects);
+  const flip = record.shadowFlip;
+  if (flip !== undefined && (outcome.kind === "committed" || outcome.kind === "refused"))
+    recordShadowFlip(record.decision, flip.to);
+  return outcome;
 }
 
 /** What is recorded of a decision: ids, names, digests and codes; never argument values or the token. */

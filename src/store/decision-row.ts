@@ -1,4 +1,9 @@
 import { REASON_CODES, type Decision, type ReasonCode } from "../core/verdict.js";
+import {
+  SHADOW_REASON_CODES,
+  type ShadowFlip,
+  type ShadowReasonCode,
+} from "../core/shadow-policy.js";
 import { auditEntryJson, quoted, type AuditText } from "./audit-row.js";
 import {
   StoreError,
@@ -29,6 +34,11 @@ export interface DecisionRow {
   /** JSON text of the sorted run labels; NULL without any (and for decisions made before). */
   readonly run_labels: string | null;
   readonly rule_id: string | null;
+  /** With a shadow policy configured: its version; with a flip, what the shadow decided (NULL otherwise, and before). */
+  readonly shadow_policy_version: string | null;
+  readonly shadow_to: string | null;
+  readonly shadow_reason_code: string | null;
+  readonly shadow_rule: string | null;
 }
 
 export const DECISION_COLUMNS = [
@@ -51,6 +61,10 @@ export const DECISION_COLUMNS = [
   "step_key",
   "run_labels",
   "rule_id",
+  "shadow_policy_version",
+  "shadow_to",
+  "shadow_reason_code",
+  "shadow_rule",
 ] as const satisfies readonly (keyof DecisionRow)[];
 
 /** Every decision this version knows; a new one in the core fails compilation here until it is listed. */
@@ -61,6 +75,7 @@ const DECISIONS: Readonly<Record<Decision, true>> = {
   effect_suppressed: true,
 };
 const REASONS: ReadonlySet<string> = new Set(REASON_CODES);
+const SHADOW_REASONS: ReadonlySet<string> = new Set(SHADOW_REASON_CODES);
 
 export function decisionRow(r: DecisionRecord): DecisionRow {
   return {
@@ -83,6 +98,10 @@ export function decisionRow(r: DecisionRecord): DecisionRow {
     step_key: r.stepKey ?? null,
     run_labels: r.runLabels === undefined ? null : JSON.stringify(sortedLabels(r.runLabels)),
     rule_id: r.rule ?? null,
+    shadow_policy_version: r.shadowPolicyVersion ?? null,
+    shadow_to: r.shadowFlip?.to ?? null,
+    shadow_reason_code: r.shadowFlip?.reasonCode ?? null,
+    shadow_rule: r.shadowFlip?.rule ?? null,
   };
 }
 
@@ -108,6 +127,30 @@ function runLabelsOf(row: DecisionRow): readonly string[] | undefined {
   return labels;
 }
 
+/** The shadow flip of a row; one this version cannot read (an unknown decision or code) is CORRUPT. */
+function shadowFlipOf(row: DecisionRow): ShadowFlip | undefined {
+  const id = row.decision_id;
+  if (row.shadow_to === null) {
+    if (row.shadow_reason_code !== null || row.shadow_rule !== null)
+      throw new StoreError("CORRUPT", `decision ${id}: a shadow reason or rule without a flip`);
+    return undefined;
+  }
+  if (!Object.hasOwn(DECISIONS, row.shadow_to))
+    throw new StoreError("CORRUPT", `decision ${id}: unknown shadow decision ${row.shadow_to}`);
+  if (row.shadow_reason_code !== null && !SHADOW_REASONS.has(row.shadow_reason_code))
+    throw new StoreError(
+      "CORRUPT",
+      `decision ${id}: unknown shadow reason code ${row.shadow_reason_code}`,
+    );
+  return {
+    to: row.shadow_to as Decision,
+    ...(row.shadow_reason_code === null
+      ? {}
+      : { reasonCode: row.shadow_reason_code as ShadowReasonCode }),
+    ...(row.shadow_rule === null ? {} : { rule: row.shadow_rule }),
+  };
+}
+
 /** True when two rows hold the same record, column by column. */
 export function sameDecisionRow(a: DecisionRow, b: DecisionRow): boolean {
   return DECISION_COLUMNS.every((c) => a[c] === b[c]);
@@ -124,6 +167,7 @@ export function decisionRecord(row: DecisionRow): DecisionRecord {
   if (!Number.isSafeInteger(row.decided_at))
     throw new StoreError("CORRUPT", `decision ${id}: decided_at is not a time`);
   const runLabels = runLabelsOf(row);
+  const shadowFlip = shadowFlipOf(row);
   const record: DecisionRecord = {
     decisionId: id,
     decidedAt: row.decided_at,
@@ -147,6 +191,10 @@ export function decisionRecord(row: DecisionRow): DecisionRecord {
     ...(row.step_key === null ? {} : { stepKey: row.step_key }),
     ...(runLabels === undefined ? {} : { runLabels }),
     ...(row.rule_id === null ? {} : { rule: row.rule_id }),
+    ...(row.shadow_policy_version === null
+      ? {}
+      : { shadowPolicyVersion: row.shadow_policy_version }),
+    ...(shadowFlip === undefined ? {} : { shadowFlip }),
   };
 }
 
@@ -206,6 +254,17 @@ export function decisionAudit(r: DecisionRecord) {
     ...(r.stepKey === undefined ? {} : { step: r.stepKey }),
     ...(r.runLabels === undefined ? {} : { runLabels: sortedLabels(r.runLabels) }),
     ...(r.rule === undefined ? {} : { rule: r.rule }),
+    ...(r.shadowPolicyVersion === undefined ? {} : { shadowPolicyVersion: r.shadowPolicyVersion }),
+    ...(r.shadowFlip === undefined ? {} : { shadowFlip: shadowFlipAudit(r.shadowFlip) }),
+  };
+}
+
+/** A flip as the audit record holds it: only the fields it has. */
+function shadowFlipAudit(f: ShadowFlip): ShadowFlip {
+  return {
+    to: f.to,
+    ...(f.reasonCode === undefined ? {} : { reasonCode: f.reasonCode }),
+    ...(f.rule === undefined ? {} : { rule: f.rule }),
   };
 }
 
@@ -222,7 +281,28 @@ const REQUIRED_TEXT = [
   "catalogVersion",
   "policyVersion",
 ] as const;
-const OPTIONAL_TEXT = ["reasonCode", "approvalId", "caller", "runId", "stepKey", "rule"] as const;
+const OPTIONAL_TEXT = [
+  "reasonCode",
+  "approvalId",
+  "caller",
+  "runId",
+  "stepKey",
+  "rule",
+  "shadowPolicyVersion",
+] as const;
+
+/** True when a flip is absent or holds what its type says: a string `to`, optional string reason and rule, nothing else. */
+function plainFlip(f: unknown): boolean {
+  if (f === undefined) return true;
+  if (typeof f !== "object" || f === null || Array.isArray(f)) return false;
+  const flip = f as Record<string, unknown>;
+  return (
+    typeof flip["to"] === "string" &&
+    (flip["reasonCode"] === undefined || typeof flip["reasonCode"] === "string") &&
+    (flip["rule"] === undefined || typeof flip["rule"] === "string") &&
+    Object.keys(flip).every((k) => k === "to" || k === "reasonCode" || k === "rule")
+  );
+}
 
 /** True when the record holds what its type says (a string, or an absent optional one, per field; a finite time): the text below is then auditEntryJson's. */
 function plainRecord(r: DecisionRecord): boolean {
@@ -232,7 +312,8 @@ function plainRecord(r: DecisionRecord): boolean {
     REQUIRED_TEXT.every((k) => typeof r[k] === "string") &&
     OPTIONAL_TEXT.every((k) => r[k] === undefined || typeof r[k] === "string") &&
     (r.runLabels === undefined ||
-      (Array.isArray(r.runLabels) && r.runLabels.every((l) => typeof l === "string")))
+      (Array.isArray(r.runLabels) && r.runLabels.every((l) => typeof l === "string"))) &&
+    plainFlip(r.shadowFlip)
   );
 }
 
@@ -258,6 +339,15 @@ export function decisionAuditText(r: DecisionRecord): AuditText {
     if (r.runLabels !== undefined)
       text += `,"runLabels":[${sortedLabels(r.runLabels).map(quoted).join(",")}]`;
     text += `,"seq":${JSON.stringify(seq)}`;
+    const flip = r.shadowFlip;
+    if (flip !== undefined) {
+      text += `,"shadowFlip":{`;
+      if (flip.reasonCode !== undefined) text += `"reasonCode":${quoted(flip.reasonCode)},`;
+      if (flip.rule !== undefined) text += `"rule":${quoted(flip.rule)},`;
+      text += `"to":${quoted(flip.to)}}`;
+    }
+    if (r.shadowPolicyVersion !== undefined)
+      text += `,"shadowPolicyVersion":${quoted(r.shadowPolicyVersion)}`;
     if (r.stepKey !== undefined) text += `,"step":${quoted(r.stepKey)}`;
     return `${text},"subject":${quoted(r.subject)},"toolName":${quoted(r.toolName)}}`;
   };

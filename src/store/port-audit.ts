@@ -1,5 +1,6 @@
 import type { AuditRow } from "../core/audit-chain.js";
 import type { Decision, ReasonCode } from "../core/verdict.js";
+import type { ShadowFlip } from "../core/shadow-policy.js";
 
 export const AUDIT_KINDS = [
   "decision",
@@ -66,6 +67,10 @@ export interface AuditEntry {
   readonly runLabels?: readonly string[];
   /** The rule over the run that denied a decision's call or held it for approval. */
   readonly rule?: string;
+  /** A decision's shadow policy version, when one was configured (docs/policy-testing.md#shadow-policies). */
+  readonly shadowPolicyVersion?: string;
+  /** Where the shadow policy decided a decision otherwise: its verdict, reason code and rule (never applied). */
+  readonly shadowFlip?: ShadowFlip;
   /** A reported result (`result_reported`): whether the call failed (its window charges released). */
   readonly failed?: boolean;
   /** A reported result: the labels it newly added to the call's run (sorted; names only). */

@@ -7,6 +7,7 @@ import type { RunEffect, RunStore } from "./port-runs.js";
 import type { TaskGrant } from "../core/grant.js";
 import type { GrantOrigin } from "../core/replay.js";
 import type { Decision, ReasonCode } from "../core/verdict.js";
+import type { ShadowFlip } from "../core/shadow-policy.js";
 
 /** Why a store operation failed. UNAVAILABLE means "could not answer" and fails the RPC closed. */
 export type StoreErrorCode = "UNAVAILABLE" | "CONFLICT" | "NOT_FOUND" | "CORRUPT";
@@ -172,6 +173,10 @@ export interface DecisionRecord {
   readonly runLabels?: readonly string[];
   /** The rule over the run that denied the call or held it for approval. */
   readonly rule?: string;
+  /** The version of the shadow policy decided beside the live one, when one is configured. */
+  readonly shadowPolicyVersion?: string;
+  /** What the shadow policy decided where it disagreed (the live verdict is `decision`'s, as decided before the commit). */
+  readonly shadowFlip?: ShadowFlip;
 }
 
 /** One grant's limits, as a budget charge needs them. A grant without either limit has nothing to count. */

@@ -3,6 +3,7 @@ export {
   recordAuditCommitSince,
   recordDecision,
   recordRpcSince,
+  recordShadowFlip,
   recordStoreSince,
   startTimer,
 } from "./instruments.js";

@@ -7,6 +7,8 @@
 export interface Instruments {
   /** A verdict answered (after the commit): `allow`, `deny`, `require_approval`, `effect_suppressed`, and its reason code ("" for none). */
   decision(verdict: string, reason: string): void;
+  /** A decision the shadow policy decided otherwise: the live verdict and the shadow's (the four decision kinds only). */
+  shadowFlip(from: string, to: string): void;
   /** An RPC ended with a status (its name: OK, UNAVAILABLE…) after `seconds`. */
   rpc(method: string, status: string, seconds: number): void;
   /** A store operation (the port's method name) took `seconds`, failures included. */
@@ -17,6 +19,7 @@ export interface Instruments {
 
 const NONE: Instruments = {
   decision: () => undefined,
+  shadowFlip: () => undefined,
   rpc: () => undefined,
   store: () => undefined,
   auditCommit: () => undefined,
@@ -53,6 +56,10 @@ const seconds = (started: number) => (performance.now() - started) / 1000;
 
 export function recordDecision(verdict: string, reason: string | undefined): void {
   active.decision(verdict, reason ?? "");
+}
+
+export function recordShadowFlip(from: string, to: string): void {
+  active.shadowFlip(from, to);
 }
 
 export function recordRpcSince(method: string, status: string, started: number): void {

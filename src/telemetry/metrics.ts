@@ -10,6 +10,14 @@ export interface CharterMetrics {
   readonly instruments: Instruments;
 }
 
+/** The label values of `charter_shadow_flips_total`: the four decision kinds. */
+const DECISION_KINDS: ReadonlySet<string> = new Set([
+  "allow",
+  "deny",
+  "require_approval",
+  "effect_suppressed",
+]);
+
 /** Latency buckets in seconds: 50 µs to 2.5 s (Charter's calls are sub-millisecond to a few ms). */
 const LATENCY_BUCKETS = [
   0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
@@ -36,6 +44,12 @@ export function createMetrics(
     "charter_decisions_total",
     "Verdicts answered, by verdict and reason code",
     ["verdict", "reason"],
+    registry,
+  );
+  const flips = new FastCounter(
+    "charter_shadow_flips_total",
+    "Decisions the shadow policy decided otherwise, by the live verdict and the shadow's",
+    ["from", "to"],
     registry,
   );
   const rpcs = new FastHistogram(
@@ -83,6 +97,10 @@ export function createMetrics(
     registry,
     instruments: {
       decision: (verdict, reason) => void (decisions.child(verdict, reason).n += 1),
+      shadowFlip: (from, to) => {
+        // Bounded: the four decision kinds only, whatever a caller passes.
+        if (DECISION_KINDS.has(from) && DECISION_KINDS.has(to)) flips.child(from, to).n += 1;
+      },
       rpc: (method, status, seconds) => rpcs.observe(rpcs.child(method, status), seconds),
       store: (operation, seconds) => store.observe(store.child(operation), seconds),
       auditCommit: (seconds, n) => {

@@ -347,6 +347,22 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         expect(await store.getDecision("dec_3")).toStrictEqual(approved);
       });
 
+      it("round-trips a decision's shadow policy version and flip, and a shadow version alone", async () => {
+        const flipped = makeDecision("dec_s1", {
+          shadowPolicyVersion: "candidate-1",
+          shadowFlip: { to: "deny", reasonCode: "EXPLICIT_DENY", rule: "a:web.search[0]" },
+        });
+        const uncomposable = makeDecision("dec_s2", {
+          shadowPolicyVersion: "candidate-1",
+          shadowFlip: { to: "deny", reasonCode: "UNKNOWN_PROFILE" },
+        });
+        const agreed = makeDecision("dec_s3", { shadowPolicyVersion: "candidate-1" });
+        for (const d of [flipped, uncomposable, agreed]) await store.commitDecision(d);
+        expect(await store.getDecision("dec_s1")).toStrictEqual(flipped);
+        expect(await store.getDecision("dec_s2")).toStrictEqual(uncomposable);
+        expect(await store.getDecision("dec_s3")).toStrictEqual(agreed);
+      });
+
       it("answers undefined for an unknown decision id", async () => {
         await store.commitDecision(allow);
         expect(await store.getDecision("dec_unknown")).toBeUndefined();

@@ -49,6 +49,11 @@ const record = fc.record({
   stepKey: optional,
   runLabels: fc.option(fc.array(text, { maxLength: 4 }), { nil: undefined }),
   rule: optional,
+  shadowPolicyVersion: optional,
+  shadowFlip: fc.option(
+    fc.record({ to: text, reasonCode: optional, rule: optional }, { requiredKeys: ["to"] }),
+    { nil: undefined },
+  ),
 }) as fc.Arbitrary<DecisionRecord>;
 
 /** What the chain wrote before: the generic text of decisionAudit's fields. */
@@ -81,6 +86,8 @@ describe("decisionAuditText()", () => {
       "caller",
       "runLabels",
       "rule",
+      "shadowPolicyVersion",
+      "shadowFlip",
     );
     fc.assert(
       fc.property(record, field, odd, (r, k, v) => {
@@ -98,6 +105,19 @@ describe("decisionAuditText()", () => {
     );
   });
 
+  it("writes a shadow flip as a nested object in key order, with only the fields it has", () => {
+    const r = makeDecision("dec-2", {
+      shadowPolicyVersion: "v2",
+      shadowFlip: { to: "deny", reasonCode: "EXPLICIT_DENY" },
+    });
+    const written = decisionAuditText(r)(3);
+    expect(written).toContain(
+      `"shadowFlip":{"reasonCode":"EXPLICIT_DENY","to":"deny"},"shadowPolicyVersion":"v2"`,
+    );
+    expect(written).toBe(generic(r, 3));
+    expect(decisionAuditText(makeDecision("dec-3"))(3)).not.toContain("shadow");
+  });
+
   it("chains the same row as the record's fields do", () => {
     const head = { seq: 41, hash: "ab".repeat(32) };
     const r = makeDecision("dec-1", {
@@ -108,6 +128,8 @@ describe("decisionAuditText()", () => {
       stepKey: 'step "1"',
       runLabels: ["untrusted", "private"],
       rule: "no-exfiltration",
+      shadowPolicyVersion: "2026-02-01",
+      shadowFlip: { to: "require_approval", reasonCode: "RUN_RULE", rule: "base:email.send[0]" },
     });
     expect(nextAuditRow(head, decisionAuditText(r))).toEqual(nextAuditRow(head, decisionAudit(r)));
     expect(nextAuditRow(undefined, decisionAuditText(r))).toEqual(

@@ -15,7 +15,9 @@ import { tempDirs } from "./temp-dirs.js";
 // A decision recorded before version 8 (`runs`) reads back as it was: no run labels, no rule.
 
 const BEFORE_RUNS = 7;
-const OLD_COLUMNS = DECISION_COLUMNS.filter((c) => c !== "run_labels" && c !== "rule_id");
+const OLD_COLUMNS = DECISION_COLUMNS.filter(
+  (c) => c !== "run_labels" && c !== "rule_id" && !c.startsWith("shadow_"),
+);
 const old = makeDecision("dec_old", { runId: "run-1", stepKey: "s", caller: "gateway" });
 const oldValues = () => {
   const row = decisionRow(old);

@@ -12,6 +12,7 @@ function counting(): { instruments: Instruments; decisions: () => number } {
   return {
     instruments: {
       decision: () => void (decisions += 1),
+      shadowFlip: () => undefined,
       rpc: () => undefined,
       store: () => undefined,
       auditCommit: () => undefined,

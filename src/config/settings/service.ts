@@ -66,6 +66,16 @@ export const SERVICE_SETTINGS = {
     description: "the policy file (YAML or JSON)",
     reload: "content",
   }),
+  shadowPolicy: setting({
+    type: text({ shape: 'file or "" (off)' }),
+    default: "",
+    env: "CHARTER_SHADOW_POLICY",
+    flag: "shadow-policy",
+    flagValue: "FILE",
+    description:
+      "a candidate policy decided beside `policy` against the same catalog: every decision it would decide otherwise records a flip in its audit record and `charter_shadow_flips_total`, never in the verdict (see Shadow policies in policy-testing.md). It loads and reloads with the pair: one that does not load stops start-up (exit 78) or a reload",
+    reload: "content",
+  }),
   issuer: setting({
     type: text({ required: true }),
     default: "charter",

@@ -101,6 +101,10 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
       r.step_key,
       r.run_labels,
       r.rule_id,
+      r.shadow_policy_version,
+      r.shadow_to,
+      r.shadow_reason_code,
+      r.shadow_rule,
     );
   const select = db.prepare<[string], DecisionRow>(
     `SELECT ${DECISION_COLUMNS.join(", ")} FROM decisions WHERE decision_id = ?`,

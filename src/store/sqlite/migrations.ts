@@ -285,4 +285,16 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX decision_inputs_decided_at ON decision_inputs (decided_at);
     `,
   },
+  {
+    version: 11,
+    name: "shadow-policy",
+    sql: `
+      -- The shadow policy decided beside the live one (NULL without one, and before): its version,
+      -- and where it decided otherwise its verdict, reason code and rule (the flip).
+      ALTER TABLE decisions ADD COLUMN shadow_policy_version TEXT;
+      ALTER TABLE decisions ADD COLUMN shadow_to TEXT;
+      ALTER TABLE decisions ADD COLUMN shadow_reason_code TEXT;
+      ALTER TABLE decisions ADD COLUMN shadow_rule TEXT;
+    `,
+  },
 ];
