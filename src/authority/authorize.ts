@@ -150,7 +150,10 @@ async function load(
   };
   const { shadow } = policySet;
   if (shadow === undefined) return loaded;
-  return { ...loaded, shadowGrant: shadowGrantFor(ctx, policySet, shadow, check.grant) };
+  return {
+    ...loaded,
+    shadowGrant: await shadowGrantFor(ctx, policySet, shadow, check.grant, ancestors),
+  };
 }
 
 function limitsOf(g: TaskGrant): BudgetLimits[] {

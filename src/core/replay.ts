@@ -1,7 +1,7 @@
 import type { Catalog } from "./catalog.js";
-import { compose, type ComposeRequest } from "./compose.js";
+import { compose, type ComposeDenialCode, type ComposeRequest } from "./compose.js";
 import type { Hash } from "./digest.js";
-import { delegate, type DelegationSpec } from "./delegate.js";
+import { delegate, type DelegationSpec, type RefusalCode } from "./delegate.js";
 import { caveatsOf, type TaskGrant } from "./grant.js";
 import type { JsonValue } from "./json.js";
 import type { Policy } from "./policy.js";
@@ -26,10 +26,13 @@ export interface OriginLink {
   readonly origin: GrantOrigin;
 }
 
+/** Why a grant could not be made again: the candidate refuses it, or an origin is missing. */
+export type RecomposeRefusal = ComposeDenialCode | RefusalCode | "UNKNOWN_ACTION" | "NO_ORIGIN";
+
 /** A grant made again under a candidate, or why the candidate would not have issued it. */
 export type Recomposed =
   | { readonly ok: true; readonly grant: TaskGrant }
-  | { readonly ok: false; readonly code: string; readonly message: string };
+  | { readonly ok: false; readonly code: RecomposeRefusal; readonly message: string };
 
 /**
  * Makes a grant again under `policy` and `catalog`: the chain's root composed from its recorded

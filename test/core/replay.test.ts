@@ -171,7 +171,7 @@ describe("replayDecision", () => {
   });
 
   it("a grant the candidate would not issue replays as a deny with the refusal's code", () => {
-    const refused = { ok: false as const, code: "UNKNOWN_PROFILE", message: "gone" };
+    const refused = { ok: false as const, code: "UNKNOWN_PROFILE" as const, message: "gone" };
     expect(replayDecision(recorded(), { arguments: refund(40) }, refused, live)).toStrictEqual({
       kind: "replayed",
       from: "allow",

@@ -175,4 +175,39 @@ describe("shadowPolicy", () => {
       await charter.stop();
     }
   });
+
+  it("recomposes the grant from the request it was issued for: an action asked for that only the candidate allows flips deny → allow", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "charter-shadow-origin-"));
+    const from = "      - web.fetch\n";
+    expect(LIVE).toContain(from);
+    const shadowPolicy = join(dir, "candidate.yaml");
+    writeFileSync(
+      shadowPolicy,
+      LIVE.replace(from, `${from}      - shell.exec\n`)
+        .replace("deny: [shell.exec, files.delete]", "deny: [files.delete]")
+        .replace('version: "demo-policy-1"', 'version: "candidate-shell"'),
+    );
+    const charter = await startTestCharter({ config: { shadowPolicy } });
+    try {
+      // Asked for two actions; the live policy grants web.search and denies shell.exec.
+      const { grantToken, grant } = await charter.clients.grants.issueGrant({
+        profile: "owner-assistant",
+        subject: "agent:shadow",
+        owner: "ana@example.com",
+        purpose: "shadow policy",
+        requestedActions: ["web.search", "shell.exec"],
+      });
+      expect(grant?.allowed).toEqual(["web.search"]);
+      const { verdict } = await charter.clients.authority.authorize({
+        grantToken,
+        call: { callId: "shell", toolName: "run_shell", argumentsJson: '{"command":"ls"}' },
+      });
+      expect(verdict?.decision, JSON.stringify(verdict?.reason)).toBe(Decision.DENY);
+      const record = await charter.server.context.store.getDecision(verdict?.decisionId ?? "");
+      expect(record?.shadowFlip).toMatchObject({ to: "allow" });
+    } finally {
+      await charter.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
