@@ -5,11 +5,9 @@ import {
   type DecisionInputs,
   type OriginLink,
   type Recomposed,
-  type RecordedDecision,
   type ReplayReport,
 } from "../core/replay.js";
-import type { Decision } from "../core/verdict.js";
-import { StoreError } from "../store/port.js";
+import { StoreError, type ReplayRow } from "../store/port.js";
 import type { AuthorityContext, PolicySet } from "./context.js";
 import { nativeSha256Hex } from "./sha256.js";
 
@@ -26,19 +24,13 @@ export interface ReplayOptions {
   readonly progress?: (decisions: number) => void;
 }
 
-const DECISIONS: ReadonlySet<string> = new Set<Decision>([
-  "allow",
-  "deny",
-  "require_approval",
-  "effect_suppressed",
-]);
-
 /**
  * `charter replay`: every decision of the audit log in [from, to], decided again under the
  * candidate — its grant made again from its recorded origin (`recompose`), its call from its
  * retained inputs — and folded into a report (the transition matrix and the flips, the newly
- * allowing ones first). Offline and read-only: nothing is written, nothing is signed. A record
- * the log holds that does not read as a decision is CORRUPT, never skipped.
+ * allowing ones first). Offline and read-only: nothing is written, nothing is signed. The
+ * decisions are read in audit order with their inputs (`readReplayPage`); a row this version
+ * cannot read is CORRUPT, never skipped.
  */
 export async function replayDecisions(
   ctx: AuthorityContext,
@@ -49,26 +41,19 @@ export async function replayDecisions(
   // Each grant is made again once per replay; most calls of a log share their grant with many.
   const grants = new Map<string, Recomposed | undefined>();
   const last = options.to ?? Number.MAX_SAFE_INTEGER;
+  const withHash = { ...candidate, hash: nativeSha256Hex };
   let after = Math.max(0, (options.from ?? 1) - 1);
   let seen = 0;
   for (;;) {
-    const rows = await ctx.store.readAudit(after, PAGE);
-    if (rows.length === 0) break;
-    const page: RecordedDecision[] = [];
-    for (const row of rows) {
-      if (row.seq > last) break;
-      const recorded = recordedDecision(row.seq, row.entry);
-      if (recorded !== undefined) page.push(recorded);
-    }
-    const inputs = await ctx.store.getDecisionInputs(page.map((d) => d.decisionId));
-    for (const recorded of page)
-      if (!grants.has(recorded.grantId))
-        grants.set(recorded.grantId, await recomposed(ctx, recorded.grantId, candidate));
-    const withHash = { ...candidate, hash: nativeSha256Hex };
+    const page = await ctx.store.readReplayPage(after, last, PAGE);
+    if (page.length === 0) break;
+    for (const { grantId } of page)
+      if (!grants.has(grantId)) grants.set(grantId, await recomposed(ctx, grantId, candidate));
     for (const recorded of page) {
-      const stored = inputs.get(recorded.decisionId);
       const retained =
-        stored === undefined ? undefined : inputsOf(ctx, recorded.decisionId, stored);
+        recorded.inputs === undefined
+          ? undefined
+          : inputsOf(ctx, recorded.decisionId, recorded.inputs);
       const approval =
         recorded.approvalId !== undefined && recorded.decision === "allow"
           ? (await ctx.store.getApproval(recorded.approvalId))?.approval
@@ -84,53 +69,10 @@ export async function replayDecisions(
     }
     seen += page.length;
     options.progress?.(seen);
-    const end = rows.at(-1)?.seq ?? after;
-    if (end >= last || rows.length < PAGE) break;
-    after = end;
+    if (page.length < PAGE) break;
+    after = (page.at(-1) as ReplayRow).seq;
   }
   return tally.report();
-}
-
-/** The decision an audit record holds, or undefined for a record of another kind. */
-function recordedDecision(seq: number, entry: string): RecordedDecision | undefined {
-  // Cheap test first: most logs are mostly decisions, and the rest need no parse.
-  if (!entry.includes('"kind":"decision"')) return undefined;
-  let r: Record<string, unknown>;
-  try {
-    r = JSON.parse(entry) as Record<string, unknown>;
-  } catch (cause) {
-    throw new StoreError("CORRUPT", `audit record ${seq} does not parse`, { cause });
-  }
-  if (r.kind !== "decision") return undefined;
-  const text = (k: string) => {
-    const v = r[k];
-    return typeof v === "string" ? v : undefined;
-  };
-  const decisionId = text("decisionId");
-  const grantId = text("grantId");
-  const decision = text("decision");
-  if (
-    decisionId === undefined ||
-    grantId === undefined ||
-    decision === undefined ||
-    !DECISIONS.has(decision) ||
-    typeof r.at !== "number"
-  )
-    throw new StoreError("CORRUPT", `audit record ${seq} is not a decision this version reads`);
-  const reasonCode = text("reasonCode");
-  const approvalId = text("approvalId");
-  return {
-    seq,
-    decisionId,
-    at: r.at,
-    grantId,
-    actionId: text("actionId") ?? "",
-    toolName: text("toolName") ?? "",
-    callId: text("callId") ?? "",
-    decision: decision as Decision,
-    ...(reasonCode === undefined ? {} : { reasonCode }),
-    ...(approvalId === undefined ? {} : { approvalId }),
-  };
 }
 
 function inputsOf(ctx: AuthorityContext, decisionId: string, stored: string): DecisionInputs {

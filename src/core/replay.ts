@@ -74,7 +74,7 @@ export function recompose(
 export interface RecordedDecision {
   readonly seq: number;
   readonly decisionId: string;
-  readonly at: number;
+  readonly decidedAt: number;
   readonly grantId: string;
   readonly actionId: string;
   readonly toolName: string;
@@ -168,7 +168,7 @@ export function replayDecision(
         }
       : undefined;
   const assessment = assessInForce(grant.grant, candidate.catalog, candidate.policy, call, {
-    now: recorded.at,
+    now: recorded.decidedAt,
     recheck: true,
     ...(candidate.hash === undefined ? {} : { hash: candidate.hash }),
     ...(used === undefined ? {} : { approval: used }),

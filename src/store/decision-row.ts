@@ -10,6 +10,7 @@ import {
   type CommitOutcome,
   type CommitRefusalCode,
   type DecisionRecord,
+  type ReplayRow,
 } from "./port.js";
 
 /** A row of the `decisions` table, as every adapter names its columns; absent optional fields are NULL. */
@@ -350,5 +351,46 @@ export function decisionAuditText(r: DecisionRecord): AuditText {
       text += `,"shadowPolicyVersion":${quoted(r.shadowPolicyVersion)}`;
     if (r.stepKey !== undefined) text += `,"step":${quoted(r.stepKey)}`;
     return `${text},"subject":${quoted(r.subject)},"toolName":${quoted(r.toolName)}}`;
+  };
+}
+
+/** The columns `charter replay` reads of a decision (`ReplayRow`), beside its audit seq and inputs. */
+export const REPLAY_COLUMNS = [
+  "decision_id",
+  "decided_at",
+  "grant_id",
+  "action_id",
+  "tool_name",
+  "call_id",
+  "decision",
+  "reason_code",
+  "approval_id",
+] as const satisfies readonly (keyof DecisionRow)[];
+
+/** A replay page's row as the adapters select it. */
+export type ReplayRowColumns = Pick<DecisionRow, (typeof REPLAY_COLUMNS)[number]> & {
+  readonly seq: number | string;
+  readonly inputs: string | null;
+};
+
+/** A replay row read back; an unknown decision or reason code is CORRUPT, as in `decisionRecord`. */
+export function replayRow(row: ReplayRowColumns): ReplayRow {
+  const id = row.decision_id;
+  if (!Object.hasOwn(DECISIONS, row.decision))
+    throw new StoreError("CORRUPT", `decision ${id}: unknown decision ${row.decision}`);
+  if (row.reason_code !== null && !REASONS.has(row.reason_code))
+    throw new StoreError("CORRUPT", `decision ${id}: unknown reason code ${row.reason_code}`);
+  return {
+    seq: Number(row.seq),
+    decisionId: id,
+    decidedAt: row.decided_at,
+    grantId: row.grant_id,
+    actionId: row.action_id,
+    toolName: row.tool_name,
+    callId: row.call_id,
+    decision: row.decision as Decision,
+    ...(row.reason_code === null ? {} : { reasonCode: row.reason_code as ReasonCode }),
+    ...(row.approval_id === null ? {} : { approvalId: row.approval_id }),
+    ...(row.inputs === null ? {} : { inputs: row.inputs }),
   };
 }

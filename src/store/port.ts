@@ -232,6 +232,21 @@ export type CommitOutcome =
   /** The run is no longer what the decision was made on (`RunEffect`): nothing was written; decide again. */
   | { readonly kind: "run_changed"; readonly detail: string };
 
+/** A recorded decision as `charter replay` reads it: its audit seq, what it decided, and its inputs (as stored) when kept. */
+export interface ReplayRow {
+  readonly seq: number;
+  readonly decisionId: string;
+  readonly decidedAt: number;
+  readonly grantId: string;
+  readonly actionId: string;
+  readonly toolName: string;
+  readonly callId: string;
+  readonly decision: Decision;
+  readonly reasonCode?: ReasonCode;
+  readonly approvalId?: string;
+  readonly inputs?: string;
+}
+
 /** The decisions Charter made, recorded before it answers. */
 export interface DecisionStore {
   /**
@@ -244,8 +259,11 @@ export interface DecisionStore {
   commitDecision(record: DecisionRecord, effects?: DecisionEffects): Promise<CommitOutcome>;
   /** The recorded decision (as committed: a refused allow reads back as its deny), for tests and tooling. */
   getDecision(decisionId: string): Promise<DecisionRecord | undefined>;
-  /** The retained inputs of these decisions (as stored: sealed or not), by decision id; decisions without any are left out. */
-  getDecisionInputs(decisionIds: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * For `charter replay`: the decisions whose audit records have seq in (afterSeq, toSeq], in
+   * audit order, at most `limit`, each with its seq and its retained inputs (as stored) when kept.
+   */
+  readReplayPage(afterSeq: number, toSeq: number, limit: number): Promise<ReplayRow[]>;
   /** Deletes the inputs of decisions made before `before` (Unix seconds); answers how many. */
   pruneDecisionInputs(before: number): Promise<number>;
   /** Calls counted so far against a grant: in total and per action id. */

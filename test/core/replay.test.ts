@@ -43,7 +43,7 @@ const refund = (amount: number) => ({
 const recorded = (over: Partial<RecordedDecision> = {}): RecordedDecision => ({
   seq: 1,
   decisionId: "dec_1",
-  at: NOW + 10,
+  decidedAt: NOW + 10,
   grantId: "grt_root",
   actionId: "refund.issue",
   toolName: "issue_refund",
@@ -163,7 +163,7 @@ describe("replayDecision", () => {
       reasonCode: "EXPLICIT_DENY",
     });
     // After the grant's expiry, whatever the arguments.
-    const late = recorded({ at: NOW + 400 * 24 * 3600 });
+    const late = recorded({ decidedAt: NOW + 400 * 24 * 3600 });
     expect(replayDecision(late, undefined, same, live)).toMatchObject({
       to: "deny",
       reasonCode: "GRANT_EXPIRED",

@@ -1,7 +1,14 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { GrantOrigin } from "../../src/core/replay.js";
-import type { Store } from "../../src/store/port.js";
+import type { ReplayRow, Store } from "../../src/store/port.js";
 import { ISSUED_AT, makeDecision, makeGrant } from "./fixtures.js";
+
+/** The retained inputs of these decisions, as `readReplayPage` reads them, in the order asked. */
+async function inputsOf(store: Store, ids: readonly string[]) {
+  const rows = await store.readReplayPage(0, Number.MAX_SAFE_INTEGER, 100_000);
+  const byId = new Map(rows.map((r) => [r.decisionId, r.inputs]));
+  return ids.map((id) => [id, byId.get(id)]);
+}
 
 /** What `charter replay` reads: a grant's recorded origin, and a decision's retained inputs (kept in the commit's unit, pruned by time). */
 export function describeReplayInputsContract(current: () => Store): void {
@@ -46,12 +53,34 @@ export function describeReplayInputsContract(current: () => Store): void {
       });
       expect(refused.kind).toBe("refused");
       await store.commitDecision(makeDecision(bare));
-      const found = await store.getDecisionInputs([allow, spent, bare, "dec_unknown"]);
-      expect([...found].sort()).toStrictEqual([
+      const found = await inputsOf(store, [allow, spent, bare]);
+      expect(found).toStrictEqual([
         [allow, '{"arguments":{"a":1}}'],
         [spent, "sealed-text"],
+        [bare, undefined],
       ]);
-      expect(await store.getDecisionInputs([])).toStrictEqual(new Map());
+      const rows = await store.readReplayPage(0, Number.MAX_SAFE_INTEGER, 100_000);
+      // The refused allow reads back as the deny it was recorded as, in audit order.
+      expect(rows.find((r) => r.decisionId === spent)).toMatchObject({
+        decision: "deny",
+        reasonCode: "LIMIT_EXCEEDED",
+      });
+      const seqs = rows.map((r) => r.seq);
+      expect(seqs).toStrictEqual([...seqs].sort((a, b) => a - b));
+    });
+
+    it("reads a page of the log between two seqs, no more than asked", async () => {
+      for (let i = 0; i < 3; i++)
+        await store.commitDecision(makeDecision(`dec_page_${n}_${i}`), { inputs: `${i}` });
+      const all = await store.readReplayPage(0, Number.MAX_SAFE_INTEGER, 100_000);
+      const mine = all.filter((r) => r.decisionId.startsWith(`dec_page_${n}_`));
+      expect(mine.map((r) => r.inputs)).toStrictEqual(["0", "1", "2"]);
+      const [first, second] = mine as [ReplayRow, ReplayRow];
+      expect(await store.readReplayPage(first.seq - 1, second.seq, 100)).toMatchObject([
+        { decisionId: first.decisionId },
+        { decisionId: second.decisionId },
+      ]);
+      expect(await store.readReplayPage(first.seq - 1, Number.MAX_SAFE_INTEGER, 1)).toHaveLength(1);
     });
 
     it("prunes inputs of decisions made before the cut, and leaves their records", async () => {
@@ -62,8 +91,10 @@ export function describeReplayInputsContract(current: () => Store): void {
         inputs: "f",
       });
       expect(await store.pruneDecisionInputs(ISSUED_AT + 6)).toBeGreaterThanOrEqual(1);
-      const left = await store.getDecisionInputs([old, fresh]);
-      expect([...left.keys()]).toStrictEqual([fresh]);
+      expect(await inputsOf(store, [old, fresh])).toStrictEqual([
+        [old, undefined],
+        [fresh, "f"],
+      ]);
       expect(await store.getDecision(old)).toBeDefined();
     });
   });

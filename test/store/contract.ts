@@ -492,8 +492,8 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         retireKey: (s) => s.retireKey("k", 1),
         commitDecision: (s) => s.commitDecision(makeDecision("dec_late")),
         getDecision: (s) => s.getDecision("dec_1"),
-        getDecisionInputs: (s) => s.getDecisionInputs(["dec_1"]),
         pruneDecisionInputs: (s) => s.pruneDecisionInputs(1),
+        readReplayPage: (s) => s.readReplayPage(0, 10, 10),
         getStep: (s) => s.getStep("g", "run", "step"),
         readRun: (s) =>
           s.readRun({ labelsFrom: [{ grantId: "g" }], after: [], windows: [], now: 1 }),

@@ -1,5 +1,8 @@
 import {
   DECISION_COLUMNS,
+  REPLAY_COLUMNS,
+  replayRow,
+  type ReplayRowColumns,
   decisionAudit,
   decisionRecord,
   decisionRow,
@@ -146,15 +149,17 @@ export function postgresDecisionStore(chain: Chain): DecisionStore & StepStore {
       return row === undefined ? undefined : decisionRecord(row);
     },
 
-    async getDecisionInputs(decisionIds) {
-      const found = new Map<string, string>();
-      if (decisionIds.length === 0) return found;
-      const { rows } = await pool.query<{ decision_id: string; inputs: string }>(
-        "SELECT decision_id, inputs FROM decision_inputs WHERE decision_id = ANY($1::text[])",
-        [decisionIds],
+    async readReplayPage(afterSeq, toSeq, limit) {
+      const { rows } = await pool.query<ReplayRowColumns>(
+        `SELECT a.seq, ${REPLAY_COLUMNS.map((c) => `d.${c}`).join(", ")}, i.inputs
+         FROM audit_log AS a
+         JOIN decisions AS d ON d.decision_id = a.entry::jsonb ->> 'decisionId'
+         LEFT JOIN decision_inputs AS i ON i.decision_id = d.decision_id
+         WHERE a.seq > $1 AND a.seq <= $2 AND a.entry::jsonb ->> 'kind' = 'decision'
+         ORDER BY a.seq LIMIT $3`,
+        [afterSeq, toSeq, limit],
       );
-      for (const row of rows) found.set(row.decision_id, row.inputs);
-      return found;
+      return rows.map(replayRow);
     },
 
     async pruneDecisionInputs(before) {

@@ -1,6 +1,9 @@
 import type { Database } from "better-sqlite3";
 import {
   DECISION_COLUMNS,
+  REPLAY_COLUMNS,
+  replayRow,
+  type ReplayRowColumns,
   decisionAuditText,
   decisionRecord,
   decisionRow,
@@ -112,8 +115,14 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
   const insertInputs = db.prepare<[string, number, string], never>(
     "INSERT INTO decision_inputs (decision_id, decided_at, inputs) VALUES (?, ?, ?)",
   );
-  const selectInputs = db.prepare<[string], { decision_id: string; inputs: string }>(
-    "SELECT decision_id, inputs FROM decision_inputs WHERE decision_id IN (SELECT value FROM json_each(?))",
+  const replayPage = db.prepare<[number, number, number], ReplayRowColumns>(
+    `
+    SELECT a.seq, ${REPLAY_COLUMNS.map((c) => `d.${c}`).join(", ")}, i.inputs
+    FROM audit_log AS a
+    JOIN decisions AS d ON d.decision_id = json_extract(a.entry, '$.decisionId')
+    LEFT JOIN decision_inputs AS i ON i.decision_id = d.decision_id
+    WHERE a.seq > ? AND a.seq <= ? AND json_extract(a.entry, '$.kind') = 'decision'
+    ORDER BY a.seq LIMIT ?`,
   );
   const pruneInputs = db.prepare<[number], never>(
     "DELETE FROM decision_inputs WHERE decided_at < ?",
@@ -221,12 +230,8 @@ export function sqliteDecisionStore(db: Database, deps: DecisionDeps): DecisionS
       const row = select.get(decisionId);
       return row === undefined ? undefined : decisionRecord(row);
     },
-    async getDecisionInputs(decisionIds) {
-      const found = new Map<string, string>();
-      if (decisionIds.length === 0) return found;
-      for (const row of selectInputs.all(JSON.stringify(decisionIds)))
-        found.set(row.decision_id, row.inputs);
-      return found;
+    async readReplayPage(afterSeq, toSeq, limit) {
+      return replayPage.all(afterSeq, toSeq, limit).map(replayRow);
     },
     // A unit of the group commit, so it is ordered with the decisions queued before it.
     pruneDecisionInputs: (before) => deps.group.run(() => pruneInputs.run(before).changes),
