@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createAppContext, type AppContext } from "../../src/app/context.js";
 import { delegateGrant, revokeGrant } from "../../src/authority/index.js";
@@ -118,14 +121,18 @@ describePostgres("two replicas on one PostgreSQL schema", () => {
 describePostgres("replicas starting together on an empty schema", () => {
   const schema = testSchema("keyrace");
   const contexts: AppContext[] = [];
+  // A data dir of its own: the store id file it keeps for the database must not outlive the test.
+  const dataDir = mkdtempSync(join(tmpdir(), "charter-keyrace-"));
   afterAll(async () => {
     for (const c of contexts.splice(0)) await c.close();
     await schema.drop();
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it("agree on one signing key, and store only that one, even with clocks seconds apart", async () => {
     const config = {
       ...DEFAULTS,
+      dataDir,
       database: schema.url,
       catalog: `${FIXTURES}catalog.yaml`,
       policy: `${FIXTURES}policy.yaml`,
