@@ -1,59 +1,35 @@
 import type { Catalog } from "./catalog.js";
-import { compose } from "./compose.js";
 import { assess, ruleHolds } from "./decide.js";
 import type { TaskGrant } from "./grant.js";
 import { caveatsOf } from "./grant.js";
-import type { JsonObject } from "./json.js";
 import { approversFor, type Policy, type Rule } from "./policy.js";
+import { suiteGrant } from "./policy-test-grant.js";
+import {
+  isSingleExpectation,
+  suiteProfiles,
+  type CaseExpectation,
+  type TestCase,
+  type TestSuite,
+} from "./policy-test-suite.js";
 import { projectCatalog } from "./project.js";
 import { emptyRun, type RunView } from "./run.js";
-import type { Decision, ReasonCode, Verdict } from "./verdict.js";
+import type { ReasonCode, Verdict } from "./verdict.js";
+
+export type {
+  CaseExpect,
+  CaseExpectation,
+  SuiteDelegation,
+  SuiteGrant,
+  TestCase,
+  TestSuite,
+} from "./policy-test-suite.js";
 
 // `charter test` (docs/policy-testing.md): test suites state a grant, calls and what each must
 // get; the runner composes the grant and decides every call with the same pure `compose` and
 // `assess` the server serves, and counts which rules each call saw deciding and which way each
-// rule's condition went. Suites arrive checked against schemas/charter-test.schema.json.
-
-/** What one case expects; every field given must match, fields left out are not checked. */
-export interface CaseExpectation {
-  readonly decision: Decision;
-  readonly reason?: ReasonCode;
-  readonly requirement?: string;
-  readonly approvers?: number;
-  readonly rule?: string;
-}
-
-export interface TestCase {
-  readonly name: string;
-  readonly tool?: string;
-  readonly action?: string;
-  readonly args?: JsonObject;
-  /** The run the call belongs to: the labels it has seen (rules over the run are judged on them). */
-  readonly run?: { readonly seen?: readonly string[] };
-  /** Unix seconds; the suite's `now` when absent. */
-  readonly now?: number;
-  readonly expect: CaseExpectation;
-}
-
-export interface TestSuite {
-  readonly suite: string;
-  readonly now: number;
-  readonly grant: {
-    readonly profile: string;
-    readonly subject?: string;
-    readonly owner?: string;
-    readonly purpose?: string;
-    readonly actions?: readonly string[];
-    readonly shadow?: boolean;
-  };
-  /** Tool names the grant's catalog must show callable, show as requiring approval, and leave out. */
-  readonly catalog?: {
-    readonly callable?: readonly string[];
-    readonly requiresApproval?: readonly string[];
-    readonly absent?: readonly string[];
-  };
-  readonly cases?: readonly TestCase[];
-}
+// rule's condition went. Suites arrive checked against schemas/charter-test.schema.json. A suite
+// with `profiles` (the matrix form) decides every case under each profile, reported as
+// `case [profile]`; a suite that delegates decides its cases under the child grant.
 
 /** One failed expectation: the suite, the case (or "catalog"/"grant") and what differed. */
 export interface TestFailure {
@@ -129,36 +105,45 @@ export function runPolicyTests(
   for (const suite of suites) {
     const fail = (name: string, problem: string) =>
       failures.push({ suite: suite.suite, name, problem });
-    const composed = compose(
-      {
-        profile: suite.grant.profile,
-        subject: suite.grant.subject ?? "agent:test",
-        owner: suite.grant.owner ?? "owner:test",
-        purpose: suite.grant.purpose ?? "charter test",
-        ...(suite.grant.actions === undefined ? {} : { requestedActions: suite.grant.actions }),
-        ...(suite.grant.shadow === true ? { mode: "shadow" as const } : {}),
-      },
-      policy,
-      catalog,
-      suite.now,
-      "grt_test",
-    );
-    if (composed.kind !== "granted") {
-      const why =
-        composed.kind === "denied"
-          ? `${composed.code}: ${composed.message}`
-          : `UNKNOWN_ACTION: ${composed.source} names "${composed.actionId}"`;
-      fail("grant", `the grant cannot be composed (${why})`);
-      cases += suite.cases?.length ?? 0;
-      continue;
-    }
-    const grant = composed.grant;
-    for (const problem of catalogProblems(suite, grant, catalog)) fail("catalog", problem);
-    for (const c of suite.cases ?? []) {
-      cases += 1;
-      const problems = runCase(c, suite, grant, policy, catalog, seen);
-      if (problems.length === 0) passed += 1;
-      for (const p of problems) fail(c.name, p);
+    const profiles = suiteProfiles(suite);
+    const matrix = suite.grant.profiles !== undefined;
+    for (const profile of profiles) {
+      const cell = (name: string) => (matrix ? `${name} [${profile}]` : name);
+      const got = suiteGrant(suite, profile, policy, catalog);
+      if (suite.expect !== undefined) {
+        cases += 1;
+        const want = suite.expect.refused;
+        if (got.kind === "refused" && got.code === want) passed += 1;
+        else
+          fail(
+            cell("grant"),
+            got.kind === "refused"
+              ? `expected the grant refused with ${want}, got ${got.code}: ${got.message}`
+              : `expected the grant refused with ${want}, got it granted`,
+          );
+        continue;
+      }
+      if (got.kind === "refused") {
+        fail(cell("grant"), `the grant cannot be made (${got.code}: ${got.message})`);
+        cases += suite.cases?.length ?? 0;
+        continue;
+      }
+      const grant = got.grant;
+      for (const problem of catalogProblems(suite, grant, catalog)) fail(cell("catalog"), problem);
+      for (const c of suite.cases ?? []) {
+        cases += 1;
+        const want = isSingleExpectation(c.expect)
+          ? c.expect
+          : Object.hasOwn(c.expect, profile)
+            ? c.expect[profile]
+            : undefined;
+        const problems =
+          want === undefined
+            ? [`no expectation for profile ${profile}`]
+            : runCase(c, want, suite, grant, policy, catalog, seen);
+        if (problems.length === 0) passed += 1;
+        for (const p of problems) fail(cell(c.name), p);
+      }
     }
   }
   const coverage = [...seen].map(([rule, s]) => ({ rule, ...s }));
@@ -179,6 +164,7 @@ export function runPolicyTests(
 
 function runCase(
   c: TestCase,
+  want: CaseExpectation,
   suite: TestSuite,
   grant: TaskGrant,
   policy: Policy,
@@ -216,7 +202,7 @@ function runCase(
     const s = seen.get(decidedBy);
     if (s !== undefined) s.decided = true;
   }
-  return expectationProblems(c.expect, verdict, decidedBy, policy);
+  return expectationProblems(want, verdict, decidedBy, policy);
 }
 
 function runOf(c: TestCase): RunView {
