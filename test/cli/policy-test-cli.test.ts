@@ -98,6 +98,71 @@ describe("charter test", () => {
     expect(r.out).toBe("");
   });
 
+  it("a failing delegated case and a failing matrix cell are each named", async () => {
+    const policy = join(dir, "widened.yaml");
+    const text = readFileSync(join(FIXTURES, "policy.yaml"), "utf8");
+    // Visitors may now learn email addresses too: the receptionist's cell of the matrix fails.
+    const widened = text.replace(
+      "fields: { items: { enum: [name, company] } }",
+      "fields: { items: { enum: [name, company, email] } }",
+    );
+    expect(widened).not.toBe(text);
+    writeFileSync(policy, widened);
+    const r = await cli(...demo(policy), TESTS);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      "FAIL profiles-matrix › looking up an email address [receptionist]: expected decision deny, got allow",
+    );
+    const suite = join(dir, "delegated.yaml");
+    writeFileSync(
+      suite,
+      readFileSync(join(TESTS, "delegated-researcher.yaml"), "utf8").replace(
+        "send_email: { binds: { to: ana@example.com } }",
+        "send_email: { binds: { to: bob@example.com } }",
+      ),
+    );
+    const d = await cli(...demo(), suite);
+    expect(d.code).toBe(1);
+    expect(d.out).toContain(
+      "FAIL delegated-researcher › the researcher reports to Ana: expected decision allow, got deny (CONSTRAINT_VIOLATION)",
+    );
+  });
+
+  it.each([
+    ["profiles: owner-assistant", "/grant/profiles: must be array"],
+    [
+      "profiles: [owner-assistant]\n  profile: receptionist",
+      "/grant: must match exactly one schema in oneOf",
+    ],
+    [
+      "profile: owner-assistant\n  delegate: { allowed: [web_search] }",
+      "/grant/delegate: must have required property 'subject'",
+    ],
+    [
+      "profile: owner-assistant\n  delegate: { subject: a, allowed: [web_search], scope: all }",
+      "/grant/delegate: must NOT have additional properties",
+    ],
+    [
+      "profile: owner-assistant\ncases:\n  - name: n\n    tool: web_search\n    expect: { receptionist: { decision: deny } }",
+      "/cases/0/expect: an expectation per profile needs grant.profiles",
+    ],
+    [
+      "profiles: [owner-assistant, receptionist]\ncases:\n  - name: n\n    tool: web_search\n    expect: { receptionist: { decision: deny }, nobody: { decision: deny } }",
+      '/cases/0/expect/nobody: "nobody" is not one of grant.profiles',
+    ],
+    [
+      "profile: owner-assistant\nexpect: { refused: LIMIT_WIDENS }\ncases: []",
+      "/cases: a suite whose grant must be refused (expect.refused) has no cases",
+    ],
+  ])("a suite with a bad grant field exits 78 naming it: %s", async (grant, message) => {
+    const bad = join(dir, "bad-grant.yaml");
+    writeFileSync(bad, `suite: x\ngrant:\n  ${grant}\n`);
+    const r = await cli(...demo(), bad);
+    expect(r.code).toBe(78);
+    expect(r.err).toContain(`${bad}: ${message}`);
+    expect(r.out).toBe("");
+  });
+
   it.each([
     [[TESTS, "--threshold", "101"], /--threshold is at most 100/],
     [[TESTS, "--threshold", "ninety"], /--threshold must be a percentage/],
