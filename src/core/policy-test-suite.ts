@@ -17,16 +17,45 @@ export interface CaseExpectation {
 /** One expectation for every profile of the suite, or one per profile (the matrix form). */
 export type CaseExpect = CaseExpectation | Readonly<Record<string, CaseExpectation>>;
 
-export interface TestCase {
-  readonly name: string;
+/** One call and what it must get. */
+export interface CallSpec {
   readonly tool?: string;
   readonly action?: string;
   readonly args?: JsonObject;
-  /** The run the call belongs to: the labels it has seen (rules over the run are judged on them). */
-  readonly run?: { readonly seen?: readonly string[] };
   /** Unix seconds; the suite's `now` when absent. */
   readonly now?: number;
   readonly expect: CaseExpect;
+}
+
+/** A case of one call, decided on its own (no state: no budgets, no earlier calls). */
+export interface CallCase extends CallSpec {
+  readonly name: string;
+  /** The run the call belongs to: the labels it has seen (rules over the run are judged on them). */
+  readonly run?: { readonly seen?: readonly string[] };
+}
+
+/** One call of a scenario: in a run (the scenario's own unless named) and a step of it. */
+export interface ScenarioCall extends CallSpec {
+  /** The run's name; default "main". Runs are the scenario's own, under its grant. */
+  readonly run?: string;
+  /** The step's tool call id; default one per call. Asked again, the step answers its held verdict. */
+  readonly step?: string;
+}
+
+/**
+ * A multi-call scenario: its calls decided in order on one state (one grant, its budgets and its
+ * runs), through the stateful pipeline the server runs.
+ */
+export interface ScenarioCase {
+  readonly name: string;
+  readonly calls: readonly ScenarioCall[];
+}
+
+export type TestCase = CallCase | ScenarioCase;
+
+/** Whether a case is a multi-call scenario. */
+export function isScenario(c: TestCase): c is ScenarioCase {
+  return "calls" in c;
 }
 
 /** Caveats a delegation adds to one action (named by action id or tool name). */
@@ -79,6 +108,12 @@ export interface TestSuite {
 /** The profiles a suite is decided under, in its order. */
 export function suiteProfiles(suite: TestSuite): readonly string[] {
   return suite.grant.profiles ?? (suite.grant.profile === undefined ? [] : [suite.grant.profile]);
+}
+
+/** The expectation for `profile`: the one for all, or its entry of the map (undefined without one). */
+export function expectationFor(expect: CaseExpect, profile: string): CaseExpectation | undefined {
+  if (isSingleExpectation(expect)) return expect;
+  return Object.hasOwn(expect, profile) ? expect[profile] : undefined;
 }
 
 /** Whether `expect` is one expectation for every profile rather than a map per profile. */

@@ -2,8 +2,8 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { LoadError, type LoadProblem } from "../core/errors.js";
-import type { TestSuite } from "../core/policy-test.js";
-import { isSingleExpectation } from "../core/policy-test-suite.js";
+import type { CaseExpect, TestSuite } from "../core/policy-test.js";
+import { isScenario, isSingleExpectation } from "../core/policy-test-suite.js";
 import { parseDocumentText, readText } from "./documents.js";
 
 /** When the suites are decided unless a suite says `now`: 2026-01-01T00:00:00Z. */
@@ -71,19 +71,23 @@ function shapeProblems(suite: Omit<TestSuite, "now">): string[] {
   if (suite.expect !== undefined && suite.cases !== undefined)
     problems.push("/cases: a suite whose grant must be refused (expect.refused) has no cases");
   const profiles = suite.grant.profiles;
-  (suite.cases ?? []).forEach((c, i) => {
-    if (isSingleExpectation(c.expect)) return;
-    const at = `/cases/${i}/expect`;
+  const check = (expect: CaseExpect, at: string) => {
+    if (isSingleExpectation(expect)) return;
     if (profiles === undefined) {
       problems.push(`${at}: an expectation per profile needs grant.profiles (the matrix form)`);
       return;
     }
-    for (const name of Object.keys(c.expect))
+    for (const name of Object.keys(expect))
       if (!profiles.includes(name))
         problems.push(`${at}/${name}: "${name}" is not one of grant.profiles`);
     for (const name of profiles)
-      if (!Object.hasOwn(c.expect, name))
+      if (!Object.hasOwn(expect, name))
         problems.push(`${at}: no expectation for profile "${name}"`);
+  };
+  (suite.cases ?? []).forEach((c, i) => {
+    if (isScenario(c))
+      c.calls.forEach((call, j) => check(call.expect, `/cases/${i}/calls/${j}/expect`));
+    else check(c.expect, `/cases/${i}/expect`);
   });
   return problems;
 }
