@@ -43,7 +43,7 @@ export function suiteGrant(
     );
   if (composed.kind === "denied") return refusedWith(composed.code, composed.message);
   if (g.delegate === undefined) return composed;
-  const spec = delegationSpec(g.delegate, catalog);
+  const spec = suiteDelegationSpec(g.delegate, catalog);
   if (typeof spec === "string") return refusedWith("INVALID_REQUEST", spec);
   const child = delegate(composed.grant, spec, catalog, suite.now, "grt_test_child");
   return child.kind === "granted" ? child : refusedWith(child.code, child.message);
@@ -60,7 +60,7 @@ function actionOf(name: string, catalog: Catalog): string {
 }
 
 /** The core's spec for a suite's delegation, or a message naming a caveat schema that does not compile. */
-function delegationSpec(d: SuiteDelegation, catalog: Catalog): DelegationSpec | string {
+export function suiteDelegationSpec(d: SuiteDelegation, catalog: Catalog): DelegationSpec | string {
   const caveats: Record<string, Partial<ActionCaveats>> = {};
   for (const [name, c] of Object.entries(d.caveats ?? {})) {
     const constraints = c.constraints ?? [];
