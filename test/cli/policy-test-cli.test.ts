@@ -128,6 +128,69 @@ describe("charter test", () => {
     );
   });
 
+  it("a scenario's calls share one state: a failing call is named by its place", async () => {
+    const suite = join(dir, "budget.yaml");
+    const text = readFileSync(join(TESTS, "scenarios-budget.yaml"), "utf8");
+    const widened = text.replace("maxCallsPerAction: 2", "maxCallsPerAction: 3");
+    expect(widened).not.toBe(text);
+    writeFileSync(suite, widened);
+    const r = await cli(...demo(), suite);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      "FAIL scenarios-budget › the budget runs out on the third search: call 3: expected decision deny, got allow",
+    );
+    // Nothing but the third call differs: the step retried still answers its held allow.
+    expect(r.out).not.toContain("call 4");
+    expect(r.out).toMatch(/1 suites, 1 cases: 0 passed, 1 failed/);
+  });
+
+  it("rule coverage counts the calls of scenarios", async () => {
+    const r = await cli(...demo(), "--json", join(TESTS, "scenarios.yaml"));
+    expect(r.code).toBe(0);
+    const rules = (JSON.parse(r.out) as { coverage: { rules: { rule: string }[] } }).coverage.rules;
+    expect(rules.find((c) => c.rule === "owner-assistant.rule-of-two")).toEqual({
+      rule: "owner-assistant.rule-of-two",
+      decided: true,
+      held: true,
+      failed: true,
+    });
+    expect(rules.find((c) => c.rule === "owner-assistant:refund.issue[0]")).toEqual({
+      rule: "owner-assistant:refund.issue[0]",
+      decided: false,
+      held: false,
+      failed: false,
+    });
+  });
+
+  it("a scenario in the matrix form runs on a state of its own per profile", async () => {
+    const suite = join(dir, "matrix-scenario.yaml");
+    writeFileSync(
+      suite,
+      [
+        "suite: ms",
+        "grant: { profiles: [owner-assistant, receptionist] }",
+        "cases:",
+        "  - name: mail then fetch",
+        "    calls:",
+        "      - tool: read_email",
+        "        args: { message_id: msg_ABCDEFGH }",
+        "        expect: { owner-assistant: { decision: allow }, receptionist: { decision: allow } }",
+        "      - tool: fetch_url",
+        '        args: { url: "https://example.org/page" }',
+        "        expect: { decision: require_approval }",
+      ].join("\n"),
+    );
+    const r = await cli(...demo(), suite);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      "FAIL ms › mail then fetch [receptionist]: call 1: expected decision allow, got deny (NOT_GRANTED)",
+    );
+    expect(r.out).toContain(
+      "FAIL ms › mail then fetch [receptionist]: call 2: expected decision require_approval, got deny (NOT_GRANTED)",
+    );
+    expect(r.out).not.toContain("[owner-assistant]");
+  });
+
   it.each([
     ["profiles: owner-assistant", "/grant/profiles: must be array"],
     [
@@ -153,6 +216,14 @@ describe("charter test", () => {
     [
       "profile: owner-assistant\nexpect: { refused: LIMIT_WIDENS }\ncases: []",
       "/cases: a suite whose grant must be refused (expect.refused) has no cases",
+    ],
+    [
+      "profile: owner-assistant\ncases:\n  - name: n\n    calls:\n      - { tool: web_search, run: 7, expect: { decision: allow } }",
+      "/cases/0/calls/0/run: must be string",
+    ],
+    [
+      "profile: owner-assistant\ncases:\n  - name: n\n    calls: []",
+      "/cases/0/calls: must NOT have fewer than 1 items",
     ],
   ])("a suite with a bad grant field exits 78 naming it: %s", async (grant, message) => {
     const bad = join(dir, "bad-grant.yaml");

@@ -410,6 +410,44 @@ describe("runPolicyTests: the matrix form", () => {
   });
 });
 
+describe("runPolicyTests: multi-call scenarios", () => {
+  const { catalog, policy } = demoPair();
+  const scenario: TestSuite = {
+    suite: "sc",
+    now: NOW,
+    grant: { profile: "owner-assistant" },
+    cases: [
+      {
+        name: "two calls",
+        calls: [
+          { tool: "web_search", args: { query: "a" }, expect: { decision: "allow" } },
+          { tool: "web_search", args: { query: "b" }, expect: { decision: "allow" } },
+        ],
+      },
+    ],
+  };
+
+  it("a scenario nobody ran through the stateful pipeline fails, saying so", () => {
+    const report = runPolicyTests([scenario], policy, catalog);
+    expect(report.failures).toEqual([
+      {
+        suite: "sc",
+        name: "two calls",
+        problem: "a multi-call scenario needs the stateful pipeline; none ran it",
+      },
+    ]);
+    expect([report.cases, report.passed]).toEqual([1, 0]);
+  });
+
+  it("a scenario that could not be run fails with the reason", () => {
+    const report = runPolicyTests([scenario], policy, catalog, () => ({
+      kind: "failed",
+      message: "the store is gone",
+    }));
+    expect(report.failures[0]?.problem).toBe("the scenario could not be run: the store is gone");
+  });
+});
+
 describe("coverageReaches compares exactly", () => {
   it("no rounding lets a shortfall pass", () => {
     expect(coverageReaches(1999, 2000, "100")).toBe(false);
