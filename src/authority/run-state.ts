@@ -95,8 +95,20 @@ export async function readRunFor(
   call: AdmittedCall,
   now: number,
 ): Promise<RunRead | undefined> {
-  const runId = runIdOf(call);
-  const actionId = actionIdOf(catalog, call);
+  return readRunAt(ctx, grant, actionIdOf(catalog, call), runIdOf(call), now);
+}
+
+/**
+ * Reads the run a call of `actionId` in `runId` is decided on (`readRunFor`'s read, by names:
+ * `charter test` scenarios read it before each call to judge the rules on the same run).
+ */
+export async function readRunAt(
+  ctx: Pick<AuthorityContext, "store">,
+  grant: TaskGrant,
+  actionId: string | undefined,
+  runId: string,
+  now: number,
+): Promise<RunRead | undefined> {
   const needs = actionId === undefined ? undefined : runNeeds(grant, actionId, runId);
   if (runId === "" && (needs === undefined || needs.windows.length === 0)) return undefined;
   const query: RunQuery = {

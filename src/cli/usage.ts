@@ -121,7 +121,8 @@ export const REPLAY_USAGE = `charter replay --candidate-policy FILE [--candidate
 export const TEST_USAGE = `charter test FILE|DIR... [--threshold PERCENT] [--json]
   runs policy test suites (a directory: its .yaml, .yml and .json files) against the configured catalog and
   policy, offline: each case's verdict, reason, requirement and rule, and the tools the grant's
-  catalog shows; prints failures and rule coverage (each rule seen deciding, its condition seen
+  catalog shows, under delegated grants, per profile (the matrix form) and over multi-call scenarios
+  (on a temporary store); prints failures and rule coverage (each rule seen deciding, its condition seen
   holding and failing). Exit 0 pass, 1 a case failed, 2 coverage below --threshold (compared
   exactly), 78 the catalog, policy or test files do not load. Format: docs/policy-testing.md`;
 

@@ -1,59 +1,46 @@
 import type { Catalog } from "./catalog.js";
-import { compose } from "./compose.js";
-import { assess, ruleHolds } from "./decide.js";
 import type { TaskGrant } from "./grant.js";
-import { caveatsOf } from "./grant.js";
-import type { JsonObject } from "./json.js";
-import { approversFor, type Policy, type Rule } from "./policy.js";
+import type { Policy } from "./policy.js";
+import {
+  judgeCall,
+  policyRules,
+  seenRun,
+  type RuleTally,
+  type SeenVerdict,
+} from "./policy-test-case.js";
+import { suiteGrant } from "./policy-test-grant.js";
+import {
+  expectationFor,
+  isScenario,
+  suiteProfiles,
+  type CaseExpectation,
+  type ScenarioCase,
+  type CaseExpect,
+  type TestSuite,
+} from "./policy-test-suite.js";
 import { projectCatalog } from "./project.js";
-import { emptyRun, type RunView } from "./run.js";
-import type { Decision, ReasonCode, Verdict } from "./verdict.js";
+import type { RunView } from "./run.js";
+
+export { BEFORE_RULES, policyRules, ruleRef } from "./policy-test-case.js";
+export type {
+  CallCase,
+  CallSpec,
+  CaseExpect,
+  CaseExpectation,
+  ScenarioCall,
+  ScenarioCase,
+  SuiteDelegation,
+  SuiteGrant,
+  TestCase,
+  TestSuite,
+} from "./policy-test-suite.js";
 
 // `charter test` (docs/policy-testing.md): test suites state a grant, calls and what each must
 // get; the runner composes the grant and decides every call with the same pure `compose` and
 // `assess` the server serves, and counts which rules each call saw deciding and which way each
-// rule's condition went. Suites arrive checked against schemas/charter-test.schema.json.
-
-/** What one case expects; every field given must match, fields left out are not checked. */
-export interface CaseExpectation {
-  readonly decision: Decision;
-  readonly reason?: ReasonCode;
-  readonly requirement?: string;
-  readonly approvers?: number;
-  readonly rule?: string;
-}
-
-export interface TestCase {
-  readonly name: string;
-  readonly tool?: string;
-  readonly action?: string;
-  readonly args?: JsonObject;
-  /** The run the call belongs to: the labels it has seen (rules over the run are judged on them). */
-  readonly run?: { readonly seen?: readonly string[] };
-  /** Unix seconds; the suite's `now` when absent. */
-  readonly now?: number;
-  readonly expect: CaseExpectation;
-}
-
-export interface TestSuite {
-  readonly suite: string;
-  readonly now: number;
-  readonly grant: {
-    readonly profile: string;
-    readonly subject?: string;
-    readonly owner?: string;
-    readonly purpose?: string;
-    readonly actions?: readonly string[];
-    readonly shadow?: boolean;
-  };
-  /** Tool names the grant's catalog must show callable, show as requiring approval, and leave out. */
-  readonly catalog?: {
-    readonly callable?: readonly string[];
-    readonly requiresApproval?: readonly string[];
-    readonly absent?: readonly string[];
-  };
-  readonly cases?: readonly TestCase[];
-}
+// rule's condition went. Suites arrive checked against schemas/charter-test.schema.json. A suite
+// with `profiles` (the matrix form) decides every case under each profile, reported as
+// `case [profile]`; a suite that delegates decides its cases under the child grant.
 
 /** One failed expectation: the suite, the case (or "catalog"/"grant") and what differed. */
 export interface TestFailure {
@@ -81,84 +68,99 @@ export interface TestReport {
   readonly total: number;
 }
 
-/** The place a rule has in the policy: a rule over the run by its id, else `source:action[i]`. */
-export function ruleRef(rule: Rule, actionId: string, rules: readonly Rule[]): string {
-  if (rule.id !== undefined) return rule.id;
-  let index = 0;
-  for (const r of rules) {
-    if (r === rule) break;
-    if (r.id === undefined && r.source === rule.source) index += 1;
-  }
-  return `${rule.source}:${actionId}[${index}]`;
+/** What the stateful pipeline answered each call of a scenario, and the run it was decided on. */
+export interface ObservedCall {
+  readonly verdict: SeenVerdict;
+  readonly run: RunView;
 }
 
-/** Every rule the policy states, by `ruleRef`, in the order the policy states them. */
-export function policyRules(policy: Policy): string[] {
-  const refs = new Set<string>();
-  for (const source of policy.sources.values())
-    for (const [actionId, caveats] of source.caveats)
-      for (const rule of caveats.rules) refs.add(ruleRef(rule, actionId, caveats.rules));
-  return [...refs];
-}
+/** A scenario as the stateful pipeline ran it, or why it could not be run. */
+export type ObservedScenario =
+  | { readonly kind: "observed"; readonly calls: readonly ObservedCall[] }
+  | { readonly kind: "failed"; readonly message: string };
 
-/** Checks at or before the constraints: a call they decide never reaches the rules. */
-export const BEFORE_RULES: ReadonlySet<string> = new Set<ReasonCode>([
-  "GRANT_EXPIRED",
-  "UNKNOWN_ACTION",
-  "EXPLICIT_DENY",
-  "NOT_GRANTED",
-  "INVALID_ARGUMENTS",
-  "CONSTRAINT_VIOLATION",
-  "TARGET_MISMATCH",
-  "UNKNOWN_TARGET_KIND",
-  "AGENT_NOT_DELEGATED",
-]);
+/** The observed scenarios by suite (its index), profile and case (its index in the suite). */
+export type ScenarioObservations = (
+  suite: number,
+  profile: string,
+  kase: number,
+) => ObservedScenario | undefined;
 
-/** Runs the suites against one policy and catalog. Pure: the same suites give the same report. */
+/**
+ * Runs the suites against one policy and catalog. Pure: the same suites (and observations) give
+ * the same report. A multi-call scenario needs state, so it is judged from `observed`, what the
+ * application layer's pipeline answered (src/app/policy-scenarios.ts); without it, it fails.
+ */
 export function runPolicyTests(
   suites: readonly TestSuite[],
   policy: Policy,
   catalog: Catalog,
+  observed: ScenarioObservations = () => undefined,
 ): TestReport {
-  const seen = new Map<string, { decided: boolean; held: boolean; failed: boolean }>();
+  const seen: RuleTally = new Map();
   for (const ref of policyRules(policy))
     seen.set(ref, { decided: false, held: false, failed: false });
   const failures: TestFailure[] = [];
   let cases = 0;
   let passed = 0;
-  for (const suite of suites) {
+  for (const [index, suite] of suites.entries()) {
     const fail = (name: string, problem: string) =>
       failures.push({ suite: suite.suite, name, problem });
-    const composed = compose(
-      {
-        profile: suite.grant.profile,
-        subject: suite.grant.subject ?? "agent:test",
-        owner: suite.grant.owner ?? "owner:test",
-        purpose: suite.grant.purpose ?? "charter test",
-        ...(suite.grant.actions === undefined ? {} : { requestedActions: suite.grant.actions }),
-        ...(suite.grant.shadow === true ? { mode: "shadow" as const } : {}),
-      },
-      policy,
-      catalog,
-      suite.now,
-      "grt_test",
-    );
-    if (composed.kind !== "granted") {
-      const why =
-        composed.kind === "denied"
-          ? `${composed.code}: ${composed.message}`
-          : `UNKNOWN_ACTION: ${composed.source} names "${composed.actionId}"`;
-      fail("grant", `the grant cannot be composed (${why})`);
-      cases += suite.cases?.length ?? 0;
-      continue;
-    }
-    const grant = composed.grant;
-    for (const problem of catalogProblems(suite, grant, catalog)) fail("catalog", problem);
-    for (const c of suite.cases ?? []) {
-      cases += 1;
-      const problems = runCase(c, suite, grant, policy, catalog, seen);
-      if (problems.length === 0) passed += 1;
-      for (const p of problems) fail(c.name, p);
+    const profiles = suiteProfiles(suite);
+    const matrix = suite.grant.profiles !== undefined;
+    for (const profile of profiles) {
+      const cell = (name: string) => (matrix ? `${name} [${profile}]` : name);
+      const got = suiteGrant(suite, profile, policy, catalog);
+      if (suite.expect !== undefined) {
+        cases += 1;
+        const want = suite.expect.refused;
+        if (got.kind === "refused" && got.code === want) passed += 1;
+        else
+          fail(
+            cell("grant"),
+            got.kind === "refused"
+              ? `expected the grant refused with ${want}, got ${got.code}: ${got.message}`
+              : `expected the grant refused with ${want}, got it granted`,
+          );
+        continue;
+      }
+      if (got.kind === "refused") {
+        fail(cell("grant"), `the grant cannot be made (${got.code}: ${got.message})`);
+        cases += suite.cases?.length ?? 0;
+        continue;
+      }
+      const grant = got.grant;
+      for (const problem of catalogProblems(suite, grant, catalog)) fail(cell("catalog"), problem);
+      for (const [k, c] of (suite.cases ?? []).entries()) {
+        cases += 1;
+        const problems = isScenario(c)
+          ? scenarioProblems(
+              c,
+              suite.now,
+              observed(index, profile, k),
+              profile,
+              grant,
+              policy,
+              catalog,
+              seen,
+            )
+          : cellProblems(profile, c.expect, (want) =>
+              judgeCall(
+                c,
+                want,
+                {
+                  now: c.now ?? suite.now,
+                  run: seenRun(c.run === undefined ? undefined : (c.run.seen ?? [])),
+                },
+                grant,
+                policy,
+                catalog,
+                seen,
+              ),
+            );
+        if (problems.length === 0) passed += 1;
+        for (const p of problems) fail(cell(c.name), p);
+      }
     }
   }
   const coverage = [...seen].map(([rule, s]) => ({ rule, ...s }));
@@ -177,80 +179,47 @@ export function runPolicyTests(
   };
 }
 
-function runCase(
-  c: TestCase,
-  suite: TestSuite,
+function cellProblems(
+  profile: string,
+  expect: CaseExpect,
+  judge: (want: CaseExpectation) => string[],
+): string[] {
+  const want = expectationFor(expect, profile);
+  return want === undefined ? [`no expectation for profile ${profile}`] : judge(want);
+}
+
+/** A scenario's calls, each checked against what the pipeline answered it, in order. */
+function scenarioProblems(
+  c: ScenarioCase,
+  now: number,
+  got: ObservedScenario | undefined,
+  profile: string,
   grant: TaskGrant,
   policy: Policy,
   catalog: Catalog,
-  seen: Map<string, { decided: boolean; held: boolean; failed: boolean }>,
+  seen: RuleTally,
 ): string[] {
-  const now = c.now ?? suite.now;
-  const run = runOf(c);
-  const args = c.args ?? {};
-  const assessment = assess(
-    grant,
-    catalog,
-    {
-      callId: "call_test",
-      ...(c.tool === undefined ? {} : { toolName: c.tool }),
-      ...(c.action === undefined ? {} : { actionId: c.action }),
-      arguments: args,
-    },
-    { now, run },
-  );
-  const verdict = assessment.verdict;
-  const actionId = verdict.actionId;
-  const rules = actionId === "" ? [] : caveatsOf(grant, actionId).rules;
-  const decidedBy =
-    assessment.rule === undefined ? undefined : ruleRef(assessment.rule, actionId, rules);
-  if (verdict.reason === undefined || !BEFORE_RULES.has(verdict.reason.code)) {
-    for (const rule of rules) {
-      const s = seen.get(ruleRef(rule, actionId, rules));
-      if (s === undefined) continue;
-      if (ruleHolds(catalog, rule, grant, args, now, run)) s.held = true;
-      else s.failed = true;
-    }
-  }
-  if (decidedBy !== undefined) {
-    const s = seen.get(decidedBy);
-    if (s !== undefined) s.decided = true;
-  }
-  return expectationProblems(c.expect, verdict, decidedBy, policy);
-}
-
-function runOf(c: TestCase): RunView {
-  const labels = c.run?.seen ?? [];
-  if (c.run === undefined) return emptyRun("");
-  return {
-    ...emptyRun("run_test"),
-    labels: labels.map((label) => ({ label, actionId: "", toolName: "", call: 1 })),
-    calls: labels.length === 0 ? 0 : 1,
-  };
-}
-
-function expectationProblems(
-  want: CaseExpectation,
-  got: Omit<Verdict, "callDigest">,
-  rule: string | undefined,
-  policy: Policy,
-): string[] {
-  const problems: string[] = [];
-  const reason = got.reason?.code;
-  const said = `${got.decision}${reason === undefined ? "" : ` (${reason})`}`;
-  if (got.decision !== want.decision)
-    problems.push(`expected decision ${want.decision}, got ${said}`);
-  if (want.reason !== undefined && reason !== want.reason)
-    problems.push(`expected reason ${want.reason}, got ${reason ?? "none"}`);
-  if (want.requirement !== undefined && got.requirement !== want.requirement)
-    problems.push(`expected requirement ${want.requirement}, got ${got.requirement ?? "none"}`);
-  if (want.approvers !== undefined) {
-    const n = got.requirement === undefined ? 0 : approversFor(policy, got.requirement);
-    if (n !== want.approvers) problems.push(`expected ${want.approvers} approvers, got ${n}`);
-  }
-  if (want.rule !== undefined && rule !== want.rule)
-    problems.push(`expected rule ${want.rule} to decide, got ${rule ?? "no rule"}`);
-  return problems;
+  if (got === undefined) return ["a multi-call scenario needs the stateful pipeline; none ran it"];
+  if (got.kind === "failed") return [`the scenario could not be run: ${got.message}`];
+  return c.calls.flatMap((call, i) => {
+    const at = got.calls[i];
+    const problems =
+      at === undefined
+        ? ["the pipeline did not answer this call"]
+        : cellProblems(profile, call.expect, (want) =>
+            judgeCall(
+              call,
+              want,
+              { now: call.now ?? now, run: at.run },
+              grant,
+              policy,
+              catalog,
+              seen,
+              at.verdict,
+            ),
+          );
+    return problems.map((p) => `call ${i + 1}: ${p}`);
+  });
 }
 
 function catalogProblems(suite: TestSuite, grant: TaskGrant, catalog: Catalog): string[] {

@@ -98,6 +98,142 @@ describe("charter test", () => {
     expect(r.out).toBe("");
   });
 
+  it("a failing delegated case and a failing matrix cell are each named", async () => {
+    const policy = join(dir, "widened.yaml");
+    const text = readFileSync(join(FIXTURES, "policy.yaml"), "utf8");
+    // Visitors may now learn email addresses too: the receptionist's cell of the matrix fails.
+    const widened = text.replace(
+      "fields: { items: { enum: [name, company] } }",
+      "fields: { items: { enum: [name, company, email] } }",
+    );
+    expect(widened).not.toBe(text);
+    writeFileSync(policy, widened);
+    const r = await cli(...demo(policy), TESTS);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      "FAIL profiles-matrix › looking up an email address [receptionist]: expected decision deny, got allow",
+    );
+    const suite = join(dir, "delegated.yaml");
+    writeFileSync(
+      suite,
+      readFileSync(join(TESTS, "delegated-researcher.yaml"), "utf8").replace(
+        "send_email: { binds: { to: ana@example.com } }",
+        "send_email: { binds: { to: bob@example.com } }",
+      ),
+    );
+    const d = await cli(...demo(), suite);
+    expect(d.code).toBe(1);
+    expect(d.out).toContain(
+      "FAIL delegated-researcher › the researcher reports to Ana: expected decision allow, got deny (CONSTRAINT_VIOLATION)",
+    );
+  });
+
+  it("a scenario's calls share one state: a failing call is named by its place", async () => {
+    const suite = join(dir, "budget.yaml");
+    const text = readFileSync(join(TESTS, "scenarios-budget.yaml"), "utf8");
+    const widened = text.replace("maxCallsPerAction: 2", "maxCallsPerAction: 3");
+    expect(widened).not.toBe(text);
+    writeFileSync(suite, widened);
+    const r = await cli(...demo(), suite);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      "FAIL scenarios-budget › the budget runs out on the third search: call 3: expected decision deny, got allow",
+    );
+    // Nothing but the third call differs: the step retried still answers its held allow.
+    expect(r.out).not.toContain("call 4");
+    expect(r.out).toMatch(/1 suites, 1 cases: 0 passed, 1 failed/);
+  });
+
+  it("rule coverage counts the calls of scenarios", async () => {
+    const r = await cli(...demo(), "--json", join(TESTS, "scenarios.yaml"));
+    expect(r.code).toBe(0);
+    const rules = (JSON.parse(r.out) as { coverage: { rules: { rule: string }[] } }).coverage.rules;
+    expect(rules.find((c) => c.rule === "owner-assistant.rule-of-two")).toEqual({
+      rule: "owner-assistant.rule-of-two",
+      decided: true,
+      held: true,
+      failed: true,
+    });
+    expect(rules.find((c) => c.rule === "owner-assistant:refund.issue[0]")).toEqual({
+      rule: "owner-assistant:refund.issue[0]",
+      decided: false,
+      held: false,
+      failed: false,
+    });
+  });
+
+  it("a scenario in the matrix form runs on a state of its own per profile", async () => {
+    const suite = join(dir, "matrix-scenario.yaml");
+    writeFileSync(
+      suite,
+      [
+        "suite: ms",
+        "grant: { profiles: [owner-assistant, receptionist] }",
+        "cases:",
+        "  - name: mail then fetch",
+        "    calls:",
+        "      - tool: read_email",
+        "        args: { message_id: msg_ABCDEFGH }",
+        "        expect: { owner-assistant: { decision: allow }, receptionist: { decision: allow } }",
+        "      - tool: fetch_url",
+        '        args: { url: "https://example.org/page" }',
+        "        expect: { decision: require_approval }",
+      ].join("\n"),
+    );
+    const r = await cli(...demo(), suite);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      "FAIL ms › mail then fetch [receptionist]: call 1: expected decision allow, got deny (NOT_GRANTED)",
+    );
+    expect(r.out).toContain(
+      "FAIL ms › mail then fetch [receptionist]: call 2: expected decision require_approval, got deny (NOT_GRANTED)",
+    );
+    expect(r.out).not.toContain("[owner-assistant]");
+  });
+
+  it.each([
+    ["profiles: owner-assistant", "/grant/profiles: must be array"],
+    [
+      "profiles: [owner-assistant]\n  profile: receptionist",
+      "/grant: must match exactly one schema in oneOf",
+    ],
+    [
+      "profile: owner-assistant\n  delegate: { allowed: [web_search] }",
+      "/grant/delegate: must have required property 'subject'",
+    ],
+    [
+      "profile: owner-assistant\n  delegate: { subject: a, allowed: [web_search], scope: all }",
+      "/grant/delegate: must NOT have additional properties",
+    ],
+    [
+      "profile: owner-assistant\ncases:\n  - name: n\n    tool: web_search\n    expect: { receptionist: { decision: deny } }",
+      "/cases/0/expect: an expectation per profile needs grant.profiles",
+    ],
+    [
+      "profiles: [owner-assistant, receptionist]\ncases:\n  - name: n\n    tool: web_search\n    expect: { receptionist: { decision: deny }, nobody: { decision: deny } }",
+      '/cases/0/expect/nobody: "nobody" is not one of grant.profiles',
+    ],
+    [
+      "profile: owner-assistant\nexpect: { refused: LIMIT_WIDENS }\ncases: []",
+      "/cases: a suite whose grant must be refused (expect.refused) has no cases",
+    ],
+    [
+      "profile: owner-assistant\ncases:\n  - name: n\n    calls:\n      - { tool: web_search, run: 7, expect: { decision: allow } }",
+      "/cases/0/calls/0/run: must be string",
+    ],
+    [
+      "profile: owner-assistant\ncases:\n  - name: n\n    calls: []",
+      "/cases/0/calls: must NOT have fewer than 1 items",
+    ],
+  ])("a suite with a bad grant field exits 78 naming it: %s", async (grant, message) => {
+    const bad = join(dir, "bad-grant.yaml");
+    writeFileSync(bad, `suite: x\ngrant:\n  ${grant}\n`);
+    const r = await cli(...demo(), bad);
+    expect(r.code).toBe(78);
+    expect(r.err).toContain(`${bad}: ${message}`);
+    expect(r.out).toBe("");
+  });
+
   it.each([
     [[TESTS, "--threshold", "101"], /--threshold is at most 100/],
     [[TESTS, "--threshold", "ninety"], /--threshold must be a percentage/],
