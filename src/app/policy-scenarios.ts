@@ -8,6 +8,7 @@ import {
   issueGrant,
   readRunAt,
   suiteDelegationSpec,
+  suiteRequest,
   suiteProfiles,
   type ObservedCall,
   type ObservedScenario,
@@ -78,14 +79,7 @@ async function runScenario(
   clock: { now: number },
 ): Promise<ObservedCall[]> {
   const g = suite.grant;
-  let issued = await issueGrant(ctx, {
-    profile,
-    subject: g.subject ?? "agent:test",
-    owner: g.owner ?? "owner:test",
-    purpose: g.purpose ?? "charter test",
-    ...(g.actions === undefined ? {} : { requestedActions: g.actions }),
-    ...(g.shadow === true ? { mode: "shadow" as const } : {}),
-  });
+  let issued = await issueGrant(ctx, suiteRequest(suite, profile));
   const { catalog } = ctx.policySet();
   if (g.delegate !== undefined) {
     const spec = suiteDelegationSpec(g.delegate, catalog);

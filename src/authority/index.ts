@@ -128,7 +128,7 @@ export { coverageReaches, runPolicyTests } from "../core/policy-test.js";
 export type { TestReport, TestSuite } from "../core/policy-test.js";
 export type { ObservedCall, ObservedScenario, ScenarioObservations } from "../core/policy-test.js";
 export { isScenario, suiteProfiles } from "../core/policy-test-suite.js";
-export { suiteDelegationSpec } from "../core/policy-test-grant.js";
+export { suiteDelegationSpec, suiteRequest } from "../core/policy-test-grant.js";
 export { readRunAt } from "./run-state.js";
 
 // Replay (`charter replay`): recorded decisions decided again under a candidate pair.

@@ -1,9 +1,10 @@
 import type { Catalog } from "./catalog.js";
-import { compose } from "./compose.js";
-import { delegate, type DelegationSpec } from "./delegate.js";
+import type { ComposeRequest } from "./compose.js";
+import type { DelegationSpec } from "./delegate.js";
 import type { TaskGrant } from "./grant.js";
 import type { ActionCaveats, Policy } from "./policy.js";
 import type { SuiteDelegation, TestSuite } from "./policy-test-suite.js";
+import { recompose, type OriginLink } from "./replay.js";
 
 /** The grant a suite's cases run under, or why it cannot be had (a compose or delegation code). */
 export type SuiteGrantResult =
@@ -21,32 +22,39 @@ export function suiteGrant(
   policy: Policy,
   catalog: Catalog,
 ): SuiteGrantResult {
-  const g = suite.grant;
-  const composed = compose(
-    {
-      profile,
-      subject: g.subject ?? "agent:test",
-      owner: g.owner ?? "owner:test",
-      purpose: g.purpose ?? "charter test",
-      ...(g.actions === undefined ? {} : { requestedActions: g.actions }),
-      ...(g.shadow === true ? { mode: "shadow" as const } : {}),
-    },
+  const root: OriginLink = {
+    grantId: "grt_test",
+    issuedAt: suite.now,
+    origin: { kind: "composed", request: suiteRequest(suite, profile) },
+  };
+  const d = suite.grant.delegate;
+  const spec = d === undefined ? undefined : suiteDelegationSpec(d, catalog);
+  if (typeof spec === "string") return refusedWith("INVALID_REQUEST", spec);
+  // Made as `charter replay` makes a recorded grant again: the same compose, then the same delegate.
+  const made = recompose(
+    spec === undefined
+      ? [root]
+      : [
+          root,
+          { grantId: "grt_test_child", issuedAt: suite.now, origin: { kind: "delegated", spec } },
+        ],
     policy,
     catalog,
-    suite.now,
-    "grt_test",
   );
-  if (composed.kind === "unknown_action")
-    return refusedWith(
-      "UNKNOWN_ACTION",
-      `${composed.source} names "${composed.actionId}", which the catalog lacks`,
-    );
-  if (composed.kind === "denied") return refusedWith(composed.code, composed.message);
-  if (g.delegate === undefined) return composed;
-  const spec = suiteDelegationSpec(g.delegate, catalog);
-  if (typeof spec === "string") return refusedWith("INVALID_REQUEST", spec);
-  const child = delegate(composed.grant, spec, catalog, suite.now, "grt_test_child");
-  return child.kind === "granted" ? child : refusedWith(child.code, child.message);
+  return made.ok ? { kind: "granted", grant: made.grant } : refusedWith(made.code, made.message);
+}
+
+/** What IssueGrant would be asked for the suite's grant under `profile` (defaults filled in). */
+export function suiteRequest(suite: TestSuite, profile: string): ComposeRequest {
+  const g = suite.grant;
+  return {
+    profile,
+    subject: g.subject ?? "agent:test",
+    owner: g.owner ?? "owner:test",
+    purpose: g.purpose ?? "charter test",
+    ...(g.actions === undefined ? {} : { requestedActions: g.actions }),
+    ...(g.shadow === true ? { mode: "shadow" as const } : {}),
+  };
 }
 
 function refusedWith(code: string, message: string): SuiteGrantResult {
