@@ -12,6 +12,7 @@ export const E2E_FILES = [
   "test/cli/crash-audit.test.ts",
   "test/cli/help.test.ts",
   "test/cli/policy-diff-cli.test.ts",
+  "test/cli/policy-test-changed.test.ts",
   "test/cli/serve-process.test.ts",
   "test/cli/serve-workers.test.ts",
   "test/contract/buf-breaking.test.ts",

@@ -1,4 +1,6 @@
-import { runPolicyTests, type TestReport } from "../authority/index.js";
+import { changedRules, runPolicyTests, type TestReport } from "../authority/index.js";
+import { catalogFromText, policyFromText } from "../load/documents.js";
+import { GIT_PREFIX, readVersionText } from "../load/version-text.js";
 import type { CharterConfig } from "../config/config.js";
 import { loadTestSuites } from "../load/test-suites.js";
 import { observeScenarios } from "./policy-scenarios.js";
@@ -17,4 +19,20 @@ export async function runTestFiles(
   const { catalog, policy } = await loadPolicySet(config);
   const suites = await loadTestSuites(paths);
   return runPolicyTests(suites, policy, catalog, await observeScenarios(config, suites));
+}
+
+/**
+ * The rules of the configured policy that are new or changed since git ref `ref` (`changedRules`):
+ * the policy and its catalog as they were at the ref (`git show`), against the pair as it is now.
+ */
+export async function changedRulesSince(config: CharterConfig, ref: string): Promise<string[]> {
+  const at = (file: string) => `${GIT_PREFIX}${ref}:${file}`;
+  const catalog = catalogFromText(await readVersionText(at(config.catalog)), at(config.catalog));
+  const before = policyFromText(
+    await readVersionText(at(config.policy)),
+    at(config.policy),
+    catalog,
+  );
+  const { policy } = await loadPolicySet(config);
+  return changedRules(before, policy);
 }

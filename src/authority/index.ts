@@ -124,7 +124,7 @@ export { isStoreError } from "../store/port.js";
 export { isTokenError } from "../token/index.js";
 
 // Policy testing (`charter test`): the suites run offline on the pure compose and decide.
-export { coverageReaches, runPolicyTests } from "../core/policy-test.js";
+export { changedRules, coverageOf, coverageReaches, runPolicyTests } from "../core/policy-test.js";
 export type { TestReport, TestSuite } from "../core/policy-test.js";
 export type { ObservedCall, ObservedScenario, ScenarioObservations } from "../core/policy-test.js";
 export { isScenario, suiteProfiles } from "../core/policy-test-suite.js";

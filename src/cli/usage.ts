@@ -118,13 +118,14 @@ export const REPLAY_USAGE = `charter replay --candidate-policy FILE [--candidate
   matrix, flips). Exit 1 with --fail-on-flip allow when any call would newly be allowed; 78 when
   the candidate does not load. Docs: docs/policy-testing.md`;
 
-export const TEST_USAGE = `charter test FILE|DIR... [--threshold PERCENT] [--json]
+export const TEST_USAGE = `charter test FILE|DIR... [--threshold PERCENT] [--changed-since REF] [--json]
   runs policy test suites (a directory: its .yaml, .yml and .json files) against the configured catalog and
   policy, offline: each case's verdict, reason, requirement and rule, and the tools the grant's
   catalog shows, under delegated grants, per profile (the matrix form) and over multi-call scenarios
   (on a temporary store); prints failures and rule coverage (each rule seen deciding, its condition seen
-  holding and failing). Exit 0 pass, 1 a case failed, 2 coverage below --threshold (compared
-  exactly), 78 the catalog, policy or test files do not load. Format: docs/policy-testing.md`;
+  holding and failing); --changed-since REF: only of the rules new or changed since a git ref.
+  Exit 0 pass, 1 a case failed, 2 coverage below --threshold (compared exactly), 78 the catalog,
+  policy or test files do not load. Format: docs/policy-testing.md`;
 
 export const ANALYZE_USAGE = `charter analyze [--approvers FILE] [--fail-on info|warning|error] [--json]
   analyzes the configured catalog and policy offline, deciding sample calls per profile and action:

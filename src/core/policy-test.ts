@@ -1,9 +1,11 @@
 import type { Catalog } from "./catalog.js";
 import type { TaskGrant } from "./grant.js";
-import type { Policy } from "./policy.js";
+import { canonicalJson } from "./digest.js";
+import type { Policy, Rule } from "./policy.js";
 import {
   judgeCall,
   policyRules,
+  ruleRef,
   seenRun,
   type RuleTally,
   type SeenVerdict,
@@ -164,17 +166,13 @@ export function runPolicyTests(
     }
   }
   const coverage = [...seen].map(([rule, s]) => ({ rule, ...s }));
-  const covered = coverage.reduce(
-    (n, c) => n + Number(c.decided) + Number(c.held) + Number(c.failed),
-    0,
-  );
   return {
     suites: suites.length,
     cases,
     passed,
     failures,
     coverage,
-    covered,
+    covered: coveredOutcomes(coverage),
     total: coverage.length * 3,
   };
 }
@@ -254,4 +252,46 @@ export function coverageReaches(covered: number, total: number, threshold: strin
   const scale = 10n ** BigInt(decimals.length);
   if (total === 0) return true;
   return BigInt(covered) * 100n * scale >= scaled * BigInt(total);
+}
+
+/**
+ * The rules of `after` that are new or whose definition differs from `before`'s rule of the same
+ * name (`ruleRef`), in `after`'s order: what `--changed-since` reports coverage of. A rule over
+ * the run is one rule over all its actions; a rule over the arguments is named by its place, so a
+ * rule inserted before others of its source and action changes the names after it too (they are
+ * reported, never missed).
+ */
+export function changedRules(before: Policy, after: Policy): string[] {
+  const old = ruleDefinitions(before);
+  return [...ruleDefinitions(after)].filter(([ref, text]) => old.get(ref) !== text).map(([r]) => r);
+}
+
+/** Each rule's definition as canonical JSON text, by `ruleRef`: the rule and the actions it applies to. */
+function ruleDefinitions(policy: Policy): Map<string, string> {
+  const byRef = new Map<string, { actions: string[]; rule: Rule }>();
+  for (const source of policy.sources.values())
+    for (const [actionId, caveats] of source.caveats)
+      for (const rule of caveats.rules) {
+        const ref = ruleRef(rule, actionId, caveats.rules);
+        const entry = byRef.get(ref);
+        if (entry === undefined) byRef.set(ref, { actions: [actionId], rule });
+        else entry.actions.push(actionId);
+      }
+  return new Map(
+    [...byRef].map(([ref, { actions, rule }]) => [
+      ref,
+      canonicalJson({ actions: [...actions].sort(), rule }),
+    ]),
+  );
+}
+
+/** The report with its coverage narrowed to `rules` (the cases and failures as they were). */
+export function coverageOf(report: TestReport, rules: readonly string[]): TestReport {
+  const keep = new Set(rules);
+  const coverage = report.coverage.filter((c) => keep.has(c.rule));
+  return { ...report, coverage, covered: coveredOutcomes(coverage), total: coverage.length * 3 };
+}
+
+function coveredOutcomes(coverage: readonly RuleCoverage[]): number {
+  return coverage.reduce((n, c) => n + Number(c.decided) + Number(c.held) + Number(c.failed), 0);
 }

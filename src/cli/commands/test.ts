@@ -1,5 +1,5 @@
-import { runTestFiles } from "../../app/policy-tests.js";
-import { coverageReaches, type TestReport } from "../../authority/index.js";
+import { changedRulesSince, runTestFiles } from "../../app/policy-tests.js";
+import { coverageOf, coverageReaches, type TestReport } from "../../authority/index.js";
 import type { CliIo } from "../io.js";
 import { CONFIG_FLAGS, UsageError, configFrom, parse } from "../options.js";
 
@@ -15,7 +15,12 @@ export const TEST_EXIT = { passed: 0, failed: 1, coverage: 2 } as const;
 export async function testCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(
     args,
-    { ...CONFIG_FLAGS, threshold: { type: "string" }, json: { type: "boolean" } },
+    {
+      ...CONFIG_FLAGS,
+      threshold: { type: "string" },
+      json: { type: "boolean" },
+      "changed-since": { type: "string" },
+    },
     true,
   );
   const threshold = values.threshold;
@@ -25,12 +30,35 @@ export async function testCommand(args: readonly string[], io: CliIo): Promise<n
     );
   if (threshold !== undefined && Number(threshold) > 100)
     throw new UsageError("--threshold is at most 100");
+  const since = values["changed-since"];
+  if (since !== undefined && (since === "" || since.startsWith("-")))
+    throw new UsageError("--changed-since takes a git ref, such as main or HEAD~1");
   if (positionals.length === 0) throw new UsageError("name the test files or directories to run");
-  const report = await runTestFiles(await configFrom(values, io.env), positionals);
+  const config = await configFrom(values, io.env);
+  const full = await runTestFiles(config, positionals);
+  // With --changed-since, coverage (and the threshold) is over the rules changed since the ref.
+  const changed = since === undefined ? undefined : await changedRulesSince(config, since);
+  const report = changed === undefined ? full : coverageOf(full, changed);
   const reached =
     threshold === undefined || coverageReaches(report.covered, report.total, threshold);
-  if (values.json === true) io.out(JSON.stringify(jsonReport(report, threshold, reached), null, 2));
-  else printReport(report, io, threshold, reached);
+  if (values.json === true)
+    io.out(
+      JSON.stringify(
+        {
+          ...jsonReport(report, threshold, reached),
+          ...(since === undefined ? {} : { changedSince: since }),
+        },
+        null,
+        2,
+      ),
+    );
+  else {
+    if (since !== undefined)
+      io.out(
+        `${report.coverage.length} rules new or changed since ${since}; coverage below is theirs`,
+      );
+    printReport(report, io, threshold, reached);
+  }
   if (report.failures.length > 0) return TEST_EXIT.failed;
   return reached ? TEST_EXIT.passed : TEST_EXIT.coverage;
 }
