@@ -103,7 +103,8 @@ export function createAuthorityCaches(): AuthorityCaches {
  * What the metrics report of a context's caches, read now: `token` (the verifier's: entries,
  * bytes, cache hits, signature verifications as misses), `schemas` (the compiled schemas of the
  * catalog in force; a reload brings a new compiler, with counts from 0), `catalog` (the rendered
- * catalogs of the pair in force) and `ancestors` (the parsed ancestor grants of its store).
+ * catalogs of the pair in force), `ancestors` (the parsed ancestor grants of its store) and, with a
+ * shadow policy, `shadow` (the grants recomposed under it).
  */
 export function cacheStats(
   ctx: Pick<AuthorityContext, "caches" | "policySet" | "store" | "verifier">,
@@ -124,5 +125,9 @@ export function cacheStats(
     ["schemas", policySet.catalog.schemas.stats()],
     ["catalog", { entries: catalogs.size, bytes: catalogs.bytes }],
     ["ancestors", { entries: ctx.caches.ancestors(ctx.store).size }],
+    // Only while a shadow policy is configured: a pair without one has no such cache to make.
+    ...(policySet.shadow === undefined
+      ? []
+      : [["shadow", { entries: ctx.caches.shadowGrants(policySet).size }] as [string, CacheStats]]),
   ];
 }

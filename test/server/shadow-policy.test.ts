@@ -102,8 +102,10 @@ describe("a server with a shadow policy", () => {
         shadowFlip: { to: "deny", reasonCode: "EXPLICIT_DENY" },
       });
     }
-    const after = (await scrape(metrics)).get(FLIPS) ?? 0;
-    expect(after - before).toBe(4);
+    const scraped = await scrape(metrics);
+    expect((scraped.get(FLIPS) ?? 0) - before).toBe(4);
+    // The grant recomposed under the candidate is cached once, and the metrics say so.
+    expect(scraped.get('charter_cache_entries{cache="shadow"}')).toBeGreaterThanOrEqual(1);
     // The candidate agrees on read_email: no flip, but the shadow's version is recorded.
     const agreed = verdicts[1]?.decisionId ?? "";
     const record = await store.getDecision(agreed);
