@@ -48,6 +48,7 @@ export const STORE_DOING: Describers<StoreOperations> = {
   protectedModeEnded: () => "check whether protected mode ended",
   readMeta: (name) => `read store meta ${name}`,
   writeMeta: (name) => `record store meta ${name}`,
+  claimMeta: (name) => `claim store meta ${name}`,
   checkIntact: () => "check the store is intact",
   getBudgetUsage: (id) => `read the budget of grant ${id}`,
   createApprovalOnce: (draft) => `create an approval for grant ${draft.approval.grantId}`,

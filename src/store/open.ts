@@ -41,7 +41,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
       await reconcileStoreId(
         {
           read: () => store.readMeta(STORE_ID_META),
-          write: (id) => store.writeMeta(STORE_ID_META, id),
+          claim: (id) => store.claimMeta(STORE_ID_META, id),
         },
         join(options.dataDir, "charter.db.id"),
         "the PostgreSQL store",

@@ -314,6 +314,11 @@ export interface StoreMetaStore {
   readMeta(name: string): Promise<string | undefined>;
   /** Records `value` under `name`, replacing what was there. */
   writeMeta(name: string, value: string): Promise<void>;
+  /**
+   * Records `value` under `name` unless a value is there already, and answers the value that is
+   * there now: of two openers claiming at once (replicas starting together), both get the first's.
+   */
+  claimMeta(name: string, value: string): Promise<string>;
 }
 
 /** What a store is, for the layers that order their work around it. */

@@ -86,7 +86,8 @@ export function checkSqliteStoreBeforeOpen(file: string, create: boolean): void 
 export async function reconcileStoreId(
   store: {
     readonly read: () => Promise<string | undefined>;
-    readonly write: (id: string) => Promise<void>;
+    /** Records the id unless one is there; answers the one there now (another opener's may have won). */
+    readonly claim: (id: string) => Promise<string>;
   },
   idFile: string,
   what: string,
@@ -97,10 +98,8 @@ export async function reconcileStoreId(
     throw new StoreIdentityError(
       `${what} is not the store this data dir was serving: its id is ${id ?? "(none)"}, ${idFile} says ${recorded}; put the right store back, or, ${START_ANEW}`,
     );
-  if (id === undefined) {
-    id = newStoreId();
-    await store.write(id);
-  }
+  // Two openers of a new store at once (replicas starting together) both get the first one's id.
+  id ??= await store.claim(newStoreId());
   if (recorded === undefined) writeStoreIdFile(idFile, id);
   return id;
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -121,18 +121,18 @@ describePostgres("two replicas on one PostgreSQL schema", () => {
 describePostgres("replicas starting together on an empty schema", () => {
   const schema = testSchema("keyrace");
   const contexts: AppContext[] = [];
-  // A data dir of its own: the store id file it keeps for the database must not outlive the test.
-  const dataDir = mkdtempSync(join(tmpdir(), "charter-keyrace-"));
+  // Each replica has a data dir of its own, as replicas on separate machines do (each keeps its
+  // own id file for the database), and none outlives the test.
+  const dataDirs = Array.from({ length: 5 }, () => mkdtempSync(join(tmpdir(), "charter-keyrace-")));
   afterAll(async () => {
     for (const c of contexts.splice(0)) await c.close();
     await schema.drop();
-    rmSync(dataDir, { recursive: true, force: true });
+    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
   });
 
   it("agree on one signing key, and store only that one, even with clocks seconds apart", async () => {
     const config = {
       ...DEFAULTS,
-      dataDir,
       database: schema.url,
       catalog: `${FIXTURES}catalog.yaml`,
       policy: `${FIXTURES}policy.yaml`,
@@ -140,12 +140,31 @@ describePostgres("replicas starting together on an empty schema", () => {
     const base = Math.floor(Date.now() / 1000);
     contexts.push(
       ...(await Promise.all(
-        Array.from({ length: 5 }, (_, i) => createAppContext(config, { now: () => base + 5 - i })),
+        dataDirs.map((dataDir, i) =>
+          createAppContext({ ...config, dataDir }, { now: () => base + 5 - i }),
+        ),
       )),
     );
     const kids = new Set(contexts.map((c) => c.ring.signingKey().kid));
     expect(kids.size).toBe(1);
     const stored = await contexts[0]?.store.listKeys();
     expect(stored?.map((k) => k.kid)).toEqual([...kids]);
+  });
+
+  it("agree on one store id: every replica's data dir names the database's, and each restarts", async () => {
+    // Regression: each replica used to write its own new id (the last write won in the database),
+    // so every other replica's data dir named an id the database no longer had, and its restart
+    // was refused as "not the store this data dir was serving".
+    const ids = dataDirs.map((dir) => readFileSync(join(dir, "charter.db.id"), "utf8").trim());
+    expect(new Set(ids).size).toBe(1);
+    for (const c of contexts.splice(0)) await c.close();
+    const config = {
+      ...DEFAULTS,
+      database: schema.url,
+      catalog: `${FIXTURES}catalog.yaml`,
+      policy: `${FIXTURES}policy.yaml`,
+    };
+    for (const dataDir of dataDirs) contexts.push(await createAppContext({ ...config, dataDir }));
+    expect(await contexts[0]?.store.readMeta("store_id")).toBe(ids[0]);
   });
 });

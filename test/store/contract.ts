@@ -456,6 +456,11 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         expect(await store.readMeta("auth_mode")).toBe("none");
         await store.writeMeta("auth_mode", "keys");
         expect(await store.readMeta("auth_mode")).toBe("keys");
+        // A claim keeps what is there: of claims made at once, every one answers the first's value.
+        const claims = await Promise.all(["a", "b", "c"].map((v) => store.claimMeta("claimed", v)));
+        expect(new Set(claims).size).toBe(1);
+        expect(await store.readMeta("claimed")).toBe(claims[0]);
+        expect(await store.claimMeta("auth_mode", "none")).toBe("keys");
       });
     });
 
@@ -517,6 +522,7 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         protectedModeEnded: (s) => s.protectedModeEnded(),
         readMeta: (s) => s.readMeta("store_id"),
         writeMeta: (s) => s.writeMeta("auth_mode", "keys"),
+        claimMeta: (s) => s.claimMeta("late", "x"),
         checkIntact: (s) => s.checkIntact(),
         getBudgetUsage: (s) => s.getBudgetUsage("g"),
         createApprovalOnce: (s) => s.createApprovalOnce(makeApproval("apr_late"), 1),

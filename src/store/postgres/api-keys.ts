@@ -83,5 +83,20 @@ export function postgresApiKeyStore(pool: pg.Pool): ApiKeyStore & StoreMetaStore
         [name, value],
       );
     },
+    async claimMeta(name, value) {
+      // Two statements: the read after the insert sees whichever claim committed first (a
+      // concurrent insert is waited for by ON CONFLICT), where one statement's snapshot might not.
+      await pool.query(
+        "INSERT INTO store_meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+        [name, value],
+      );
+      const { rows } = await pool.query<{ value: string }>(
+        "SELECT value FROM store_meta WHERE name = $1",
+        [name],
+      );
+      const claimed = rows[0];
+      if (claimed === undefined) throw new StoreError("CORRUPT", `store meta ${name} vanished`);
+      return claimed.value;
+    },
   };
 }

@@ -29,6 +29,9 @@ export function sqliteApiKeyStore(db: Database): ApiKeyStore & StoreMetaStore {
   const writeMeta = db.prepare<[string, string], never>(
     "INSERT INTO store_meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
   );
+  const claimMeta = db.prepare<[string, string], never>(
+    "INSERT INTO store_meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+  );
   // The first key ever created ends protected mode, in the same transaction as the key.
   const endProtectedMode = db.prepare<[string], never>(
     "INSERT INTO store_meta (name, value) VALUES ('protected_mode_ended', ?) ON CONFLICT DO NOTHING",
@@ -66,6 +69,10 @@ export function sqliteApiKeyStore(db: Database): ApiKeyStore & StoreMetaStore {
     },
     async writeMeta(name, value) {
       writeMeta.run(name, value);
+    },
+    async claimMeta(name, value) {
+      claimMeta.run(name, value);
+      return (readMeta.get(name) as { value: string }).value;
     },
   };
 }

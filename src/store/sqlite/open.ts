@@ -230,13 +230,16 @@ async function stampIdentity(db: Database.Database, file: string): Promise<Store
   const read = db.prepare<[string], { value: string }>(
     "SELECT value FROM store_meta WHERE name = ?",
   );
-  const write = db.prepare<[string, string], never>(
-    "INSERT INTO store_meta (name, value) VALUES (?, ?)",
+  const claim = db.prepare<[string, string], never>(
+    "INSERT INTO store_meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
   );
   const id = await reconcileStoreId(
     {
       read: async () => read.get(STORE_ID_META)?.value,
-      write: async (value) => void write.run(STORE_ID_META, value),
+      claim: async (value) => {
+        claim.run(STORE_ID_META, value);
+        return (read.get(STORE_ID_META) as { value: string }).value;
+      },
     },
     storeIdFile(file),
     `the store ${file}`,
