@@ -3,12 +3,12 @@ import {
   replayDecision,
   replayTally,
   type DecisionInputs,
-  type OriginLink,
   type Recomposed,
   type ReplayReport,
 } from "../core/replay.js";
 import { StoreError, type ReplayRow } from "../store/port.js";
 import type { AuthorityContext, PolicySet } from "./context.js";
+import { originLinks } from "./grant-origins.js";
 import { nativeSha256Hex } from "./sha256.js";
 
 /** How many audit records are read per page. */
@@ -87,11 +87,7 @@ function inputsOf(ctx: AuthorityContext, decisionId: string, stored: string): De
   throw new StoreError("CORRUPT", `decision ${decisionId}: its retained inputs are malformed`);
 }
 
-/**
- * A grant made again under the candidate from the recorded origins of its chain, root first;
- * undefined when the grant or any grant of its chain has no recorded origin (issued before
- * origins were recorded, or pruned).
- */
+/** A grant made again under the candidate from its chain's recorded origins; undefined without them. */
 async function recomposed(
   ctx: AuthorityContext,
   grantId: string,
@@ -99,13 +95,6 @@ async function recomposed(
 ): Promise<Recomposed | undefined> {
   if (grantId === "") return undefined;
   const stored = await ctx.store.getGrant(grantId);
-  if (stored === undefined) return undefined;
-  const links: OriginLink[] = [];
-  for (const id of [...stored.grant.chain, grantId]) {
-    const grant = id === grantId ? stored.grant : (await ctx.store.getGrant(id))?.grant;
-    const origin = await ctx.store.getGrantOrigin(id);
-    if (grant === undefined || origin === undefined) return undefined;
-    links.push({ grantId: id, issuedAt: grant.issuedAt, origin });
-  }
-  return recompose(links, candidate.policy, candidate.catalog);
+  const links = stored && (await originLinks(ctx, stored.grant));
+  return links && recompose(links, candidate.policy, candidate.catalog);
 }

@@ -1,6 +1,6 @@
 import type { TaskGrant } from "../core/grant.js";
 import type { Policy } from "../core/policy.js";
-import { recompose, type OriginLink } from "../core/replay.js";
+import { recompose } from "../core/replay.js";
 import {
   shadowGrantOf,
   type ShadowFlip,
@@ -9,6 +9,7 @@ import {
 } from "../core/shadow-policy.js";
 import type { DecisionRecord } from "../store/port.js";
 import type { AuthorityContext, PolicySet } from "./context.js";
+import { originLinks } from "./grant-origins.js";
 
 // Shadow policies in the application layer: the presented grant recomposed under the candidate
 // once per grant and pair (the context's cache), and what a decision record says of the shadow.
@@ -39,24 +40,6 @@ export async function shadowGrantFor(
         : { kind: "refused", code: made.code as ShadowReasonCode, message: made.message };
   cache.set(grant.id, recomposed);
   return recomposed;
-}
-
-/** The recorded origins of the grant's chain, root first; undefined when any is missing. */
-async function originLinks(
-  ctx: Pick<AuthorityContext, "store">,
-  grant: TaskGrant,
-  ancestors: readonly TaskGrant[],
-): Promise<OriginLink[] | undefined> {
-  const byId = new Map(ancestors.map((a) => [a.id, a]));
-  byId.set(grant.id, grant);
-  const links: OriginLink[] = [];
-  for (const id of [...grant.chain, grant.id]) {
-    const g = byId.get(id);
-    const origin = await ctx.store.getGrantOrigin(id);
-    if (g === undefined || origin === undefined) return undefined;
-    links.push({ grantId: id, issuedAt: g.issuedAt, origin });
-  }
-  return links;
 }
 
 /** The record with the shadow policy's version and, when the candidate disagreed, its flip. */
