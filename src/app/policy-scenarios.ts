@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   authorize,
+  decideApproval,
   delegateGrant,
   isScenario,
   issueGrant,
@@ -87,8 +88,22 @@ async function runScenario(
     issued = await delegateGrant(ctx, { parentToken: issued.token, spec });
   }
   const out: ObservedCall[] = [];
+  // The approval the latest held call got: what a later call's `approvedBy` approves and presents.
+  let held: string | undefined;
   for (const [i, call] of scenario.calls.entries()) {
     clock.now = call.now ?? suite.now;
+    const approvalId = call.approvedBy === undefined ? undefined : held;
+    if (call.approvedBy !== undefined && approvalId === undefined)
+      throw new Error(
+        `call ${i + 1}: approvedBy, but no earlier call of the scenario was held for approval`,
+      );
+    for (const principal of call.approvedBy ?? [])
+      await decideApproval(ctx, {
+        approvalId: approvalId as string,
+        outcome: "approve",
+        decidedBy: principal,
+        note: "charter test",
+      });
     const runId = call.run ?? "main";
     const actionId = call.tool === undefined ? call.action : catalog.tools.get(call.tool)?.id;
     const read = await readRunAt(ctx, issued.grant, actionId, runId, clock.now);
@@ -100,8 +115,10 @@ async function runScenario(
         actionId: call.action ?? "",
         argumentsJson: JSON.stringify(call.args ?? {}),
         step: { runId, toolCallId: call.step ?? `call-${i + 1}` },
+        ...(approvalId === undefined ? {} : { approvalId }),
       },
     });
+    if (decided.verdict.decision === "require_approval") held = decided.verdict.approvalId;
     // A call in a run always has one to read (readRunAt answers undefined only outside a run).
     if (read === undefined) throw new Error(`run "${runId}" could not be read`);
     out.push({ verdict: decided.verdict, run: read.view });

@@ -40,6 +40,11 @@ export interface ScenarioCall extends CallSpec {
   readonly run?: string;
   /** The step's tool call id; default one per call. Asked again, the step answers its held verdict. */
   readonly step?: string;
+  /**
+   * The approval the scenario's latest held call got is approved by these principals, in order
+   * (as an operator would record their answers), and this call presents it.
+   */
+  readonly approvedBy?: readonly string[];
 }
 
 /**

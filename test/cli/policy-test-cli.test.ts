@@ -154,8 +154,8 @@ describe("charter test", () => {
       held: true,
       failed: true,
     });
-    expect(rules.find((c) => c.rule === "owner-assistant:refund.issue[0]")).toEqual({
-      rule: "owner-assistant:refund.issue[0]",
+    expect(rules.find((c) => c.rule === "owner-assistant:deal.update[0]")).toEqual({
+      rule: "owner-assistant:deal.update[0]",
       decided: false,
       held: false,
       failed: false,
@@ -189,6 +189,38 @@ describe("charter test", () => {
       "FAIL ms › mail then fetch [receptionist]: call 2: expected decision require_approval, got deny (NOT_GRANTED)",
     );
     expect(r.out).not.toContain("[owner-assistant]");
+  });
+
+  it("approvals in a scenario: a held refund allowed once two managers approved it; an approval with nothing held fails the case", async () => {
+    // The demo's scenario runs in the first test; here its text without the second approver.
+    const text = readFileSync(join(TESTS, "scenarios.yaml"), "utf8");
+    const one = join(dir, "one-manager.yaml");
+    const second = "        approvedBy: [manager:cleo]\n";
+    expect(text).toContain(second);
+    writeFileSync(one, text.replace(second, ""));
+    const r = await cli(...demo(), one);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      "FAIL scenarios › a refund of 250 is made once two managers have approved it: call 3: expected decision allow, got require_approval",
+    );
+    const orphan = join(dir, "orphan-approval.yaml");
+    writeFileSync(
+      orphan,
+      [
+        "suite: orphan",
+        "grant: { profile: owner-assistant }",
+        "cases:",
+        "  - name: approves nothing",
+        "    calls:",
+        "      - tool: web_search",
+        "        args: { query: charter }",
+        "        approvedBy: [manager:ben]",
+        "        expect: { decision: allow }",
+      ].join("\n"),
+    );
+    const o = await cli(...demo(), orphan);
+    expect(o.code).toBe(1);
+    expect(o.out).toContain("call 1: approvedBy, but no earlier call of the scenario was held");
   });
 
   it.each([
