@@ -56,11 +56,24 @@ export interface ProfileDiff {
   readonly new: string;
 }
 
+/**
+ * A limit of a profile's grant that differs between the versions: a call budget, the delegation
+ * depth, or the lifetime in seconds; `null` is no limit (more permissive than any number).
+ */
+export interface LimitDiff {
+  readonly profile: string;
+  readonly limit: "maxCalls" | "maxCallsPerAction" | "maxDelegationDepth" | "lifetimeSeconds";
+  readonly old: number | null;
+  readonly new: number | null;
+  readonly change: "more permissive" | "less permissive";
+}
+
 export interface PolicyDiff {
   readonly equal: boolean;
   readonly profiles: readonly ProfileDiff[];
   readonly actions: readonly ActionDiff[];
   readonly catalogs: readonly CatalogDiff[];
+  readonly limits: readonly LimitDiff[];
 }
 
 const RANK: Readonly<Record<Decision, number>> = {
@@ -76,6 +89,7 @@ export function diffPolicies(older: PolicyVersion, newer: PolicyVersion, now: nu
   const profiles: ProfileDiff[] = [];
   const actions: ActionDiff[] = [];
   const catalogs: CatalogDiff[] = [];
+  const limits: LimitDiff[] = [];
   for (const profile of ids) {
     const a = grantOf(older, profile, now);
     const b = grantOf(newer, profile, now);
@@ -85,14 +99,45 @@ export function diffPolicies(older: PolicyVersion, newer: PolicyVersion, now: nu
       actions.push(diffAction(profile, action, older, a.grant, newer, b.grant, now));
     const tools = catalogDiff(profile, older, a.grant, newer, b.grant);
     if (tools.gained.length + tools.lost.length + tools.changed.length > 0) catalogs.push(tools);
+    if (a.grant && b.grant) limits.push(...limitDiffs(profile, a.grant, b.grant));
   }
   return {
     equal:
-      profiles.length === 0 && catalogs.length === 0 && actions.every((d) => d.change === "equal"),
+      profiles.length === 0 &&
+      catalogs.length === 0 &&
+      limits.length === 0 &&
+      actions.every((d) => d.change === "equal"),
     profiles,
     actions,
     catalogs,
+    limits,
   };
+}
+
+/** The limits of the two grants of one profile that differ (composed at the same instant). */
+function limitDiffs(profile: string, a: TaskGrant, b: TaskGrant): LimitDiff[] {
+  const of = (g: TaskGrant) => ({
+    maxCalls: g.limits.maxCalls ?? null,
+    maxCallsPerAction: g.limits.maxCallsPerAction ?? null,
+    maxDelegationDepth: g.limits.maxDelegationDepth,
+    lifetimeSeconds: g.expiresAt - g.issuedAt,
+  });
+  const was = of(a);
+  const is = of(b);
+  const out: LimitDiff[] = [];
+  for (const limit of Object.keys(was) as LimitDiff["limit"][]) {
+    const [o, n] = [was[limit], is[limit]];
+    if (o === n) continue;
+    const wider = n === null || (o !== null && n > o);
+    out.push({
+      profile,
+      limit,
+      old: o,
+      new: n,
+      change: wider ? "more permissive" : "less permissive",
+    });
+  }
+  return out;
 }
 
 function grantOf(

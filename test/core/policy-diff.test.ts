@@ -29,6 +29,34 @@ describe("diffPolicies()", () => {
     expect(d.profiles).toEqual([]);
   });
 
+  it("limits: a call budget raised is more permissive, a lifetime cut less; decisions unchanged", () => {
+    const d = diff(
+      edited(
+        "      maxCalls: 300\n      maxCallsPerAction: 60\n      maxDelegationDepth: 2\n      maxRuntimeSeconds: 7200",
+        "      maxCalls: 500\n      maxCallsPerAction: 60\n      maxDelegationDepth: 2\n      maxRuntimeSeconds: 3600",
+      ),
+    );
+    expect(d.equal).toBe(false);
+    expect(changed(d)).toEqual([]);
+    expect(d.limits.filter((l) => l.profile === "owner-assistant")).toEqual([
+      {
+        profile: "owner-assistant",
+        limit: "maxCalls",
+        old: 300,
+        new: 500,
+        change: "more permissive",
+      },
+      {
+        profile: "owner-assistant",
+        limit: "lifetimeSeconds",
+        old: 7200,
+        new: 3600,
+        change: "less permissive",
+      },
+    ]);
+    expect(diffPolicies({ policy, catalog }, { policy, catalog }, NOW).limits).toEqual([]);
+  });
+
   it("a raised refund threshold: exactly refund.issue more permissive, with the call at the old boundary", () => {
     const d = diff(
       edited("amount: { exclusiveMinimum: 100 }", "amount: { exclusiveMinimum: 200 }"),

@@ -70,10 +70,13 @@ function printDiff(diff: PolicyDiff, io: CliIo): void {
     ];
     io.out(`catalog ${t.profile}: ${parts.join(", ")}`);
   }
+  const shown = (n: number | null) => (n === null ? "none" : String(n));
+  for (const l of diff.limits)
+    io.out(`limit ${l.profile}  ${l.limit}  ${shown(l.old)} -> ${shown(l.new)}  ${l.change}`);
   const equal = diff.actions.length - changed.length;
   io.out(
     diff.equal
       ? `equal: ${equal} profile/action pairs decide the same`
-      : `${changed.length} profile/action pairs differ, ${equal} equal; ${diff.catalogs.length} catalogs and ${diff.profiles.length} profiles changed`,
+      : `${changed.length} profile/action pairs differ, ${equal} equal; ${diff.catalogs.length} catalogs, ${diff.limits.length} limits and ${diff.profiles.length} profiles changed`,
   );
 }
