@@ -1,4 +1,4 @@
-import type { GrantLimits } from "./grant.js";
+import type { DelegationSpec } from "./delegate.js";
 import type { JsonObject, JsonSchema } from "./json.js";
 import type { Decision, ReasonCode } from "./verdict.js";
 
@@ -73,13 +73,10 @@ export interface SuiteCaveats {
  * What the suite's grant hands on to a sub-agent (the core's DelegationSpec): actions and caveats
  * named by action id or tool name. The cases then run under the child grant.
  */
-export interface SuiteDelegation {
-  readonly subject: string;
-  readonly purpose?: string;
-  readonly allowed: readonly string[];
-  readonly approvalRequired?: readonly string[];
-  readonly ttlSeconds?: number;
-  readonly limits?: Partial<GrantLimits>;
+export interface SuiteDelegation extends Pick<
+  DelegationSpec,
+  "subject" | "purpose" | "allowed" | "approvalRequired" | "ttlSeconds" | "limits"
+> {
   readonly caveats?: Readonly<Record<string, SuiteCaveats>>;
 }
 
