@@ -6,6 +6,7 @@ import type { JsonObject } from "./json.js";
 import { approveRole, ownerMayApprove } from "./approvers.js";
 import { approversFor, type Policy, type Rule } from "./policy.js";
 import { BEFORE_RULES, ruleRef } from "./policy-test.js";
+import { decidingRule } from "./policy-test-case.js";
 import { sampleCalls, type SampleCall } from "./sample-calls.js";
 import type { Decision } from "./verdict.js";
 
@@ -116,7 +117,7 @@ export function analyzePolicy(
         { now: options.now },
       );
       const v = a.verdict;
-      const rules = caveatsOf(grant, sample.actionId).rules;
+      const rule = decidingRule(a, grant);
       return {
         sample,
         reached: v.reason === undefined || !BEFORE_RULES.has(v.reason.code),
@@ -124,7 +125,7 @@ export function analyzePolicy(
           decision: v.decision,
           ...(v.reason === undefined ? {} : { reason: v.reason.code }),
           ...(v.requirement === undefined ? {} : { requirement: v.requirement }),
-          ...(a.rule === undefined ? {} : { rule: ruleRef(a.rule, sample.actionId, rules) }),
+          ...(rule === undefined ? {} : { rule }),
         },
       };
     };

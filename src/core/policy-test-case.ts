@@ -1,5 +1,5 @@
 import type { Catalog } from "./catalog.js";
-import { assess, ruleHolds } from "./decide.js";
+import { assess, ruleHolds, type Assessment } from "./decide.js";
 import { caveatsOf, type TaskGrant } from "./grant.js";
 import { approversFor, type Policy, type Rule } from "./policy.js";
 import type { CallSpec, CaseExpectation } from "./policy-test-suite.js";
@@ -20,13 +20,27 @@ export function ruleRef(rule: Rule, actionId: string, rules: readonly Rule[]): s
   return `${rule.source}:${actionId}[${index}]`;
 }
 
-/** Every rule the policy states, by `ruleRef`, in the order the policy states them. */
-export function policyRules(policy: Policy): string[] {
-  const refs = new Set<string>();
+/** The rule that decided an assessment under `grant`, by `ruleRef`; undefined when no rule did. */
+export function decidingRule(assessment: Assessment, grant: TaskGrant): string | undefined {
+  const { rule, verdict } = assessment;
+  return rule === undefined
+    ? undefined
+    : ruleRef(rule, verdict.actionId, caveatsOf(grant, verdict.actionId).rules);
+}
+
+/** Each rule the policy states, with its `ruleRef` and the action it is stated for, in the policy's order. */
+export function* policyRuleEntries(
+  policy: Policy,
+): Generator<{ readonly ref: string; readonly actionId: string; readonly rule: Rule }> {
   for (const source of policy.sources.values())
     for (const [actionId, caveats] of source.caveats)
-      for (const rule of caveats.rules) refs.add(ruleRef(rule, actionId, caveats.rules));
-  return [...refs];
+      for (const rule of caveats.rules)
+        yield { ref: ruleRef(rule, actionId, caveats.rules), actionId, rule };
+}
+
+/** Every rule the policy states, by `ruleRef`, in the order the policy states them. */
+export function policyRules(policy: Policy): string[] {
+  return [...new Set([...policyRuleEntries(policy)].map((e) => e.ref))];
 }
 
 /** Checks at or before the constraints: a call they decide never reaches the rules. */

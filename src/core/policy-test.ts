@@ -4,8 +4,8 @@ import { canonicalJson } from "./digest.js";
 import type { Policy, Rule } from "./policy.js";
 import {
   judgeCall,
+  policyRuleEntries,
   policyRules,
-  ruleRef,
   seenRun,
   type RuleTally,
   type SeenVerdict,
@@ -269,14 +269,11 @@ export function changedRules(before: Policy, after: Policy): string[] {
 /** Each rule's definition as canonical JSON text, by `ruleRef`: the rule and the actions it applies to. */
 function ruleDefinitions(policy: Policy): Map<string, string> {
   const byRef = new Map<string, { actions: string[]; rule: Rule }>();
-  for (const source of policy.sources.values())
-    for (const [actionId, caveats] of source.caveats)
-      for (const rule of caveats.rules) {
-        const ref = ruleRef(rule, actionId, caveats.rules);
-        const entry = byRef.get(ref);
-        if (entry === undefined) byRef.set(ref, { actions: [actionId], rule });
-        else entry.actions.push(actionId);
-      }
+  for (const { ref, actionId, rule } of policyRuleEntries(policy)) {
+    const entry = byRef.get(ref);
+    if (entry === undefined) byRef.set(ref, { actions: [actionId], rule });
+    else entry.actions.push(actionId);
+  }
   return new Map(
     [...byRef].map(([ref, { actions, rule }]) => [
       ref,

@@ -2,10 +2,10 @@ import type { Catalog } from "./catalog.js";
 import { compose, type ComposeDenialCode, type ComposeRequest } from "./compose.js";
 import type { Hash } from "./digest.js";
 import { delegate, type DelegationSpec, type RefusalCode } from "./delegate.js";
-import { caveatsOf, type TaskGrant } from "./grant.js";
+import type { TaskGrant } from "./grant.js";
 import type { JsonValue } from "./json.js";
 import type { Policy } from "./policy.js";
-import { ruleRef } from "./policy-test.js";
+import { decidingRule } from "./policy-test-case.js";
 import type { RunView } from "./run.js";
 import type { Decision, ReasonCode } from "./verdict.js";
 import { assessInForce } from "./withdraw.js";
@@ -178,10 +178,7 @@ export function replayDecision(
   const code = verdict.reason?.code;
   if (inputs === undefined && !(code !== undefined && BEFORE_ARGUMENTS.has(code)))
     return { kind: "not_replayable", why: "no-inputs" };
-  const rule =
-    assessment.rule === undefined
-      ? undefined
-      : ruleRef(assessment.rule, verdict.actionId, caveatsOf(grant.grant, verdict.actionId).rules);
+  const rule = decidingRule(assessment, grant.grant);
   return {
     kind: "replayed",
     from,

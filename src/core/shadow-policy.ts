@@ -7,9 +7,9 @@ import {
 } from "./compose.js";
 import { assess, type DecideContext } from "./decide.js";
 import { delegate, REFUSAL_CODES } from "./delegate.js";
-import { ANY_RUN, caveatsOf, type TaskGrant } from "./grant.js";
+import { ANY_RUN, type TaskGrant } from "./grant.js";
 import type { Policy } from "./policy.js";
-import { ruleRef } from "./policy-test.js";
+import { decidingRule } from "./policy-test-case.js";
 import { REASON_CODES, type Decision, type ToolCall } from "./verdict.js";
 
 // Shadow policies (docs/policy-testing.md#shadow-policies): a candidate policy decided beside the
@@ -91,10 +91,7 @@ export function shadowFlipOf(
   const assessed = assess(shadow.grant, catalog, call, ctx);
   const { verdict } = assessed;
   if (verdict.decision === from) return undefined;
-  const rule =
-    assessed.rule === undefined
-      ? undefined
-      : ruleRef(assessed.rule, verdict.actionId, caveatsOf(shadow.grant, verdict.actionId).rules);
+  const rule = decidingRule(assessed, shadow.grant);
   return {
     to: verdict.decision,
     ...(verdict.reason === undefined ? {} : { reasonCode: verdict.reason.code }),
