@@ -4,6 +4,7 @@ import { recordDecision } from "../telemetry/instruments.js";
 import { traced } from "../telemetry/tracing.js";
 import type { AdmittedCall } from "./admit.js";
 import type { AuthorityContext } from "./context.js";
+import { retainedInputs } from "./decision-inputs.js";
 import type { AuthorityLimits } from "./limits.js";
 import type { GrantCheck } from "./load-grant.js";
 import {
@@ -11,7 +12,6 @@ import {
   commitStep,
   decideStep,
   loadApproval,
-  retainedInputs,
   signStep,
   type Loaded,
 } from "./pipeline-steps.js";

@@ -4,7 +4,6 @@ import type { TaskGrant } from "../core/grant.js";
 import { isJsonObject } from "../core/json.js";
 import type { ApprovalRecord, ToolCall, Verdict } from "../core/verdict.js";
 import type { RunView } from "../core/run.js";
-import type { DecisionInputs } from "../core/replay.js";
 import { shadowFlipOf, type ShadowFlip, type ShadowGrant } from "../core/shadow-policy.js";
 import type {
   BudgetLimits,
@@ -199,25 +198,6 @@ export async function commitStep(
   if (effects.approval) ctx.approvalFeed.notify();
   if (outcome.kind === "committed") return { verdict };
   return { verdict: refusedVerdict(verdict, outcome.reasonCode) };
-}
-
-/**
- * A decision's inputs as `charter replay` reads them (`DecisionInputs`): the parsed arguments and
- * the run the call was decided on, sealed for the store; undefined when none are retained
- * (`retainDecisionInputsDays` 0) or the arguments did not parse (nothing to decide again).
- */
-export function retainedInputs(
-  ctx: AuthorityContext,
-  decisionId: string,
-  call: AdmittedCall,
-  run: RunView | undefined,
-): string | undefined {
-  if (ctx.decisionInputs.retainSeconds === 0 || !call.args.ok) return undefined;
-  const inputs: DecisionInputs = {
-    arguments: call.args.value,
-    ...(run === undefined ? {} : { run }),
-  };
-  return ctx.decisionInputs.sealer.seal(decisionId, JSON.stringify(inputs));
 }
 
 /** The commit of a decision recorded with the shadow policy's version; a recorded flip is counted. */

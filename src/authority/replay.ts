@@ -2,12 +2,12 @@ import {
   recompose,
   replayDecision,
   replayTally,
-  type DecisionInputs,
   type Recomposed,
   type ReplayReport,
 } from "../core/replay.js";
-import { StoreError, type ReplayRow } from "../store/port.js";
+import type { ReplayRow } from "../store/port.js";
 import type { AuthorityContext, PolicySet } from "./context.js";
+import { openedInputs } from "./decision-inputs.js";
 import { originLinks } from "./grant-origins.js";
 import { nativeSha256Hex } from "./sha256.js";
 
@@ -53,7 +53,7 @@ export async function replayDecisions(
       const retained =
         recorded.inputs === undefined
           ? undefined
-          : inputsOf(ctx, recorded.decisionId, recorded.inputs);
+          : openedInputs(ctx, recorded.decisionId, recorded.inputs);
       const approval =
         recorded.approvalId !== undefined && recorded.decision === "allow"
           ? (await ctx.store.getApproval(recorded.approvalId))?.approval
@@ -73,18 +73,6 @@ export async function replayDecisions(
     after = (page.at(-1) as ReplayRow).seq;
   }
   return tally.report();
-}
-
-function inputsOf(ctx: AuthorityContext, decisionId: string, stored: string): DecisionInputs {
-  const text = ctx.decisionInputs.sealer.open(decisionId, stored);
-  try {
-    const value = JSON.parse(text) as unknown;
-    if (typeof value === "object" && value !== null && "arguments" in value)
-      return value as DecisionInputs;
-  } catch {
-    // reported below
-  }
-  throw new StoreError("CORRUPT", `decision ${decisionId}: its retained inputs are malformed`);
 }
 
 /** A grant made again under the candidate from its chain's recorded origins; undefined without them. */
