@@ -3,12 +3,14 @@ import { compose } from "./compose.js";
 import { assess, DEFAULT_REQUIREMENT, ruleHolds } from "./decide.js";
 import { caveatsOf, type TaskGrant } from "./grant.js";
 import type { JsonObject } from "./json.js";
-import { approveRole, ownerMayApprove } from "./approvers.js";
-import { approversFor, type Policy, type Rule } from "./policy.js";
+import { unmeetable, type ApproverDirectory } from "./approval-analysis.js";
+import type { Policy, Rule } from "./policy.js";
 import { BEFORE_RULES, ruleRef } from "./policy-test.js";
 import { decidingRule } from "./policy-test-case.js";
 import { sampleCalls, type SampleCall } from "./sample-calls.js";
 import type { Decision } from "./verdict.js";
+
+export type { ApproverDirectory } from "./approval-analysis.js";
 
 // `charter analyze` (docs/policy-analysis.md): what a policy can never do, found by composing
 // every profile and deciding sample calls (sample-calls.ts) with the same pure compose and assess
@@ -49,9 +51,6 @@ export interface Finding {
   readonly message: string;
   readonly counterexample?: Counterexample;
 }
-
-/** Who holds which roles: principal → roles (`approve:<requirement>` among them). */
-export type ApproverDirectory = ReadonlyMap<string, readonly string[]>;
 
 export interface AnalysisOptions {
   /** Unix seconds the grants are composed and the samples decided at. */
@@ -274,32 +273,6 @@ function ruleFindings(
         message: `removing it changes no sampled verdict: without it each call it decides still gets ${outcome(rule)}`,
         counterexample: at(firstDecided),
       });
-  }
-  return out;
-}
-
-/** Requirements that need more distinct approvers than can exist: role holders plus the owner where it counts. */
-function unmeetable(
-  policy: Policy,
-  directory: ApproverDirectory,
-  held: ReadonlyMap<string, Counterexample | undefined>,
-): Finding[] {
-  const out: Finding[] = [];
-  for (const [requirement, counterexample] of held) {
-    const needed = approversFor(policy, requirement);
-    const role = approveRole(requirement);
-    const holders = [...directory.values()].filter((roles) => roles.includes(role)).length;
-    const owner = ownerMayApprove(policy, requirement) ? 1 : 0;
-    if (holders + owner >= needed) continue;
-    const who =
-      holders === 0 ? `nobody holds the role ${role}` : `${holders} principal(s) hold ${role}`;
-    out.push({
-      kind: "unmeetable-approval",
-      severity: "error",
-      subject: `requirement ${requirement}`,
-      message: `needs ${needed} distinct approver(s), but ${who}${owner === 1 ? " besides the owner" : " and the owner does not count"}: a call held for it can never be approved`,
-      ...(counterexample === undefined ? {} : { counterexample }),
-    });
   }
   return out;
 }

@@ -1,0 +1,32 @@
+import { approveRole, ownerMayApprove } from "./approvers.js";
+import { approversFor, type Policy } from "./policy.js";
+import type { Counterexample, Finding } from "./policy-analysis.js";
+
+/** Who holds which roles: principal → roles (`approve:<requirement>` among them). */
+export type ApproverDirectory = ReadonlyMap<string, readonly string[]>;
+
+/** Requirements that need more distinct approvers than can exist: role holders plus the owner where it counts. */
+export function unmeetable(
+  policy: Policy,
+  directory: ApproverDirectory,
+  held: ReadonlyMap<string, Counterexample | undefined>,
+): Finding[] {
+  const out: Finding[] = [];
+  for (const [requirement, counterexample] of held) {
+    const needed = approversFor(policy, requirement);
+    const role = approveRole(requirement);
+    const holders = [...directory.values()].filter((roles) => roles.includes(role)).length;
+    const owner = ownerMayApprove(policy, requirement) ? 1 : 0;
+    if (holders + owner >= needed) continue;
+    const who =
+      holders === 0 ? `nobody holds the role ${role}` : `${holders} principal(s) hold ${role}`;
+    out.push({
+      kind: "unmeetable-approval",
+      severity: "error",
+      subject: `requirement ${requirement}`,
+      message: `needs ${needed} distinct approver(s), but ${who}${owner === 1 ? " besides the owner" : " and the owner does not count"}: a call held for it can never be approved`,
+      ...(counterexample === undefined ? {} : { counterexample }),
+    });
+  }
+  return out;
+}
