@@ -142,5 +142,16 @@ export type { Finding, Severity } from "../core/policy-analysis.js";
 // The approver directory (the `approvers` setting): who approves which requirements, for whom.
 export { directoryProblems, policyRequirements } from "../core/approvers.js";
 export type { ApproverDirectory } from "../core/approvers.js";
+// Slack interactive actions: approve/reject clicks, verified and mapped to a directory principal.
+export {
+  answerSlackAction,
+  SLACK_APPROVE_ACTION,
+  SLACK_MAX_BODY_BYTES,
+  SLACK_REJECT_ACTION,
+  slackSignatureProblem,
+  type SlackAnswer,
+  type SlackRequest,
+  type SlackSettings,
+} from "./slack-actions.js";
 export { diffPolicies } from "../core/policy-diff.js";
 export type { PolicyDiff, PolicyVersion } from "../core/policy-diff.js";
