@@ -17,8 +17,14 @@ import { createCharterGate, type CharterGate } from "../gate/charter-gate.js";
 import { answerFromCharter, charterTool } from "./charter-tool.js";
 import { scriptedModel } from "./scripted-model.js";
 
+/** An email the tool sent, with Charter's receipt for the call that sent it. */
+export interface SentEmail {
+  readonly to: string;
+  readonly receipt: string;
+}
+
 /** The email tool, governed by Charter; `outbox` is its effect, for a test to see. */
-export function sendEmailTool(gate: CharterGate, outbox: string[]) {
+export function sendEmailTool(gate: CharterGate, outbox: SentEmail[]) {
   return charterTool(gate, {
     name: "send_email",
     description: "Send an email from the owner's address to exactly one recipient.",
@@ -33,7 +39,7 @@ export function sendEmailTool(gate: CharterGate, outbox: string[]) {
     },
     async effect(args, receipt) {
       const { to } = args as { to: string };
-      outbox.push(to);
+      outbox.push({ to, receipt });
       return `sent to ${to} (receipt ${receipt.slice(0, 12)}…)`;
     },
   });
@@ -47,7 +53,7 @@ export const OUTSIDE_EMAIL = {
 
 export interface WalkthroughResult {
   readonly approvalRequests: number;
-  readonly outbox: readonly string[];
+  readonly outbox: readonly SentEmail[];
   readonly finalText: string;
 }
 
@@ -63,7 +69,7 @@ export async function walkthrough(
       { timeoutMs: 5_000 },
     );
     const gate = createCharterGate({ ...charter, grantToken });
-    const outbox: string[] = [];
+    const outbox: SentEmail[] = [];
     const model = options.model ?? scriptedModel({ name: "send_email", args: OUTSIDE_EMAIL }).model;
     const tools = { send_email: sendEmailTool(gate, outbox) };
     const messages: ModelMessage[] = [{ role: "user", content: "Send Bo today's notes." }];

@@ -7,9 +7,11 @@ import {
   OUTSIDE_EMAIL,
   sendEmailTool,
   walkthrough,
+  type SentEmail,
 } from "../../examples/openai-agents/walkthrough.js";
 import { ApprovalOutcome } from "../../src/gen/charter/v1/approval_pb.js";
 import { ApprovalStatus, Decision } from "../../src/gen/charter/v1/common_pb.js";
+import { verifyReceipt, type Jwks } from "../../src/token/index.js";
 import { startTestCharter, type TestCharter } from "../support/charter-server.js";
 
 let charter: TestCharter;
@@ -31,7 +33,7 @@ async function task(model: ScriptedModel) {
     owner: OWNER,
   });
   const gate = createCharterGate({ ...charter.clients, grantToken });
-  const outbox: string[] = [];
+  const outbox: SentEmail[] = [];
   const shell: string[] = [];
   const agent = new Agent({
     name: "assistant",
@@ -76,6 +78,18 @@ function decide(approvalId: string, outcome: ApprovalOutcome, note = "") {
   });
 }
 
+/** The receipt a tool was given, verified offline against Charter's JWKS. */
+async function verifiedReceipt(token: string) {
+  const jwks = JSON.parse((await charter.clients.keys.getJwks({})).jwksJson) as Jwks;
+  const result = await verifyReceipt(token, jwks, {
+    issuer: charter.config.issuer,
+    audience: charter.config.audience,
+    now: Math.floor(Date.now() / 1000),
+  });
+  if (!result.ok) throw new Error(`receipt refused: ${result.message}`);
+  return result.receipt;
+}
+
 async function statusOf(approvalId: string) {
   const { approval } = await charter.clients.approvals.getApproval({ approvalId });
   return approval?.status;
@@ -86,7 +100,7 @@ describe("examples/openai-agents recipe", () => {
     const lines: string[] = [];
     const result = await walkthrough(`127.0.0.1:${charter.server.port}`, (l) => lines.push(l));
     expect(result.interrupted).toBe(1);
-    expect(result.outbox).toEqual([OUTSIDE_EMAIL.to]);
+    expect(result.outbox.map((e) => e.to)).toEqual([OUTSIDE_EMAIL.to]);
     expect(result.finalOutput).toMatch(/^send_email answered: sent to bo@partner\.example\.org/);
     expect(lines).toContain("run interrupted: 1 call(s) held, outbox 0");
   });
@@ -98,6 +112,8 @@ describe("examples/openai-agents recipe", () => {
     const first = await runner.run(agent, "Send Bo the notes.");
     expect(first.interruptions).toHaveLength(1);
     expect(first.interruptions[0]?.name).toBe("send_email");
+    const raw = first.interruptions[0]?.rawItem;
+    const callId = raw && "callId" in raw ? raw.callId : "";
     expect(outbox).toEqual([]);
     const approvalId = heldApprovalOf(gate, first);
     expect(await statusOf(approvalId)).toBe(ApprovalStatus.PENDING);
@@ -116,9 +132,15 @@ describe("examples/openai-agents recipe", () => {
 
     const resumed = await runner.run(agent, first.state);
     expect(resumed.interruptions).toEqual([]);
-    expect(outbox).toEqual([OUTSIDE_EMAIL.to]);
+    expect(outbox.map((e) => e.to)).toEqual([OUTSIDE_EMAIL.to]);
     expect(model.seen).toEqual([expect.stringMatching(/^sent to bo@partner\.example\.org/)]);
     expect(await statusOf(approvalId)).toBe(ApprovalStatus.CONSUMED);
+    // The effect got the receipt of the re-authorized call: this call, these arguments.
+    const receipt = await verifiedReceipt(outbox[0]?.receipt ?? "");
+    const { approval: used } = await charter.clients.approvals.getApproval({ approvalId });
+    expect(receipt.toolName).toBe("send_email");
+    expect(receipt.callId).toBe(callId);
+    expect(receipt.argsDigest).toBe(used?.callDigest);
 
     // The approval was used: presenting it again is refused, and the model asking again is held.
     const { verdict } = await charter.clients.authority.authorize({
@@ -138,7 +160,7 @@ describe("examples/openai-agents recipe", () => {
     const secondApproval = heldApprovalOf(gate, second);
     expect(secondApproval).not.toBe(approvalId);
     expect(await statusOf(secondApproval)).toBe(ApprovalStatus.PENDING);
-    expect(outbox).toEqual([OUTSIDE_EMAIL.to]);
+    expect(outbox.map((e) => e.to)).toEqual([OUTSIDE_EMAIL.to]);
   });
 
   it("runs nothing when only the framework approves: execute asks Charter again", async () => {

@@ -3,9 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCharterGate, type CharterGate } from "../../examples/gate/charter-gate.js";
 import { answerFromCharter, charterTool } from "../../examples/vercel-ai/charter-tool.js";
 import { scriptedModel, type ScriptedModel } from "../../examples/vercel-ai/scripted-model.js";
-import { OUTSIDE_EMAIL, sendEmailTool, walkthrough } from "../../examples/vercel-ai/walkthrough.js";
+import {
+  OUTSIDE_EMAIL,
+  sendEmailTool,
+  walkthrough,
+  type SentEmail,
+} from "../../examples/vercel-ai/walkthrough.js";
 import { ApprovalOutcome } from "../../src/gen/charter/v1/approval_pb.js";
 import { ApprovalStatus, Decision } from "../../src/gen/charter/v1/common_pb.js";
+import { verifyReceipt, type Jwks } from "../../src/token/index.js";
 import { startTestCharter, type TestCharter } from "../support/charter-server.js";
 
 let charter: TestCharter;
@@ -26,7 +32,7 @@ async function task(scripted: ScriptedModel) {
     owner: OWNER,
   });
   const gate = createCharterGate({ ...charter.clients, grantToken });
-  const outbox: string[] = [];
+  const outbox: SentEmail[] = [];
   const shell: string[] = [];
   const tools = { send_email: sendEmailTool(gate, outbox), run_shell: runShellTool(gate, shell) };
   const messages: ModelMessage[] = [];
@@ -76,6 +82,18 @@ function decide(approvalId: string, outcome: ApprovalOutcome, note = "") {
   return charter.clients.approvals.decideApproval({ approvalId, outcome, decidedBy: OWNER, note });
 }
 
+/** The receipt a tool was given, verified offline against Charter's JWKS. */
+async function verifiedReceipt(token: string) {
+  const jwks = JSON.parse((await charter.clients.keys.getJwks({})).jwksJson) as Jwks;
+  const result = await verifyReceipt(token, jwks, {
+    issuer: charter.config.issuer,
+    audience: charter.config.audience,
+    now: Math.floor(Date.now() / 1000),
+  });
+  if (!result.ok) throw new Error(`receipt refused: ${result.message}`);
+  return result.receipt;
+}
+
 async function statusOf(approvalId: string) {
   const { approval } = await charter.clients.approvals.getApproval({ approvalId });
   return approval?.status;
@@ -86,7 +104,7 @@ describe("examples/vercel-ai recipe", () => {
     const lines: string[] = [];
     const result = await walkthrough(`127.0.0.1:${charter.server.port}`, (l) => lines.push(l));
     expect(result.approvalRequests).toBe(1);
-    expect(result.outbox).toEqual([OUTSIDE_EMAIL.to]);
+    expect(result.outbox.map((e) => e.to)).toEqual([OUTSIDE_EMAIL.to]);
     expect(result.finalText).toMatch(/^send_email answered: sent to bo@partner\.example\.org/);
     expect(lines).toContain("approval requested for 1 call(s), outbox 0");
   });
@@ -117,9 +135,15 @@ describe("examples/vercel-ai recipe", () => {
 
     const second = await turn({ role: "tool", content: responses });
     expect(requestsOf(second)).toEqual([]);
-    expect(outbox).toEqual([OUTSIDE_EMAIL.to]);
+    expect(outbox.map((e) => e.to)).toEqual([OUTSIDE_EMAIL.to]);
     expect(scripted.seen).toEqual([expect.stringMatching(/^sent to bo@partner\.example\.org/)]);
     expect(await statusOf(approvalId)).toBe(ApprovalStatus.CONSUMED);
+    // The effect got the receipt of the re-authorized call: this call, these arguments.
+    const receipt = await verifiedReceipt(outbox[0]?.receipt ?? "");
+    const { approval: used } = await charter.clients.approvals.getApproval({ approvalId });
+    expect(receipt.toolName).toBe("send_email");
+    expect(receipt.callId).toBe(requestsOf(first)[0]?.toolCall.toolCallId);
+    expect(receipt.argsDigest).toBe(used?.callDigest);
 
     // The approval was used: presenting it again is refused, and the model asking again is held.
     const { verdict } = await charter.clients.authority.authorize({
@@ -139,7 +163,7 @@ describe("examples/vercel-ai recipe", () => {
     const nextApproval = heldApproval(gate, third);
     expect(nextApproval).not.toBe(approvalId);
     expect(await statusOf(nextApproval)).toBe(ApprovalStatus.PENDING);
-    expect(outbox).toEqual([OUTSIDE_EMAIL.to]);
+    expect(outbox.map((e) => e.to)).toEqual([OUTSIDE_EMAIL.to]);
   });
 
   it("runs nothing when only the framework approves: execute asks Charter again", async () => {
