@@ -27,7 +27,7 @@ const OWNER = "ana@example.com";
 
 /** A task: a fresh grant, its gate, an agent with the governed tools and a scripted model. */
 async function task(model: ScriptedModel) {
-  const { grantToken } = await charter.clients.grants.issueGrant({
+  const { grantToken, grant } = await charter.clients.grants.issueGrant({
     profile: "owner-assistant",
     subject: "agent:worker-1",
     owner: OWNER,
@@ -41,7 +41,7 @@ async function task(model: ScriptedModel) {
     model,
     tools: [sendEmailTool(gate, outbox), runShellTool(gate, shell)],
   });
-  return { grantToken, gate, outbox, shell, agent };
+  return { grantToken, grantId: grant?.id ?? "", gate, outbox, shell, agent };
 }
 
 function runShellTool(gate: CharterGate, ran: string[]) {
@@ -194,6 +194,21 @@ describe("examples/openai-agents recipe", () => {
     expect(outbox).toEqual([]);
     expect(model.seen).toEqual(["The owner rejected this call in Charter: not to partners."]);
     expect(await statusOf(approvalId)).toBe(ApprovalStatus.REJECTED);
+  });
+
+  it("rejects the tool call when Charter supersedes the approval (the grant is revoked)", async () => {
+    const model = scriptedModel({ name: "send_email", args: OUTSIDE_EMAIL });
+    const { grantId, gate, outbox, agent } = await task(model);
+    const first = await runner.run(agent, "Send Bo the notes.");
+    const approvalId = heldApprovalOf(gate, first);
+    await charter.clients.grants.revokeGrant({ grantId, reason: "task cancelled" });
+
+    const resolutions = await resolveFromCharter(gate, first, { timeoutMs: 5_000 });
+    expect(resolutions.map((r) => r.outcome)).toEqual(["rejected"]);
+    await runner.run(agent, first.state);
+    expect(outbox).toEqual([]);
+    expect(model.seen).toEqual(["Charter no longer allows this call (GRANT_REVOKED)."]);
+    expect(await statusOf(approvalId)).toBe(ApprovalStatus.SUPERSEDED);
   });
 
   it("does not run a denied call, and the model gets Charter's reason", async () => {
