@@ -1,5 +1,5 @@
 import { Agent, Runner } from "@openai/agents";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createCharterGate, type CharterGate } from "../../examples/gate/charter-gate.js";
 import { charterTool, resolveFromCharter } from "../../examples/openai-agents/charter-tool.js";
 import { scriptedModel, type ScriptedModel } from "../../examples/openai-agents/scripted-model.js";
@@ -14,10 +14,8 @@ import { ApprovalStatus, Decision } from "../../src/gen/charter/v1/common_pb.js"
 import { verifyReceipt, type Jwks } from "../../src/token/index.js";
 import { startTestCharter, type TestCharter } from "../support/charter-server.js";
 
-let charter: TestCharter;
-beforeAll(async () => {
-  charter = await startTestCharter();
-});
+// A real Charter on port 0 with the demo's catalog and policy, in protected mode (no API keys).
+const charter: TestCharter = await startTestCharter();
 afterAll(async () => {
   await charter.stop();
 });

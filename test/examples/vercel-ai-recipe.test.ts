@@ -1,5 +1,5 @@
 import { generateText, stepCountIs, type ModelMessage } from "ai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createCharterGate, type CharterGate } from "../../examples/gate/charter-gate.js";
 import { answerFromCharter, charterTool } from "../../examples/vercel-ai/charter-tool.js";
 import { scriptedModel, type ScriptedModel } from "../../examples/vercel-ai/scripted-model.js";
@@ -14,12 +14,17 @@ import { ApprovalStatus, Decision } from "../../src/gen/charter/v1/common_pb.js"
 import { verifyReceipt, type Jwks } from "../../src/token/index.js";
 import { startTestCharter, type TestCharter } from "../support/charter-server.js";
 
-let charter: TestCharter;
-beforeAll(async () => {
-  charter = await startTestCharter();
+// A real Charter on port 0 with the demo's catalog and policy, in protected mode (no API keys).
+// Its clock is the real one plus `offset` seconds, so a test can let an approval expire.
+const clock = { offset: 0 };
+const charter: TestCharter = await startTestCharter({
+  now: () => Math.floor(Date.now() / 1000) + clock.offset,
 });
 afterAll(async () => {
   await charter.stop();
+});
+afterEach(() => {
+  clock.offset = 0;
 });
 
 const OWNER = "ana@example.com";
@@ -203,6 +208,23 @@ describe("examples/vercel-ai recipe", () => {
     expect(outbox).toEqual([]);
     expect(scripted.seen).toEqual(["The owner rejected this call in Charter: not to partners."]);
     expect(await statusOf(approvalId)).toBe(ApprovalStatus.REJECTED);
+  });
+
+  it("denies the tool call in the SDK when the approval expires in Charter", async () => {
+    const scripted = scriptedModel({ name: "send_email", args: OUTSIDE_EMAIL });
+    const { gate, outbox, turn } = await task(scripted);
+    const first = await turn(user("Send Bo the notes."));
+    const approvalId = heldApproval(gate, first);
+    clock.offset = charter.config.approvalTtlSeconds + 1;
+
+    const { responses } = await answerFromCharter(gate, first.content, { timeoutMs: 5_000 });
+    expect(responses.map((r) => r.approved)).toEqual([false]);
+    await turn({ role: "tool", content: responses });
+    expect(outbox).toEqual([]);
+    expect(scripted.seen).toEqual([
+      "The approval for this call expired in Charter before a decision.",
+    ]);
+    expect(await statusOf(approvalId)).toBe(ApprovalStatus.EXPIRED);
   });
 
   it("does not run a denied call, and the model gets Charter's reason", async () => {
