@@ -55,7 +55,12 @@ export interface WaitOptions {
 }
 
 export interface CharterGate {
-  /** Authorizes the exact call and remembers the answer under its call id. */
+  /**
+   * Authorizes the exact call and remembers the answer under its call id. A call already held is
+   * answered from memory, not asked again: an allow is the permission to run (an approved call
+   * asked again is allowed, and its approval used), so Charter is asked only right before the
+   * effect (`run`) once a call is held.
+   */
   precheck(call: GateCall): Promise<Precheck>;
   /** The Charter approval holding a call, when its precheck was held. */
   heldApproval(callId: string): string | undefined;
@@ -112,6 +117,9 @@ export function createCharterGate(options: CharterGateOptions): CharterGate {
 
   return {
     async precheck(call) {
+      // The AI SDK asks needsApproval again when it resumes an approved call: still held.
+      const known = prechecks.get(call.callId);
+      if (known?.kind === "held") return known;
       const answer = await authorize(call);
       prechecks.set(call.callId, answer);
       return answer;
