@@ -29,7 +29,7 @@ export interface TokenSettings {
 }
 
 /** The prefixes of the ids Charter mints: grants, decisions and approvals. */
-export type IdPrefix = "grt" | "dec" | "apr";
+export type IdPrefix = "grt" | "dec" | "apr" | "end";
 
 /**
  * Everything the application layer works with, built once from configuration (see

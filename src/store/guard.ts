@@ -59,6 +59,13 @@ export const STORE_DOING: Describers<StoreOperations> = {
   supersedeApprovalsOf: () => "supersede approvals",
   approvalEvents: () => "read approval events",
   lastApprovalSequence: () => "read the approval feed",
+  createEndorsement: (e) => `create endorsement ${e.id}`,
+  getEndorsement: (id) => `read endorsement ${id}`,
+  listEndorsements: () => "list endorsements",
+  liveEndorsements: (grantId) => `read the endorsements of grant ${grantId}`,
+  revokeEndorsement: (id) => `revoke endorsement ${id}`,
+  approveByEndorsements: (call) =>
+    `approve a call of grant ${call.draft.approval.grantId} by endorsement`,
   readAudit: () => "read the audit log",
   auditHead: () => "read the audit head",
   putCheckpoint: (cp) => `record audit checkpoint ${cp.seq}`,

@@ -14,6 +14,8 @@ export const AUDIT_KINDS = [
   "approval.expired",
   "approval.consumed",
   "approval.superseded",
+  "endorsement.created",
+  "endorsement.revoked",
   "call.unauthenticated",
   "call.permission_denied",
   "gateway.pin_refused",
@@ -42,6 +44,8 @@ export interface AuditEntry {
   readonly decision?: Decision;
   readonly reasonCode?: ReasonCode;
   readonly approvalId?: string;
+  /** An endorsement created or revoked (`endorsement.*`). */
+  readonly endorsementId?: string;
   readonly catalogVersion?: string;
   readonly policyVersion?: string;
   /** Who acted besides the grant's subject: the approver of an approval change. */

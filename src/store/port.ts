@@ -30,6 +30,7 @@ export function isStoreError(err: unknown): err is StoreError {
 // The approval and audit parts of the port live in their own files; the port is still one.
 import type { ApprovalStore } from "./port-approvals.js";
 import type { AuditStore } from "./port-audit.js";
+import type { EndorsementStore } from "./port-endorsements.js";
 import type { HeldStep, StepSlot, StepStore } from "./port-steps.js";
 export type { HeldStep, StepSlot, StepStore } from "./port-steps.js";
 export type {
@@ -51,6 +52,12 @@ export type {
   StoredApproval,
   VoteOutcome,
 } from "./port-approvals.js";
+export type {
+  EndorsedCall,
+  EndorsementQuery,
+  EndorsementStore,
+  RevokeOutcome,
+} from "./port-endorsements.js";
 export {
   AUDIT_KINDS,
   type AuditCheckpoint,
@@ -340,6 +347,7 @@ export interface Store
     StepStore,
     RunStore,
     ApprovalStore,
+    EndorsementStore,
     AuditStore,
     ApiKeyStore,
     StoreMetaStore {

@@ -5,6 +5,7 @@ import type { DecisionRecord, Store } from "../../src/store/port.js";
 import { describeApprovalContract } from "./contract-approvals.js";
 import { expectStoreError } from "./contract-assert.js";
 import { describeAuditContract } from "./contract-audit.js";
+import { describeEndorsementContract } from "./contract-endorsements.js";
 import { describeStepsContract } from "./contract-steps.js";
 import { describeEffectsContract } from "./contract-effects.js";
 import { describeRunsContract } from "./contract-runs.js";
@@ -14,6 +15,7 @@ import {
   makeApiKey,
   makeApproval,
   makeDecision,
+  makeEndorsement,
   makeGrant,
   makeKey,
 } from "./fixtures.js";
@@ -475,6 +477,7 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
       });
     });
     describeApprovalContract(() => store);
+    describeEndorsementContract(() => store);
     describeEffectsContract(() => store);
     describeAuditContract(() => store);
     describeStepsContract(() => store);
@@ -535,6 +538,18 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
           s.supersedeApprovalsOf(["g"], { code: "GRANT_REVOKED", message: "x" }, 1),
         approvalEvents: (s) => s.approvalEvents(undefined, 0, 1),
         lastApprovalSequence: (s) => s.lastApprovalSequence(),
+        createEndorsement: (s) => s.createEndorsement(makeEndorsement("end_late")),
+        getEndorsement: (s) => s.getEndorsement("end_1"),
+        listEndorsements: (s) => s.listEndorsements({ limit: 1 }),
+        liveEndorsements: (s) => s.liveEndorsements("g", "a", "owner", 1),
+        revokeEndorsement: (s) => s.revokeEndorsement("end_1", "x", 1),
+        approveByEndorsements: (s) =>
+          s.approveByEndorsements({
+            draft: makeApproval("apr_late"),
+            endorsements: [makeEndorsement("end_1")],
+            decidedBy: "endorsement:end_1",
+            now: 1,
+          }),
         readAudit: (s) => s.readAudit(0, 1),
         auditHead: (s) => s.auditHead(),
         putCheckpoint: (s) => s.putCheckpoint({ seq: 1, hash: "h", at: 1, signature: "s" }),

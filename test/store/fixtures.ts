@@ -1,4 +1,5 @@
 import type { Approval } from "../../src/core/approval.js";
+import type { Endorsement } from "../../src/core/endorsement.js";
 import type { TaskGrant } from "../../src/core/grant.js";
 import type {
   ApprovalDraft,
@@ -129,5 +130,26 @@ export function makeApproval(id: string, overrides: Partial<Approval> = {}): App
       ...overrides,
     },
     argumentsJson: JSON.stringify({ amount: 120, note: "n", secret: "s3cr3t-value" }),
+  };
+}
+
+/** An active endorsement of g-root's payments.refund calls held for "owner". */
+export function makeEndorsement(id: string, overrides: Partial<Endorsement> = {}): Endorsement {
+  return {
+    id,
+    grantId: "g-root",
+    owner: "owner:zoë",
+    subject: "agent:g-root",
+    actionId: "payments.refund",
+    requirement: "owner",
+    boundsJson: '{"type":"object"}',
+    maxCalls: 3,
+    usedCalls: 0,
+    createdAt: ISSUED_AT + 10,
+    expiresAt: ISSUED_AT + 610,
+    endorsedBy: "owner:zoë",
+    approvalId: "apr_src",
+    status: "active",
+    ...overrides,
   };
 }

@@ -10,7 +10,13 @@ import {
   type ApprovalEventRow,
   type ApprovalRow,
 } from "../approval-row.js";
-import { StoreError, type ApprovalEventKind, type ApprovalStore } from "../port.js";
+import { endorsedApproval } from "../endorsement-row.js";
+import {
+  StoreError,
+  type ApprovalDraft,
+  type ApprovalEventKind,
+  type ApprovalStore,
+} from "../port.js";
 import { inChainUnit, type ChainUnit, type Chain } from "./chain.js";
 
 /** Why an approved approval could not be consumed: its status now, "missing", or "mismatch". */
@@ -74,6 +80,40 @@ export async function expireDue(unit: ChainUnit, now: number): Promise<number> {
   for (const row of rows)
     await record(unit, { ...approvalFromRow(row), status: "expired" }, "expired", now);
   return rows.length;
+}
+
+/**
+ * Inside a unit of work: the live approval of the draft's digest approved by `endorsers` (or the
+ * draft created and approved), with its events and audit records; one already approved is
+ * answered as it is (`charged: false`).
+ */
+export async function approveEndorsed(
+  unit: ChainUnit,
+  draft: ApprovalDraft,
+  endorsers: readonly string[],
+  decidedBy: string,
+  at: number,
+): Promise<{ readonly approval: Approval; readonly charged: boolean }> {
+  const row = await one(
+    unit.tx,
+    `SELECT ${COLS} FROM approvals WHERE call_digest = $1 AND ${LIVE}`,
+    [draft.approval.callDigest],
+  );
+  const live = row === undefined ? undefined : approvalFromRow(row);
+  if (live?.status === "approved") return { approval: live, charged: false };
+  if (live === undefined)
+    await record(unit, draft.approval, "created", draft.approval.createdAt, {
+      argumentsJson: draft.argumentsJson,
+    });
+  const pending = live ?? draft.approval;
+  for (const endorser of endorsers)
+    await unit.tx.query(
+      "INSERT INTO approval_votes (approval_id, approver, outcome, at) VALUES ($1, $2, 'approve', $3) ON CONFLICT DO NOTHING",
+      [pending.id, endorser, at],
+    );
+  const approved = endorsedApproval(pending, endorsers, decidedBy, at);
+  await record(unit, approved, "decided", at, { actor: decidedBy });
+  return { approval: approved, charged: true };
 }
 
 /** Consumes an approved approval inside a decision's unit of work; answers undefined when consumed. */

@@ -6,6 +6,7 @@ import { postgresApiKeyStore } from "./api-keys.js";
 import { postgresApprovalStore } from "./approvals.js";
 import { postgresAuditStore } from "./audit.js";
 import { postgresDecisionStore } from "./decisions.js";
+import { postgresEndorsementStore } from "./endorsements.js";
 import { toStoreError } from "./errors.js";
 import { postgresGrantStore } from "./grants.js";
 import { postgresKeyStore } from "./keys.js";
@@ -57,6 +58,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresRunStore(chain),
     ...postgresApiKeyStore(pool),
     ...postgresApprovalStore(chain),
+    ...postgresEndorsementStore(chain),
     ...postgresAuditStore(chain),
     // No file can vanish under a database server: an outage shows on the next query as UNAVAILABLE.
     checkIntact: async () => undefined,

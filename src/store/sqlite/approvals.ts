@@ -10,12 +10,30 @@ import {
   type ApprovalEventRow,
   type ApprovalRow,
 } from "../approval-row.js";
-import { StoreError, type ApprovalEventKind, type ApprovalStore } from "../port.js";
+import { endorsedApproval } from "../endorsement-row.js";
+import {
+  StoreError,
+  type ApprovalDraft,
+  type ApprovalEventKind,
+  type ApprovalStore,
+} from "../port.js";
 import type { AuditAppend } from "./audit.js";
 import type { GroupCommit } from "./group-commit.js";
 
 /** Why an approved approval could not be consumed: its status now, or "missing". */
 export type ConsumeProblem = ApprovalStatus | "missing" | "mismatch";
+
+/**
+ * Inside a unit of work: the live approval of the draft's digest approved by `endorsers` (or the
+ * draft created and approved), with its events and audit records; an approval already approved
+ * is answered as it is (`charged: false`).
+ */
+export type ApproveEndorsed = (
+  draft: ApprovalDraft,
+  endorsers: readonly string[],
+  decidedBy: string,
+  at: number,
+) => { readonly approval: Approval; readonly charged: boolean };
 
 /** Consumes an approval inside a unit of work; answers undefined when consumed. */
 export type ConsumeApproval = (
@@ -39,6 +57,7 @@ export function sqliteApprovals(
   readonly store: ApprovalStore;
   readonly consume: ConsumeApproval;
   readonly expireDue: (now: number) => number;
+  readonly approveEndorsed: ApproveEndorsed;
 } {
   const cols = APPROVAL_COLUMNS.join(", ");
   const insert = db.prepare<[ApprovalRow], never>(
@@ -105,6 +124,21 @@ export function sqliteApprovals(
     if (a.status !== "approved") return a.status;
     record({ ...a, status: "consumed" }, "consumed", at);
     return undefined;
+  };
+
+  const approveEndorsed: ApproveEndorsed = (draft, endorsers, decidedBy, at) => {
+    const row = liveByDigest.get(draft.approval.callDigest);
+    const live = row === undefined ? undefined : approvalFromRow(row);
+    if (live?.status === "approved") return { approval: live, charged: false };
+    if (live === undefined)
+      record(draft.approval, "created", draft.approval.createdAt, {
+        argumentsJson: draft.argumentsJson,
+      });
+    const pending = live ?? draft.approval;
+    for (const endorser of endorsers) vote.run(pending.id, endorser, "approve", at);
+    const approved = endorsedApproval(pending, endorsers, decidedBy, at);
+    record(approved, "decided", at, { actor: decidedBy });
+    return { approval: approved, charged: true };
   };
 
   const store: ApprovalStore = {
@@ -212,5 +246,5 @@ export function sqliteApprovals(
       return lastSeq.get() ?? 0;
     },
   };
-  return { store, consume, expireDue };
+  return { store, consume, expireDue, approveEndorsed };
 }

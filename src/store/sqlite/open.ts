@@ -9,6 +9,7 @@ import { sqliteApprovals } from "./approvals.js";
 import { sqliteAudit } from "./audit.js";
 import { sqliteBudgets } from "./budgets.js";
 import { sqliteDecisionStore } from "./decisions.js";
+import { sqliteEndorsements } from "./endorsements.js";
 import { toStoreError } from "./errors.js";
 import { watchFileIdentity, type FileIdentity, type StoreHeader } from "./file-identity.js";
 import {
@@ -160,6 +161,7 @@ function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined
     }),
     ...runs.store,
     ...approvals.store,
+    ...sqliteEndorsements(db, group, audit.append, approvals),
     ...audit.store,
     putCheckpoint: (checkpoint) => outsideGroup(() => audit.store.putCheckpoint(checkpoint)),
     pruneAudit: (anchorSeq) => outsideGroup(() => audit.store.pruneAudit(anchorSeq)),
