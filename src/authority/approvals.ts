@@ -291,8 +291,8 @@ function isAborted(signal: AbortSignal): boolean {
  * Whether `actor` may see `approval`: an admin, its owner, or a holder of its requirement's role
  * (a key's, or the directory's for the approval's owner).
  */
-function visible(
-  approval: Approval,
+export function visible(
+  approval: Pick<Approval, "owner" | "requirement">,
   actor: Actor | undefined,
   directory: ApproverDirectory | undefined,
 ): boolean {
@@ -305,7 +305,7 @@ function visible(
   );
 }
 
-function notYours(): AuthorityError {
+export function notYours(): AuthorityError {
   return new AuthorityError(
     "PERMISSION_DENIED",
     "you may only see and decide your own approvals and those of requirements you hold approve:<requirement> for (by key or in the approver directory)",

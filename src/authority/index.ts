@@ -35,6 +35,8 @@ export {
   WATCH_POLL_MS,
 } from "./approvals.js";
 export type { Actor, DecideApprovalRequest } from "./approvals.js";
+export { endorseApproval, listEndorsements, revokeEndorsement } from "./endorsements.js";
+export type { EndorseApprovalRequest } from "./endorsements.js";
 export { auditGatewayRefusal, auditRefusedCall } from "./audit-events.js";
 export type { RefusedCall } from "./audit-events.js";
 export {
@@ -113,6 +115,7 @@ export type { GrantMode } from "../core/policy.js";
 export type { Decision, ReasonCode, Verdict, ApprovalStatus, Reason } from "../core/verdict.js";
 export { APPROVAL_STATUSES } from "../core/verdict.js";
 export type { Approval } from "../core/approval.js";
+export type { Endorsement, EndorsementStatus } from "../core/endorsement.js";
 export type { ArgumentSummary } from "../core/approval-summary.js";
 export type { ApprovalEvent, ApprovalEventKind } from "../core/approval.js";
 export type { AuditEntry, AuditKind, StoredApiKey, StoredGrant } from "../store/port.js";

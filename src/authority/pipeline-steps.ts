@@ -18,6 +18,7 @@ import { signReceipt } from "../token/index.js";
 import type { AdmittedCall } from "./admit.js";
 import { approvalDraft } from "./approvals.js";
 import { refusedVerdict } from "./commit-refusal.js";
+import { endorsedApproval } from "./endorsed-approval.js";
 import type { AuthorityContext, PolicySet } from "./context.js";
 import type { AuthorityLimits } from "./limits.js";
 import type { GrantCheck } from "./load-grant.js";
@@ -159,6 +160,12 @@ export async function approvalStep(
     canonical: digests.canonical(),
     now: loaded.now,
   });
+  // Calls like one an approver endorsed are approved by the endorsement, up to its bounds and count.
+  const endorsed = await endorsedApproval(ctx, loaded, verdict, draft, args.value);
+  if (endorsed !== undefined) {
+    ctx.approvalFeed.notify();
+    return { verdict, approved: approvalRecord(endorsed) };
+  }
   const { approval, created } = await ctx.store.createApprovalOnce(draft, loaded.now);
   if (created) ctx.approvalFeed.notify();
   if (approval.status === "approved") return { verdict, approved: approvalRecord(approval) };

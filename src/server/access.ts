@@ -50,6 +50,9 @@ export const APPROVAL_ACCESS: ServiceAccess<typeof ApprovalService> = {
   getApproval: APPROVER,
   decideApproval: APPROVER,
   watchApprovals: APPROVER,
+  endorseApproval: APPROVER,
+  listEndorsements: APPROVER,
+  revokeEndorsement: APPROVER,
 };
 export const KEY_ACCESS: ServiceAccess<typeof KeyService> = { getJwks: PUBLIC };
 

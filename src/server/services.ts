@@ -12,12 +12,15 @@ import { reportResult } from "./rpc/report-result.js";
 import { batchAuthorize } from "./rpc/batch-authorize.js";
 import { decideApproval } from "./rpc/decide-approval.js";
 import { delegateGrant } from "./rpc/delegate-grant.js";
+import { endorseApproval } from "./rpc/endorse-approval.js";
 import { getApproval } from "./rpc/get-approval.js";
 import { getCatalog } from "./rpc/get-catalog.js";
 import { getGrant } from "./rpc/get-grant.js";
 import { getJwks } from "./rpc/get-jwks.js";
 import { issueGrant } from "./rpc/issue-grant.js";
 import { listApprovals } from "./rpc/list-approvals.js";
+import { listEndorsements } from "./rpc/list-endorsements.js";
+import { revokeEndorsement } from "./rpc/revoke-endorsement.js";
 import { revokeGrant } from "./rpc/revoke-grant.js";
 import { watchApprovals, type WatchLimits } from "./rpc/watch-approvals.js";
 
@@ -69,6 +72,9 @@ export function charterServices(
         getApproval: getApproval(ctx),
         decideApproval: decideApproval(ctx),
         watchApprovals: watchApprovals(ctx, watchLimits),
+        endorseApproval: endorseApproval(ctx),
+        listEndorsements: listEndorsements(ctx),
+        revokeEndorsement: revokeEndorsement(ctx),
       },
       options,
     ),

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file charter/v1/approval.proto.
  */
 export const file_charter_v1_approval: GenFile = /*@__PURE__*/
-  fileDesc("ChljaGFydGVyL3YxL2FwcHJvdmFsLnByb3RvEgpjaGFydGVyLnYxIngKFExpc3RBcHByb3ZhbHNSZXF1ZXN0Eg0KBW93bmVyGAEgASgJEioKBnN0YXR1cxgCIAEoDjIaLmNoYXJ0ZXIudjEuQXBwcm92YWxTdGF0dXMSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiWQoVTGlzdEFwcHJvdmFsc1Jlc3BvbnNlEicKCWFwcHJvdmFscxgBIAMoCzIULmNoYXJ0ZXIudjEuQXBwcm92YWwSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIikKEkdldEFwcHJvdmFsUmVxdWVzdBITCgthcHByb3ZhbF9pZBgBIAEoCSI9ChNHZXRBcHByb3ZhbFJlc3BvbnNlEiYKCGFwcHJvdmFsGAEgASgLMhQuY2hhcnRlci52MS5BcHByb3ZhbCJ8ChVEZWNpZGVBcHByb3ZhbFJlcXVlc3QSEwoLYXBwcm92YWxfaWQYASABKAkSLAoHb3V0Y29tZRgCIAEoDjIbLmNoYXJ0ZXIudjEuQXBwcm92YWxPdXRjb21lEhIKCmRlY2lkZWRfYnkYAyABKAkSDAoEbm90ZRgEIAEoCSJAChZEZWNpZGVBcHByb3ZhbFJlc3BvbnNlEiYKCGFwcHJvdmFsGAEgASgLMhQuY2hhcnRlci52MS5BcHByb3ZhbCJWChVXYXRjaEFwcHJvdmFsc1JlcXVlc3QSDQoFb3duZXIYASABKAkSGwoOYWZ0ZXJfc2VxdWVuY2UYAiABKANIAIgBAUIRCg9fYWZ0ZXJfc2VxdWVuY2UiiwEKFldhdGNoQXBwcm92YWxzUmVzcG9uc2USKwoEa2luZBgBIAEoDjIdLmNoYXJ0ZXIudjEuQXBwcm92YWxFdmVudEtpbmQSJgoIYXBwcm92YWwYAiABKAsyFC5jaGFydGVyLnYxLkFwcHJvdmFsEhAKCHNlcXVlbmNlGAMgASgDEgoKAmF0GAQgASgDKm4KD0FwcHJvdmFsT3V0Y29tZRIgChxBUFBST1ZBTF9PVVRDT01FX1VOU1BFQ0lGSUVEEAASHAoYQVBQUk9WQUxfT1VUQ09NRV9BUFBST1ZFEAESGwoXQVBQUk9WQUxfT1VUQ09NRV9SRUpFQ1QQAiqJAgoRQXBwcm92YWxFdmVudEtpbmQSIwofQVBQUk9WQUxfRVZFTlRfS0lORF9VTlNQRUNJRklFRBAAEh8KG0FQUFJPVkFMX0VWRU5UX0tJTkRfQ1JFQVRFRBABEh8KG0FQUFJPVkFMX0VWRU5UX0tJTkRfREVDSURFRBACEh8KG0FQUFJPVkFMX0VWRU5UX0tJTkRfRVhQSVJFRBADEiAKHEFQUFJPVkFMX0VWRU5UX0tJTkRfQ09OU1VNRUQQBBIiCh5BUFBST1ZBTF9FVkVOVF9LSU5EX1NVUEVSU0VERUQQBRImCiJBUFBST1ZBTF9FVkVOVF9LSU5EX0FQUFJPVkVSX0FEREVEEAYy6wIKD0FwcHJvdmFsU2VydmljZRJUCg1MaXN0QXBwcm92YWxzEiAuY2hhcnRlci52MS5MaXN0QXBwcm92YWxzUmVxdWVzdBohLmNoYXJ0ZXIudjEuTGlzdEFwcHJvdmFsc1Jlc3BvbnNlEk4KC0dldEFwcHJvdmFsEh4uY2hhcnRlci52MS5HZXRBcHByb3ZhbFJlcXVlc3QaHy5jaGFydGVyLnYxLkdldEFwcHJvdmFsUmVzcG9uc2USVwoORGVjaWRlQXBwcm92YWwSIS5jaGFydGVyLnYxLkRlY2lkZUFwcHJvdmFsUmVxdWVzdBoiLmNoYXJ0ZXIudjEuRGVjaWRlQXBwcm92YWxSZXNwb25zZRJZCg5XYXRjaEFwcHJvdmFscxIhLmNoYXJ0ZXIudjEuV2F0Y2hBcHByb3ZhbHNSZXF1ZXN0GiIuY2hhcnRlci52MS5XYXRjaEFwcHJvdmFsc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_charter_v1_common]);
+  fileDesc("ChljaGFydGVyL3YxL2FwcHJvdmFsLnByb3RvEgpjaGFydGVyLnYxIngKFExpc3RBcHByb3ZhbHNSZXF1ZXN0Eg0KBW93bmVyGAEgASgJEioKBnN0YXR1cxgCIAEoDjIaLmNoYXJ0ZXIudjEuQXBwcm92YWxTdGF0dXMSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiWQoVTGlzdEFwcHJvdmFsc1Jlc3BvbnNlEicKCWFwcHJvdmFscxgBIAMoCzIULmNoYXJ0ZXIudjEuQXBwcm92YWwSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIikKEkdldEFwcHJvdmFsUmVxdWVzdBITCgthcHByb3ZhbF9pZBgBIAEoCSI9ChNHZXRBcHByb3ZhbFJlc3BvbnNlEiYKCGFwcHJvdmFsGAEgASgLMhQuY2hhcnRlci52MS5BcHByb3ZhbCJ8ChVEZWNpZGVBcHByb3ZhbFJlcXVlc3QSEwoLYXBwcm92YWxfaWQYASABKAkSLAoHb3V0Y29tZRgCIAEoDjIbLmNoYXJ0ZXIudjEuQXBwcm92YWxPdXRjb21lEhIKCmRlY2lkZWRfYnkYAyABKAkSDAoEbm90ZRgEIAEoCSJAChZEZWNpZGVBcHByb3ZhbFJlc3BvbnNlEiYKCGFwcHJvdmFsGAEgASgLMhQuY2hhcnRlci52MS5BcHByb3ZhbCJWChVXYXRjaEFwcHJvdmFsc1JlcXVlc3QSDQoFb3duZXIYASABKAkSGwoOYWZ0ZXJfc2VxdWVuY2UYAiABKANIAIgBAUIRCg9fYWZ0ZXJfc2VxdWVuY2UiiwEKFldhdGNoQXBwcm92YWxzUmVzcG9uc2USKwoEa2luZBgBIAEoDjIdLmNoYXJ0ZXIudjEuQXBwcm92YWxFdmVudEtpbmQSJgoIYXBwcm92YWwYAiABKAsyFC5jaGFydGVyLnYxLkFwcHJvdmFsEhAKCHNlcXVlbmNlGAMgASgDEgoKAmF0GAQgASgDItgCCgtFbmRvcnNlbWVudBIKCgJpZBgBIAEoCRIQCghncmFudF9pZBgCIAEoCRINCgVvd25lchgDIAEoCRIPCgdzdWJqZWN0GAQgASgJEhEKCWFjdGlvbl9pZBgFIAEoCRITCgtyZXF1aXJlbWVudBgGIAEoCRITCgtib3VuZHNfanNvbhgHIAEoCRIRCgltYXhfY2FsbHMYCCABKAUSEgoKdXNlZF9jYWxscxgJIAEoBRISCgpjcmVhdGVkX2F0GAogASgDEhIKCmV4cGlyZXNfYXQYCyABKAMSEwoLZW5kb3JzZWRfYnkYDCABKAkSEwoLYXBwcm92YWxfaWQYDSABKAkSLQoGc3RhdHVzGA4gASgOMh0uY2hhcnRlci52MS5FbmRvcnNlbWVudFN0YXR1cxISCgpyZXZva2VkX2F0GA8gASgDEhIKCnJldm9rZWRfYnkYECABKAkifwoWRW5kb3JzZUFwcHJvdmFsUmVxdWVzdBITCgthcHByb3ZhbF9pZBgBIAEoCRITCgtib3VuZHNfanNvbhgCIAEoCRIRCgltYXhfY2FsbHMYAyABKAUSEwoLdHRsX3NlY29uZHMYBCABKAMSEwoLZW5kb3JzZWRfYnkYBSABKAkiRwoXRW5kb3JzZUFwcHJvdmFsUmVzcG9uc2USLAoLZW5kb3JzZW1lbnQYASABKAsyFy5jaGFydGVyLnYxLkVuZG9yc2VtZW50ImQKF0xpc3RFbmRvcnNlbWVudHNSZXF1ZXN0Eg0KBW93bmVyGAEgASgJEhMKC2FjdGl2ZV9vbmx5GAIgASgIEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJImIKGExpc3RFbmRvcnNlbWVudHNSZXNwb25zZRItCgxlbmRvcnNlbWVudHMYASADKAsyFy5jaGFydGVyLnYxLkVuZG9yc2VtZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJGChhSZXZva2VFbmRvcnNlbWVudFJlcXVlc3QSFgoOZW5kb3JzZW1lbnRfaWQYASABKAkSEgoKcmV2b2tlZF9ieRgCIAEoCSJJChlSZXZva2VFbmRvcnNlbWVudFJlc3BvbnNlEiwKC2VuZG9yc2VtZW50GAEgASgLMhcuY2hhcnRlci52MS5FbmRvcnNlbWVudCpuCg9BcHByb3ZhbE91dGNvbWUSIAocQVBQUk9WQUxfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhwKGEFQUFJPVkFMX09VVENPTUVfQVBQUk9WRRABEhsKF0FQUFJPVkFMX09VVENPTUVfUkVKRUNUEAIqiQIKEUFwcHJvdmFsRXZlbnRLaW5kEiMKH0FQUFJPVkFMX0VWRU5UX0tJTkRfVU5TUEVDSUZJRUQQABIfChtBUFBST1ZBTF9FVkVOVF9LSU5EX0NSRUFURUQQARIfChtBUFBST1ZBTF9FVkVOVF9LSU5EX0RFQ0lERUQQAhIfChtBUFBST1ZBTF9FVkVOVF9LSU5EX0VYUElSRUQQAxIgChxBUFBST1ZBTF9FVkVOVF9LSU5EX0NPTlNVTUVEEAQSIgoeQVBQUk9WQUxfRVZFTlRfS0lORF9TVVBFUlNFREVEEAUSJgoiQVBQUk9WQUxfRVZFTlRfS0lORF9BUFBST1ZFUl9BRERFRBAGKnYKEUVuZG9yc2VtZW50U3RhdHVzEiIKHkVORE9SU0VNRU5UX1NUQVRVU19VTlNQRUNJRklFRBAAEh0KGUVORE9SU0VNRU5UX1NUQVRVU19BQ1RJVkUQARIeChpFTkRPUlNFTUVOVF9TVEFUVVNfUkVWT0tFRBACMogFCg9BcHByb3ZhbFNlcnZpY2USVAoNTGlzdEFwcHJvdmFscxIgLmNoYXJ0ZXIudjEuTGlzdEFwcHJvdmFsc1JlcXVlc3QaIS5jaGFydGVyLnYxLkxpc3RBcHByb3ZhbHNSZXNwb25zZRJOCgtHZXRBcHByb3ZhbBIeLmNoYXJ0ZXIudjEuR2V0QXBwcm92YWxSZXF1ZXN0Gh8uY2hhcnRlci52MS5HZXRBcHByb3ZhbFJlc3BvbnNlElcKDkRlY2lkZUFwcHJvdmFsEiEuY2hhcnRlci52MS5EZWNpZGVBcHByb3ZhbFJlcXVlc3QaIi5jaGFydGVyLnYxLkRlY2lkZUFwcHJvdmFsUmVzcG9uc2USWQoOV2F0Y2hBcHByb3ZhbHMSIS5jaGFydGVyLnYxLldhdGNoQXBwcm92YWxzUmVxdWVzdBoiLmNoYXJ0ZXIudjEuV2F0Y2hBcHByb3ZhbHNSZXNwb25zZTABEloKD0VuZG9yc2VBcHByb3ZhbBIiLmNoYXJ0ZXIudjEuRW5kb3JzZUFwcHJvdmFsUmVxdWVzdBojLmNoYXJ0ZXIudjEuRW5kb3JzZUFwcHJvdmFsUmVzcG9uc2USXQoQTGlzdEVuZG9yc2VtZW50cxIjLmNoYXJ0ZXIudjEuTGlzdEVuZG9yc2VtZW50c1JlcXVlc3QaJC5jaGFydGVyLnYxLkxpc3RFbmRvcnNlbWVudHNSZXNwb25zZRJgChFSZXZva2VFbmRvcnNlbWVudBIkLmNoYXJ0ZXIudjEuUmV2b2tlRW5kb3JzZW1lbnRSZXF1ZXN0GiUuY2hhcnRlci52MS5SZXZva2VFbmRvcnNlbWVudFJlc3BvbnNlYgZwcm90bzM", [file_charter_v1_common]);
 
 /**
  * Request of ApprovalService.ListApprovals.
@@ -261,6 +261,322 @@ export const WatchApprovalsResponseSchema: GenMessage<WatchApprovalsResponse> = 
   messageDesc(file_charter_v1_approval, 7);
 
 /**
+ * An approver's scoped endorsement: calls like an approved one, within bounds, for a time
+ * or a number of calls. Never wider than what the endorser could approve one by one.
+ *
+ * @generated from message charter.v1.Endorsement
+ */
+export type Endorsement = Message<"charter.v1.Endorsement"> & {
+  /**
+   * Unique id (`end_…`).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The one grant whose calls it approves (never its children).
+   *
+   * @generated from field: string grant_id = 2;
+   */
+  grantId: string;
+
+  /**
+   * The grant's owner.
+   *
+   * @generated from field: string owner = 3;
+   */
+  owner: string;
+
+  /**
+   * The grant's subject (the agent making the calls).
+   *
+   * @generated from field: string subject = 4;
+   */
+  subject: string;
+
+  /**
+   * The action whose calls it approves.
+   *
+   * @generated from field: string action_id = 5;
+   */
+  actionId: string;
+
+  /**
+   * The requirement it meets for those calls.
+   *
+   * @generated from field: string requirement = 6;
+   */
+  requirement: string;
+
+  /**
+   * The bounds: a JSON Schema over the call's arguments (canonical JSON).
+   *
+   * @generated from field: string bounds_json = 7;
+   */
+  boundsJson: string;
+
+  /**
+   * At most this many calls.
+   *
+   * @generated from field: int32 max_calls = 8;
+   */
+  maxCalls: number;
+
+  /**
+   * Calls approved by it so far.
+   *
+   * @generated from field: int32 used_calls = 9;
+   */
+  usedCalls: number;
+
+  /**
+   * When it was made, unix seconds.
+   *
+   * @generated from field: int64 created_at = 10;
+   */
+  createdAt: bigint;
+
+  /**
+   * When it stops approving calls, unix seconds (never after the grant's expiry).
+   *
+   * @generated from field: int64 expires_at = 11;
+   */
+  expiresAt: bigint;
+
+  /**
+   * Who endorses (one principal).
+   *
+   * @generated from field: string endorsed_by = 12;
+   */
+  endorsedBy: string;
+
+  /**
+   * The approval it was made from.
+   *
+   * @generated from field: string approval_id = 13;
+   */
+  approvalId: string;
+
+  /**
+   * Active or revoked (an expired or spent one stays active: see expires_at, used_calls).
+   *
+   * @generated from field: charter.v1.EndorsementStatus status = 14;
+   */
+  status: EndorsementStatus;
+
+  /**
+   * When it was revoked, unix seconds; 0 unless revoked.
+   *
+   * @generated from field: int64 revoked_at = 15;
+   */
+  revokedAt: bigint;
+
+  /**
+   * Who revoked it; empty unless revoked.
+   *
+   * @generated from field: string revoked_by = 16;
+   */
+  revokedBy: string;
+};
+
+/**
+ * Describes the message charter.v1.Endorsement.
+ * Use `create(EndorsementSchema)` to create a new message.
+ */
+export const EndorsementSchema: GenMessage<Endorsement> = /*@__PURE__*/
+  messageDesc(file_charter_v1_approval, 8);
+
+/**
+ * Request of ApprovalService.EndorseApproval.
+ *
+ * @generated from message charter.v1.EndorseApprovalRequest
+ */
+export type EndorseApprovalRequest = Message<"charter.v1.EndorseApprovalRequest"> & {
+  /**
+   * The approval the endorser approved.
+   *
+   * @generated from field: string approval_id = 1;
+   */
+  approvalId: string;
+
+  /**
+   * A JSON Schema over the call's arguments; it must accept the approval's own call.
+   *
+   * @generated from field: string bounds_json = 2;
+   */
+  boundsJson: string;
+
+  /**
+   * How many calls it approves, 1 to 100.
+   *
+   * @generated from field: int32 max_calls = 3;
+   */
+  maxCalls: number;
+
+  /**
+   * How long it lasts, 60 to 86400 seconds (never past the grant's expiry).
+   *
+   * @generated from field: int64 ttl_seconds = 4;
+   */
+  ttlSeconds: bigint;
+
+  /**
+   * Who endorses, in protected mode; an authenticated caller endorses as itself.
+   *
+   * @generated from field: string endorsed_by = 5;
+   */
+  endorsedBy: string;
+};
+
+/**
+ * Describes the message charter.v1.EndorseApprovalRequest.
+ * Use `create(EndorseApprovalRequestSchema)` to create a new message.
+ */
+export const EndorseApprovalRequestSchema: GenMessage<EndorseApprovalRequest> = /*@__PURE__*/
+  messageDesc(file_charter_v1_approval, 9);
+
+/**
+ * Response of ApprovalService.EndorseApproval.
+ *
+ * @generated from message charter.v1.EndorseApprovalResponse
+ */
+export type EndorseApprovalResponse = Message<"charter.v1.EndorseApprovalResponse"> & {
+  /**
+   * The endorsement made.
+   *
+   * @generated from field: charter.v1.Endorsement endorsement = 1;
+   */
+  endorsement?: Endorsement | undefined;
+};
+
+/**
+ * Describes the message charter.v1.EndorseApprovalResponse.
+ * Use `create(EndorseApprovalResponseSchema)` to create a new message.
+ */
+export const EndorseApprovalResponseSchema: GenMessage<EndorseApprovalResponse> = /*@__PURE__*/
+  messageDesc(file_charter_v1_approval, 10);
+
+/**
+ * Request of ApprovalService.ListEndorsements.
+ *
+ * @generated from message charter.v1.ListEndorsementsRequest
+ */
+export type ListEndorsementsRequest = Message<"charter.v1.ListEndorsementsRequest"> & {
+  /**
+   * Only this owner's; empty means every owner the caller may see.
+   *
+   * @generated from field: string owner = 1;
+   */
+  owner: string;
+
+  /**
+   * Only those that still approve calls (active, unexpired, calls left).
+   *
+   * @generated from field: bool active_only = 2;
+   */
+  activeOnly: boolean;
+
+  /**
+   * Maximum endorsements per page; 0 means the server's default. The server may cap it.
+   *
+   * @generated from field: int32 page_size = 3;
+   */
+  pageSize: number;
+
+  /**
+   * The `next_page_token` of a previous response, to continue; empty for the first page.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message charter.v1.ListEndorsementsRequest.
+ * Use `create(ListEndorsementsRequestSchema)` to create a new message.
+ */
+export const ListEndorsementsRequestSchema: GenMessage<ListEndorsementsRequest> = /*@__PURE__*/
+  messageDesc(file_charter_v1_approval, 11);
+
+/**
+ * Response of ApprovalService.ListEndorsements.
+ *
+ * @generated from message charter.v1.ListEndorsementsResponse
+ */
+export type ListEndorsementsResponse = Message<"charter.v1.ListEndorsementsResponse"> & {
+  /**
+   * The page of endorsements, newest first.
+   *
+   * @generated from field: repeated charter.v1.Endorsement endorsements = 1;
+   */
+  endorsements: Endorsement[];
+
+  /**
+   * Token for the next page; empty when this is the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message charter.v1.ListEndorsementsResponse.
+ * Use `create(ListEndorsementsResponseSchema)` to create a new message.
+ */
+export const ListEndorsementsResponseSchema: GenMessage<ListEndorsementsResponse> = /*@__PURE__*/
+  messageDesc(file_charter_v1_approval, 12);
+
+/**
+ * Request of ApprovalService.RevokeEndorsement.
+ *
+ * @generated from message charter.v1.RevokeEndorsementRequest
+ */
+export type RevokeEndorsementRequest = Message<"charter.v1.RevokeEndorsementRequest"> & {
+  /**
+   * Id of the endorsement.
+   *
+   * @generated from field: string endorsement_id = 1;
+   */
+  endorsementId: string;
+
+  /**
+   * Who revokes, in protected mode; an authenticated caller revokes as itself.
+   *
+   * @generated from field: string revoked_by = 2;
+   */
+  revokedBy: string;
+};
+
+/**
+ * Describes the message charter.v1.RevokeEndorsementRequest.
+ * Use `create(RevokeEndorsementRequestSchema)` to create a new message.
+ */
+export const RevokeEndorsementRequestSchema: GenMessage<RevokeEndorsementRequest> = /*@__PURE__*/
+  messageDesc(file_charter_v1_approval, 13);
+
+/**
+ * Response of ApprovalService.RevokeEndorsement.
+ *
+ * @generated from message charter.v1.RevokeEndorsementResponse
+ */
+export type RevokeEndorsementResponse = Message<"charter.v1.RevokeEndorsementResponse"> & {
+  /**
+   * The endorsement after the revocation.
+   *
+   * @generated from field: charter.v1.Endorsement endorsement = 1;
+   */
+  endorsement?: Endorsement | undefined;
+};
+
+/**
+ * Describes the message charter.v1.RevokeEndorsementResponse.
+ * Use `create(RevokeEndorsementResponseSchema)` to create a new message.
+ */
+export const RevokeEndorsementResponseSchema: GenMessage<RevokeEndorsementResponse> = /*@__PURE__*/
+  messageDesc(file_charter_v1_approval, 14);
+
+/**
  * An owner's answer to an approval request.
  *
  * @generated from enum charter.v1.ApprovalOutcome
@@ -358,6 +674,40 @@ export const ApprovalEventKindSchema: GenEnum<ApprovalEventKind> = /*@__PURE__*/
   enumDesc(file_charter_v1_approval, 1);
 
 /**
+ * Where an endorsement stands.
+ *
+ * @generated from enum charter.v1.EndorsementStatus
+ */
+export enum EndorsementStatus {
+  /**
+   * Not set; never produced by Charter.
+   *
+   * @generated from enum value: ENDORSEMENT_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * It approves calls within its bounds while it has calls left and has not expired.
+   *
+   * @generated from enum value: ENDORSEMENT_STATUS_ACTIVE = 1;
+   */
+  ACTIVE = 1,
+
+  /**
+   * Revoked: it approves nothing more.
+   *
+   * @generated from enum value: ENDORSEMENT_STATUS_REVOKED = 2;
+   */
+  REVOKED = 2,
+}
+
+/**
+ * Describes the enum charter.v1.EndorsementStatus.
+ */
+export const EndorsementStatusSchema: GenEnum<EndorsementStatus> = /*@__PURE__*/
+  enumDesc(file_charter_v1_approval, 2);
+
+/**
  * Lets an owner see and decide the approvals their agents' calls are waiting for.
  *
  * @generated from service charter.v1.ApprovalService
@@ -404,6 +754,39 @@ export const ApprovalService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchApprovalsRequestSchema;
     output: typeof WatchApprovalsResponseSchema;
+  },
+  /**
+   * Endorses an approval the caller approved: calls of the same action under the same
+   * grant, held for the same requirement, whose arguments the bounds accept, are approved
+   * without asking, for at most max_calls calls until the endorsement expires.
+   *
+   * @generated from rpc charter.v1.ApprovalService.EndorseApproval
+   */
+  endorseApproval: {
+    methodKind: "unary";
+    input: typeof EndorseApprovalRequestSchema;
+    output: typeof EndorseApprovalResponseSchema;
+  },
+  /**
+   * Lists endorsements, newest first, optionally only those that still approve calls.
+   *
+   * @generated from rpc charter.v1.ApprovalService.ListEndorsements
+   */
+  listEndorsements: {
+    methodKind: "unary";
+    input: typeof ListEndorsementsRequestSchema;
+    output: typeof ListEndorsementsResponseSchema;
+  },
+  /**
+   * Revokes an endorsement: it approves no further call. Its endorser, the owner or an
+   * admin may revoke it; revoking a revoked endorsement answers it unchanged.
+   *
+   * @generated from rpc charter.v1.ApprovalService.RevokeEndorsement
+   */
+  revokeEndorsement: {
+    methodKind: "unary";
+    input: typeof RevokeEndorsementRequestSchema;
+    output: typeof RevokeEndorsementResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_charter_v1_approval, 0);
