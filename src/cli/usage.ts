@@ -72,6 +72,11 @@ export const APPROVALS_SUBCOMMANDS: Readonly<Record<string, string>> = {
   approve: "charter approvals approve ID --by WHO [--note TEXT]",
   reject: "charter approvals reject ID --by WHO [--note TEXT]",
   watch: "charter approvals watch --owner O [--after SEQ] [--count N]",
+  endorse: `charter approvals endorse ID --bounds JSON --calls K --minutes T [--by WHO]
+    approves calls like ID's (same grant, action, requirement; arguments within the bounds)`,
+  endorsements:
+    "charter approvals endorsements [--owner O] [--active] [--page-size N] [--page-token T]",
+  "revoke-endorsement": "charter approvals revoke-endorsement ID [--by WHO]",
 };
 
 export const APPROVALS_USAGE = `${Object.values(APPROVALS_SUBCOMMANDS).join("\n")}

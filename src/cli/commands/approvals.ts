@@ -26,6 +26,7 @@ import {
   displayApproval,
 } from "../../interop/approval-codec.js";
 import type { CliIo } from "../io.js";
+import { endorsementVerb } from "./endorsements.js";
 import { CONFIG_FLAGS, UsageError, configFrom, intFlag, parse } from "../options.js";
 import { SERVER_FLAGS, serverAddress, withTarget, type Target } from "../target.js";
 
@@ -40,6 +41,10 @@ const FLAGS = {
   note: { type: "string" },
   after: { type: "string" },
   count: { type: "string" },
+  bounds: { type: "string" },
+  calls: { type: "string" },
+  minutes: { type: "string" },
+  active: { type: "boolean" },
 } as const;
 
 /**
@@ -109,6 +114,10 @@ export async function approvalsCommand(args: readonly string[], io: CliIo): Prom
         return 0;
       });
     }
+    case "endorse":
+    case "endorsements":
+    case "revoke-endorsement":
+      return endorsementVerb(verb, id, values, io, run);
     default:
       throw new UsageError(
         verb === undefined
