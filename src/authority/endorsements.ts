@@ -1,5 +1,6 @@
 import { answerProblem } from "../core/approvers.js";
 import { canonicalJson } from "../core/digest.js";
+import { displayText } from "../core/display-text.js";
 import {
   boundsAccept,
   MAX_BOUNDS_BYTES,
@@ -73,11 +74,12 @@ export async function endorseApproval(
     "approve",
     directory,
   );
-  if (problem !== undefined) throw new AuthorityError("PERMISSION_DENIED", problem);
+  // Names in a message are shown escaped, as in approvals (a principal may hold a bidi control).
+  if (problem !== undefined) throw new AuthorityError("PERMISSION_DENIED", displayText(problem));
   if (!a.approvedBy.includes(endorser))
     throw new AuthorityError(
       "FAILED_PRECONDITION",
-      `${endorser} has not approved approval ${a.id}; endorse only a call you approved`,
+      `${displayText(endorser)} has not approved approval ${a.id}; endorse only a call you approved`,
     );
   if (a.status === "rejected" || a.status === "superseded")
     throw new AuthorityError("FAILED_PRECONDITION", `approval ${a.id} is ${a.status}`);
