@@ -120,6 +120,19 @@ describe("scoped endorsements over gRPC", () => {
     expect(approval?.decidedBy).toMatch(/^endorsement:end_.+,end_/);
   });
 
+  it("never turns a deny into an allow, whatever the bounds", async () => {
+    const g = await grant();
+    const held = await ask(g.token, refund(400), "issue_refund");
+    for (const m of ["mgr1@example.com", "mgr2@example.com"]) {
+      await approve(held.approvalId, m);
+      await endorse(held.approvalId, m, 5, 100000);
+    }
+    const denied = await ask(g.token, refund(6000), "issue_refund");
+    expect(denied.decision).toBe(Decision.DENY);
+    expect(denied.reason?.code).toBe("RULE_DENY");
+    expect((await ask(g.token, refund(401), "issue_refund")).decision).toBe(Decision.ALLOW);
+  });
+
   it("refuses an endorser who could not approve, one who did not approve, and bounds too narrow", async () => {
     const g = await grant();
     const held = await ask(g.token, refund(300), "issue_refund");
