@@ -223,6 +223,7 @@ export function approvalDraft(
       requirement,
       requiredApprovals: approversFor(policy, requirement),
       callDigest: verdict.callDigest,
+      ...(verdict.rule === undefined ? {} : { rule: verdict.rule }),
       summary: summarizeArguments(action, args),
       status: "pending",
       createdAt: now,

@@ -48,7 +48,7 @@ export async function endorsedApproval(
   const chosen = endorsersFor(
     catalog,
     live,
-    { grantId: grant.id, actionId: verdict.actionId, requirement, args },
+    { grantId: grant.id, actionId: verdict.actionId, requirement, rule: verdict.rule, args },
     approversFor(policy, requirement),
     loaded.now,
     mayApprove,

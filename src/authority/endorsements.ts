@@ -104,6 +104,7 @@ export async function endorseApproval(
     subject: a.subject,
     actionId: a.actionId,
     requirement: a.requirement,
+    ...(a.rule === undefined ? {} : { rule: a.rule }),
     boundsJson: canonicalJson(bounds),
     maxCalls: req.maxCalls,
     usedCalls: 0,

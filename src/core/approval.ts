@@ -26,6 +26,8 @@ export interface Approval {
   /** Distinct approvers needed, fixed from the policy when the approval was created. */
   readonly requiredApprovals: number;
   readonly callDigest: string;
+  /** The rule over the run that held the call, when one did (an argument rule or approval list otherwise). */
+  readonly rule?: string;
   readonly summary: readonly ArgumentSummary[];
   readonly status: ApprovalStatus;
   /** Unix seconds. */

@@ -16,6 +16,8 @@ export interface Endorsement {
   readonly subject: string;
   readonly actionId: string;
   readonly requirement: string;
+  /** The rule over the run that held the endorsed call, when one did: only calls held by it are approved. */
+  readonly rule?: string;
   /** A JSON Schema over the call's arguments, as the endorser wrote it (canonical JSON text). */
   readonly boundsJson: string;
   readonly maxCalls: number;
@@ -72,6 +74,8 @@ export function endorsersFor(
     readonly grantId: string;
     readonly actionId: string;
     readonly requirement: string;
+    /** The rule over the run that holds the call, if any. */
+    readonly rule?: string | undefined;
     readonly args: unknown;
   },
   needed: number,
@@ -84,6 +88,7 @@ export function endorsersFor(
     if (chosen.has(e.endorsedBy)) continue;
     if (e.grantId !== call.grantId || e.actionId !== call.actionId) continue;
     if (e.requirement !== call.requirement || !endorsementLive(e, now)) continue;
+    if ((e.rule ?? "") !== (call.rule ?? "")) continue;
     if (!boundsAccept(catalog, parseBounds(e.boundsJson), call.args)) continue;
     if (!mayApprove(e.endorsedBy)) continue;
     chosen.set(e.endorsedBy, e);

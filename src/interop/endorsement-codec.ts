@@ -33,6 +33,7 @@ export function endorsementToProto(e: Endorsement): PbEndorsement {
       status: ENDORSEMENT_STATUS_TO_PROTO[e.status],
       revokedAt: BigInt(e.revokedAt ?? 0),
       revokedBy: e.revokedBy ?? "",
+      rule: e.rule ?? "",
     }),
   );
 }
@@ -54,5 +55,6 @@ export function displayEndorsement(e: PbEndorsement): PbEndorsement {
     endorsedBy: displayText(e.endorsedBy),
     approvalId: displayText(e.approvalId),
     revokedBy: displayText(e.revokedBy),
+    rule: displayText(e.rule),
   });
 }

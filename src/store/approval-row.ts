@@ -37,6 +37,7 @@ export interface ApprovalRow {
   readonly decided_by: string | null;
   readonly note: string | null;
   readonly status_reason_json: string | null;
+  readonly rule: string | null;
 }
 
 export const APPROVAL_COLUMNS = [
@@ -60,6 +61,7 @@ export const APPROVAL_COLUMNS = [
   "decided_by",
   "note",
   "status_reason_json",
+  "rule",
 ] as const satisfies readonly (keyof ApprovalRow)[];
 
 export function approvalRow(a: Approval, argumentsJson: string): ApprovalRow {
@@ -84,6 +86,7 @@ export function approvalRow(a: Approval, argumentsJson: string): ApprovalRow {
     decided_by: a.decidedBy ?? null,
     note: a.note ?? null,
     status_reason_json: a.statusReason ? JSON.stringify(a.statusReason) : null,
+    rule: a.rule ?? null,
   };
 }
 
@@ -125,6 +128,7 @@ export function approvalFromRow(row: ApprovalRow): Approval {
     requirement: row.requirement,
     requiredApprovals: row.required_approvals,
     callDigest: row.call_digest,
+    ...(row.rule === null ? {} : { rule: row.rule }),
     summary: summary as ArgumentSummary[],
     status: row.status as ApprovalStatus,
     createdAt: row.created_at,

@@ -11,6 +11,7 @@ export interface EndorsementRow {
   readonly subject: string;
   readonly action_id: string;
   readonly requirement: string;
+  readonly rule: string | null;
   readonly bounds_json: string;
   readonly max_calls: number;
   readonly used_calls: number;
@@ -30,6 +31,7 @@ export const ENDORSEMENT_COLUMNS = [
   "subject",
   "action_id",
   "requirement",
+  "rule",
   "bounds_json",
   "max_calls",
   "used_calls",
@@ -50,6 +52,7 @@ export function endorsementRow(e: Endorsement): EndorsementRow {
     subject: e.subject,
     action_id: e.actionId,
     requirement: e.requirement,
+    rule: e.rule ?? null,
     bounds_json: e.boundsJson,
     max_calls: e.maxCalls,
     used_calls: e.usedCalls,
@@ -76,6 +79,7 @@ export function endorsementFromRow(row: EndorsementRow): Endorsement {
     subject: row.subject,
     actionId: row.action_id,
     requirement: row.requirement,
+    ...(row.rule === null ? {} : { rule: row.rule }),
     boundsJson: row.bounds_json,
     maxCalls: row.max_calls,
     usedCalls: row.used_calls,

@@ -42,6 +42,14 @@ describe("endorsersFor()", () => {
     expect(pick([e("end_r", { requirement: "manager" })])).toEqual([]);
   });
 
+  it("picks one only for a call held the way the endorsed call was (the same rule over the run, or none)", () => {
+    expect(pick([e("end_r", { rule: "no-writes-after-untrusted" })])).toEqual([]);
+    const held = { ...CALL, rule: "no-writes-after-untrusted" };
+    const ruled = e("end_r", { rule: "no-writes-after-untrusted" });
+    expect(endorsersFor(catalog, [ruled], held, 1, NOW, () => true)).toEqual([ruled]);
+    expect(endorsersFor(catalog, [e("end_a")], held, 1, NOW, () => true)).toEqual([]);
+  });
+
   it("never picks one revoked, expired, spent, or whose bounds refuse the arguments", () => {
     expect(pick([e("end_x", { status: "revoked" })])).toEqual([]);
     expect(pick([e("end_x", { expiresAt: NOW })])).toEqual([]);

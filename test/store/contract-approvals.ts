@@ -14,7 +14,7 @@ export function describeApprovalContract(current: () => Store): void {
     });
 
     it("creates a pending approval once per call digest and round-trips it exactly", async () => {
-      const draft = makeApproval("apr_1");
+      const draft = makeApproval("apr_1", { rule: "no-writes-after-untrusted" });
       expect(await store.createApprovalOnce(draft, T)).toStrictEqual({
         approval: draft.approval,
         created: true,

@@ -30,7 +30,7 @@ export function describeEndorsementContract(current: () => Store): void {
       });
 
     it("round-trips an endorsement, lists it newest first, and refuses the same id twice", async () => {
-      const a = makeEndorsement("end_a");
+      const a = makeEndorsement("end_a", { rule: "rule-of-two" });
       const b = makeEndorsement("end_b", { owner: "owner:bo", createdAt: ISSUED_AT + 11 });
       await store.createEndorsement(a, "ui");
       await store.createEndorsement(b);

@@ -311,6 +311,9 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       -- Scoped endorsements (docs/approvals.md#endorsements): an approver's approval of the calls of
       -- one action under one grant, held for one requirement, within bounds (a JSON Schema), for at
       -- most max_calls calls until expires_at. used_calls is charged in the unit that mints a call's approval.
+      -- The rule over the run that held an approval's call (NULL: an argument rule or approval list,
+      -- and before): an endorsement approves only calls held as the endorsed one was.
+      ALTER TABLE approvals ADD COLUMN rule TEXT;
       CREATE TABLE endorsements (
         id          TEXT PRIMARY KEY NOT NULL,
         grant_id    TEXT NOT NULL,
@@ -318,6 +321,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
         subject     TEXT NOT NULL,
         action_id   TEXT NOT NULL,
         requirement TEXT NOT NULL,
+        rule        TEXT,
         bounds_json TEXT NOT NULL,
         max_calls   INTEGER NOT NULL,
         used_calls  INTEGER NOT NULL,
