@@ -12,6 +12,12 @@
 import type { Answer, Backend, RunSession } from "./backend.js";
 import type { Call, Injection, Task } from "./model.js";
 
+/** How the owner endorses a call she approved (bounds, calls), or undefined: she does not. */
+export type EndorsePolicy = (
+  call: Call,
+  task: Task,
+) => { readonly bounds: object; readonly calls: number } | undefined;
+
 /** What became of one call. */
 export type Outcome = "allowed" | "approved" | "held" | "denied";
 
@@ -45,7 +51,7 @@ async function step(
   s: RunSession,
   call: Call,
   callId: string,
-  options: { approve: boolean; reports: boolean },
+  options: { approve: boolean; reports: boolean; endorse?: EndorsePolicy | undefined; task: Task },
 ): Promise<CallResult> {
   let answer: Answer = await s.authorize(call, callId);
   let outcome: Outcome = "allowed";
@@ -56,6 +62,9 @@ async function step(
     const approvalId = await s.approve(answer);
     answer = await s.authorize(call, callId, approvalId);
     outcome = "approved";
+    const endorsement = options.endorse?.(call, options.task);
+    if (endorsement && answer.decision === "allow")
+      await s.endorse(approvalId, endorsement.bounds, endorsement.calls);
   }
   if (answer.decision !== "allow")
     return { tool: call.tool, outcome: "denied", code: answer.code, rule: answer.rule };
@@ -63,11 +72,16 @@ async function step(
   return { tool: call.tool, outcome, code: first.code, rule: first.rule };
 }
 
-export async function replayTask(b: Backend, task: Task, reports: boolean): Promise<TaskResult> {
+export async function replayTask(
+  b: Backend,
+  task: Task,
+  reports: boolean,
+  endorse?: EndorsePolicy,
+): Promise<TaskResult> {
   const s = await b.session(task.id);
   const calls: CallResult[] = [];
   for (const [i, call] of task.calls.entries())
-    calls.push(await step(s, call, `call-${i + 1}`, { approve: true, reports }));
+    calls.push(await step(s, call, `call-${i + 1}`, { approve: true, reports, endorse, task }));
   return {
     task,
     completed: calls.every((c) => c.outcome !== "denied"),
@@ -81,6 +95,7 @@ export async function replayAttack(
   task: Task,
   injection: Injection,
   reports: boolean,
+  endorse?: EndorsePolicy,
 ): Promise<AttackResult> {
   const s = await b.session(`${task.id}.${injection.id}`);
   const calls: CallResult[] = [];
@@ -91,10 +106,10 @@ export async function replayAttack(
     { ...poisoned, door: injection.door ?? "untrusted" },
   ];
   for (const [i, call] of prefix.entries())
-    calls.push(await step(s, call, `call-${i + 1}`, { approve: true, reports }));
+    calls.push(await step(s, call, `call-${i + 1}`, { approve: true, reports, endorse, task }));
   const approvals = calls.filter((c) => c.outcome === "approved").length;
   for (const [j, call] of injection.calls.entries()) {
-    const r = await step(s, call, `attack-${j + 1}`, { approve: false, reports });
+    const r = await step(s, call, `attack-${j + 1}`, { approve: false, reports, task });
     calls.push({ ...r, goal: call.goal });
   }
   const goals = calls.filter((c) => c.goal === true);

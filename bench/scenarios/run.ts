@@ -13,7 +13,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { coreBackend, serverBackend, type Backend } from "./backend.js";
-import { demoHasProposedRule, MODES, ROOT, type Mode } from "./modes.js";
+import { compareEndorsements, renderEndorsements } from "./endorse.js";
+import { DEMO_CATALOG, DEMO_POLICY, demoHasProposedRule, MODES, ROOT, type Mode } from "./modes.js";
 import { SUITES, type Suite } from "./model.js";
 import { render, type ModeResult } from "./report.js";
 import { checkTasks, replayAttack, replayTask } from "./replay.js";
@@ -48,18 +49,27 @@ checkTasks(TASKS);
 const dir = mkdtempSync(join(tmpdir(), "charter-scenarios-docs-"));
 const started = Date.now();
 const results: ModeResult[] = [];
+let endorsements = "";
 try {
   // Once fixtures/policy.yaml has the proposed rule, the proposed mode is the demo's own.
   const adopted = demoHasProposedRule();
   for (const mode of MODES)
     if (!(adopted && mode.id === "proposed")) results.push(await runMode(mode, dir));
+  // Endorsements need the server's store: the core backend has none.
+  if (!CORE)
+    endorsements = renderEndorsements(
+      await compareEndorsements(() => serverBackend(DEMO_CATALOG, DEMO_POLICY), TASKS, true),
+    );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-const { console: text, markdown } = render(results, {
+const rendered = render(results, {
   backend: CORE ? "core" : "server",
   suites: SUITES as Suite[],
 });
+const text = endorsements === "" ? rendered.console : `${rendered.console}\n${endorsements}`;
+const markdown =
+  endorsements === "" ? rendered.markdown : `${rendered.markdown.trimEnd()}\n\n${endorsements}`;
 console.log(text);
 console.log(`(${((Date.now() - started) / 1000).toFixed(1)} s)`);
 if (CHECK) {

@@ -7,6 +7,11 @@ import { SUITES } from "../../bench/scenarios/model.js";
 import { MODES } from "../../bench/scenarios/modes.js";
 import { checkTasks, replayAttack, replayTask } from "../../bench/scenarios/replay.js";
 import { TASKS } from "../../bench/scenarios/tasks.js";
+import { consequentialTools } from "../../bench/scenarios/endorse.js";
+import { ENDORSED_TASKS } from "../../bench/scenarios/endorse-tasks.js";
+import { boundsAccept } from "../../src/core/endorsement.js";
+import type { JsonSchema } from "../../src/core/json.js";
+import { demoPair } from "../support/demo.js";
 
 // The scenario suite's data (bench/scenarios, issue 23), checked in process on the pure core:
 // what `npm run bench:scenarios` replays through the server must be well-formed and valid.
@@ -50,5 +55,31 @@ describe("the scenario suite's tasks", () => {
         ).toEqual([]);
         if (injection.kind !== "external email") expect(r.succeeded, id).toBe(true);
       }
+  });
+});
+
+describe("the endorsement workload's tasks", () => {
+  const dir = mkdtempSync(join(tmpdir(), "charter-endorse-test-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("makes only calls the grant accepts, and each endorsement accepts its first held call", async () => {
+    const off = MODES.find((x) => x.id === "off");
+    if (!off) throw new Error("no mode off");
+    const b = coreBackend(off.catalog(dir), off.policy(dir));
+    const { catalog } = demoPair();
+    for (const task of ENDORSED_TASKS) {
+      const r = await replayTask(b, task, false);
+      expect(
+        r.calls.filter((c) => c.outcome === "denied").map((c) => c.code),
+        task.id,
+      ).toEqual([]);
+      const held = task.calls.filter((c) => consequentialTools().has(c.tool));
+      expect(held.length, task.id).toBeGreaterThanOrEqual(10);
+      for (const call of held)
+        expect(
+          boundsAccept(catalog, task.endorsement.bounds as JsonSchema, call.args),
+          task.id,
+        ).toBe(true);
+    }
   });
 });
