@@ -29,6 +29,7 @@ export function isStoreError(err: unknown): err is StoreError {
 
 // The approval and audit parts of the port live in their own files; the port is still one.
 import type { ApprovalStore } from "./port-approvals.js";
+import type { ApprovalLinkStore } from "./port-links.js";
 import type { AuditStore } from "./port-audit.js";
 import type { HeldStep, StepSlot, StepStore } from "./port-steps.js";
 export type { HeldStep, StepSlot, StepStore } from "./port-steps.js";
@@ -51,6 +52,7 @@ export type {
   StoredApproval,
   VoteOutcome,
 } from "./port-approvals.js";
+export type { ApprovalLink, ApprovalLinkStore, LinkRedemption } from "./port-links.js";
 export {
   AUDIT_KINDS,
   type AuditCheckpoint,
@@ -340,6 +342,7 @@ export interface Store
     StepStore,
     RunStore,
     ApprovalStore,
+    ApprovalLinkStore,
     AuditStore,
     ApiKeyStore,
     StoreMetaStore {

@@ -1,4 +1,5 @@
 import type { Migration } from "../migrate.js";
+import { POSTGRES_APPROVAL_LINKS } from "./migration-links.js";
 
 /**
  * The PostgreSQL schema, oldest first: the same versions and names as `SQLITE_MIGRATIONS` wherever
@@ -289,4 +290,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE decisions ADD COLUMN shadow_rule TEXT;
     `,
   },
+  POSTGRES_APPROVAL_LINKS,
 ];

@@ -1,4 +1,5 @@
 import type { Migration } from "../migrate.js";
+import { SQLITE_APPROVAL_LINKS } from "./migration-links.js";
 
 /**
  * The SQLite schema, oldest first. Append only: a released migration is never edited, a change
@@ -297,4 +298,5 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE decisions ADD COLUMN shadow_rule TEXT;
     `,
   },
+  SQLITE_APPROVAL_LINKS,
 ];
