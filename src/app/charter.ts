@@ -23,6 +23,7 @@ import { createConnectionPool, type ConnectionStats } from "./connection-pool.js
 import { addReflection } from "../server/reflection.js";
 import { CONTRACT_FILES, charterServices } from "../server/services.js";
 import { createAppContext, type AppContext } from "./context.js";
+import { startInbox, type RunningInbox } from "./inbox.js";
 import { checkExposure, planListen } from "./listen.js";
 import { startProcessTelemetry, type ProcessTelemetry } from "./telemetry.js";
 import { transportSecurity } from "./tls.js";
@@ -39,6 +40,8 @@ export interface RunningCharter {
   readonly context: AppContext;
   /** Where `GET /metrics` is served, when `metricsListen` is set (a cluster worker has none: its primary serves them). */
   readonly metricsAddress?: string;
+  /** The approvals inbox's URL, when this process serves it (`inboxListen`; worker 1 of a cluster). */
+  readonly inboxUrl?: string;
   /** Client connections open now (at most `maxConnections`). */
   connections(): number;
   /** Connections open, pre-auth among them, and unread response bytes they hold. */
@@ -88,6 +91,7 @@ export async function startCharter(
     interceptors: [requestFramingInterceptor],
   });
   let telemetry: ProcessTelemetry | undefined;
+  let inbox: RunningInbox | undefined;
   try {
     telemetry = await startProcessTelemetry(config, ctx, log, options.worker);
     const keys = await hasApiKeys(ctx);
@@ -159,6 +163,7 @@ export async function startCharter(
     }
     addReflection(server, [...CONTRACT_FILES, HEALTH_FILE]);
 
+    inbox = await startInbox(config, ctx, log, options.worker);
     // Charter owns the listening sockets (to cap connections) and hands each connection to grpc-js.
     const { port, address, listeners } = await bindAll(
       guardedConnectionInjector(server, security.credentials),
@@ -211,6 +216,7 @@ export async function startCharter(
       port,
       address,
       ...(metricsAddress === undefined ? {} : { metricsAddress }),
+      ...(inbox === undefined ? {} : { inboxUrl: inbox.url }),
       context: ctx,
       connections: () => pool.stats().open,
       connectionStats: () => pool.stats(),
@@ -233,7 +239,7 @@ export async function startCharter(
         clearInterval(keyReload);
         clearInterval(pruning);
         shutdown.abort();
-        const closed = Promise.all(listeners.map((l) => l.close()));
+        const closed = Promise.all([...listeners.map((l) => l.close()), inbox?.close()]);
         await shutdownServer(server, graceMs);
         await closed;
         // Every refusal answered is counted: its last counts go on the log before the final checkpoint.
@@ -255,6 +261,7 @@ export async function startCharter(
     clearInterval(keyReload);
     await refusals?.close().catch(() => undefined);
     shutdown.abort();
+    await inbox?.close();
     server.forceShutdown();
     await telemetry?.stop();
     await ctx.close();

@@ -28,6 +28,7 @@ export type { AuthorizeTurnRequest, TurnAnswer, TurnCallAnswer } from "./authori
 export {
   DEFAULT_APPROVAL_PAGE_SIZE,
   MAX_APPROVAL_PAGE_SIZE,
+  approverActor,
   decideApproval,
   getApproval,
   listApprovals,
@@ -35,6 +36,14 @@ export {
   WATCH_POLL_MS,
 } from "./approvals.js";
 export type { Actor, DecideApprovalRequest } from "./approvals.js";
+export {
+  approvalLinkUrl,
+  createApprovalLink,
+  linkTokenHash,
+  openApprovalLink,
+  redeemApprovalLink,
+} from "./approval-links.js";
+export type { ApprovalLinkSettings, OpenedLink } from "./approval-links.js";
 export { auditGatewayRefusal, auditRefusedCall } from "./audit-events.js";
 export type { RefusedCall } from "./audit-events.js";
 export {
@@ -112,6 +121,7 @@ export type { TaskGrant } from "../core/grant.js";
 export type { GrantMode } from "../core/policy.js";
 export type { Decision, ReasonCode, Verdict, ApprovalStatus, Reason } from "../core/verdict.js";
 export { APPROVAL_STATUSES } from "../core/verdict.js";
+export { displayJson, displayText } from "../core/display-text.js";
 export type { Approval } from "../core/approval.js";
 export type { ArgumentSummary } from "../core/approval-summary.js";
 export type { ApprovalEvent, ApprovalEventKind } from "../core/approval.js";

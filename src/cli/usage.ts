@@ -72,6 +72,8 @@ export const APPROVALS_SUBCOMMANDS: Readonly<Record<string, string>> = {
   approve: "charter approvals approve ID --by WHO [--note TEXT]",
   reject: "charter approvals reject ID --by WHO [--note TEXT]",
   watch: "charter approvals watch --owner O [--after SEQ] [--count N]",
+  link: `charter approvals link ID --approver PRINCIPAL
+    prints a single-use inbox link (a full URL) that lets PRINCIPAL answer the approval once`,
 };
 
 export const APPROVALS_USAGE = `${Object.values(APPROVALS_SUBCOMMANDS).join("\n")}

@@ -29,6 +29,8 @@ const roles = (...r: Role[]): Access => ({ kind: "roles", roles: r });
 const ISSUER = roles("issuer");
 const GATEWAY = roles("gateway");
 const APPROVER = roles("approver");
+/** Only `admin`: whoever mints a link decides who may answer as whom. */
+const ADMIN = roles("admin");
 
 /** The access rule of every Charter RPC, by service. */
 export const CATALOG_ACCESS: ServiceAccess<typeof CatalogService> = { getCatalog: GRANT_TOKEN };
@@ -50,6 +52,7 @@ export const APPROVAL_ACCESS: ServiceAccess<typeof ApprovalService> = {
   getApproval: APPROVER,
   decideApproval: APPROVER,
   watchApprovals: APPROVER,
+  createApprovalLink: ADMIN,
 };
 export const KEY_ACCESS: ServiceAccess<typeof KeyService> = { getJwks: PUBLIC };
 

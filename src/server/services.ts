@@ -10,6 +10,7 @@ import { authorize } from "./rpc/authorize.js";
 import { authorizeTurn } from "./rpc/authorize-turn.js";
 import { reportResult } from "./rpc/report-result.js";
 import { batchAuthorize } from "./rpc/batch-authorize.js";
+import { createApprovalLink } from "./rpc/create-approval-link.js";
 import { decideApproval } from "./rpc/decide-approval.js";
 import { delegateGrant } from "./rpc/delegate-grant.js";
 import { getApproval } from "./rpc/get-approval.js";
@@ -69,6 +70,7 @@ export function charterServices(
         getApproval: getApproval(ctx),
         decideApproval: decideApproval(ctx),
         watchApprovals: watchApprovals(ctx, watchLimits),
+        createApprovalLink: createApprovalLink(ctx),
       },
       options,
     ),

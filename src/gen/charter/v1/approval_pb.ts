@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file charter/v1/approval.proto.
  */
 export const file_charter_v1_approval: GenFile = /*@__PURE__*/
-  fileDesc("ChljaGFydGVyL3YxL2FwcHJvdmFsLnByb3RvEgpjaGFydGVyLnYxIngKFExpc3RBcHByb3ZhbHNSZXF1ZXN0Eg0KBW93bmVyGAEgASgJEioKBnN0YXR1cxgCIAEoDjIaLmNoYXJ0ZXIudjEuQXBwcm92YWxTdGF0dXMSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiWQoVTGlzdEFwcHJvdmFsc1Jlc3BvbnNlEicKCWFwcHJvdmFscxgBIAMoCzIULmNoYXJ0ZXIudjEuQXBwcm92YWwSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIikKEkdldEFwcHJvdmFsUmVxdWVzdBITCgthcHByb3ZhbF9pZBgBIAEoCSI9ChNHZXRBcHByb3ZhbFJlc3BvbnNlEiYKCGFwcHJvdmFsGAEgASgLMhQuY2hhcnRlci52MS5BcHByb3ZhbCJ8ChVEZWNpZGVBcHByb3ZhbFJlcXVlc3QSEwoLYXBwcm92YWxfaWQYASABKAkSLAoHb3V0Y29tZRgCIAEoDjIbLmNoYXJ0ZXIudjEuQXBwcm92YWxPdXRjb21lEhIKCmRlY2lkZWRfYnkYAyABKAkSDAoEbm90ZRgEIAEoCSJAChZEZWNpZGVBcHByb3ZhbFJlc3BvbnNlEiYKCGFwcHJvdmFsGAEgASgLMhQuY2hhcnRlci52MS5BcHByb3ZhbCJWChVXYXRjaEFwcHJvdmFsc1JlcXVlc3QSDQoFb3duZXIYASABKAkSGwoOYWZ0ZXJfc2VxdWVuY2UYAiABKANIAIgBAUIRCg9fYWZ0ZXJfc2VxdWVuY2UiiwEKFldhdGNoQXBwcm92YWxzUmVzcG9uc2USKwoEa2luZBgBIAEoDjIdLmNoYXJ0ZXIudjEuQXBwcm92YWxFdmVudEtpbmQSJgoIYXBwcm92YWwYAiABKAsyFC5jaGFydGVyLnYxLkFwcHJvdmFsEhAKCHNlcXVlbmNlGAMgASgDEgoKAmF0GAQgASgDKm4KD0FwcHJvdmFsT3V0Y29tZRIgChxBUFBST1ZBTF9PVVRDT01FX1VOU1BFQ0lGSUVEEAASHAoYQVBQUk9WQUxfT1VUQ09NRV9BUFBST1ZFEAESGwoXQVBQUk9WQUxfT1VUQ09NRV9SRUpFQ1QQAiqJAgoRQXBwcm92YWxFdmVudEtpbmQSIwofQVBQUk9WQUxfRVZFTlRfS0lORF9VTlNQRUNJRklFRBAAEh8KG0FQUFJPVkFMX0VWRU5UX0tJTkRfQ1JFQVRFRBABEh8KG0FQUFJPVkFMX0VWRU5UX0tJTkRfREVDSURFRBACEh8KG0FQUFJPVkFMX0VWRU5UX0tJTkRfRVhQSVJFRBADEiAKHEFQUFJPVkFMX0VWRU5UX0tJTkRfQ09OU1VNRUQQBBIiCh5BUFBST1ZBTF9FVkVOVF9LSU5EX1NVUEVSU0VERUQQBRImCiJBUFBST1ZBTF9FVkVOVF9LSU5EX0FQUFJPVkVSX0FEREVEEAYy6wIKD0FwcHJvdmFsU2VydmljZRJUCg1MaXN0QXBwcm92YWxzEiAuY2hhcnRlci52MS5MaXN0QXBwcm92YWxzUmVxdWVzdBohLmNoYXJ0ZXIudjEuTGlzdEFwcHJvdmFsc1Jlc3BvbnNlEk4KC0dldEFwcHJvdmFsEh4uY2hhcnRlci52MS5HZXRBcHByb3ZhbFJlcXVlc3QaHy5jaGFydGVyLnYxLkdldEFwcHJvdmFsUmVzcG9uc2USVwoORGVjaWRlQXBwcm92YWwSIS5jaGFydGVyLnYxLkRlY2lkZUFwcHJvdmFsUmVxdWVzdBoiLmNoYXJ0ZXIudjEuRGVjaWRlQXBwcm92YWxSZXNwb25zZRJZCg5XYXRjaEFwcHJvdmFscxIhLmNoYXJ0ZXIudjEuV2F0Y2hBcHByb3ZhbHNSZXF1ZXN0GiIuY2hhcnRlci52MS5XYXRjaEFwcHJvdmFsc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_charter_v1_common]);
+  fileDesc("ChljaGFydGVyL3YxL2FwcHJvdmFsLnByb3RvEgpjaGFydGVyLnYxIngKFExpc3RBcHByb3ZhbHNSZXF1ZXN0Eg0KBW93bmVyGAEgASgJEioKBnN0YXR1cxgCIAEoDjIaLmNoYXJ0ZXIudjEuQXBwcm92YWxTdGF0dXMSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiWQoVTGlzdEFwcHJvdmFsc1Jlc3BvbnNlEicKCWFwcHJvdmFscxgBIAMoCzIULmNoYXJ0ZXIudjEuQXBwcm92YWwSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIikKEkdldEFwcHJvdmFsUmVxdWVzdBITCgthcHByb3ZhbF9pZBgBIAEoCSI9ChNHZXRBcHByb3ZhbFJlc3BvbnNlEiYKCGFwcHJvdmFsGAEgASgLMhQuY2hhcnRlci52MS5BcHByb3ZhbCJ8ChVEZWNpZGVBcHByb3ZhbFJlcXVlc3QSEwoLYXBwcm92YWxfaWQYASABKAkSLAoHb3V0Y29tZRgCIAEoDjIbLmNoYXJ0ZXIudjEuQXBwcm92YWxPdXRjb21lEhIKCmRlY2lkZWRfYnkYAyABKAkSDAoEbm90ZRgEIAEoCSJAChZEZWNpZGVBcHByb3ZhbFJlc3BvbnNlEiYKCGFwcHJvdmFsGAEgASgLMhQuY2hhcnRlci52MS5BcHByb3ZhbCJWChVXYXRjaEFwcHJvdmFsc1JlcXVlc3QSDQoFb3duZXIYASABKAkSGwoOYWZ0ZXJfc2VxdWVuY2UYAiABKANIAIgBAUIRCg9fYWZ0ZXJfc2VxdWVuY2UiiwEKFldhdGNoQXBwcm92YWxzUmVzcG9uc2USKwoEa2luZBgBIAEoDjIdLmNoYXJ0ZXIudjEuQXBwcm92YWxFdmVudEtpbmQSJgoIYXBwcm92YWwYAiABKAsyFC5jaGFydGVyLnYxLkFwcHJvdmFsEhAKCHNlcXVlbmNlGAMgASgDEgoKAmF0GAQgASgDIkIKGUNyZWF0ZUFwcHJvdmFsTGlua1JlcXVlc3QSEwoLYXBwcm92YWxfaWQYASABKAkSEAoIYXBwcm92ZXIYAiABKAkiPQoaQ3JlYXRlQXBwcm92YWxMaW5rUmVzcG9uc2USCwoDdXJsGAEgASgJEhIKCmV4cGlyZXNfYXQYAiABKAMqbgoPQXBwcm92YWxPdXRjb21lEiAKHEFQUFJPVkFMX09VVENPTUVfVU5TUEVDSUZJRUQQABIcChhBUFBST1ZBTF9PVVRDT01FX0FQUFJPVkUQARIbChdBUFBST1ZBTF9PVVRDT01FX1JFSkVDVBACKokCChFBcHByb3ZhbEV2ZW50S2luZBIjCh9BUFBST1ZBTF9FVkVOVF9LSU5EX1VOU1BFQ0lGSUVEEAASHwobQVBQUk9WQUxfRVZFTlRfS0lORF9DUkVBVEVEEAESHwobQVBQUk9WQUxfRVZFTlRfS0lORF9ERUNJREVEEAISHwobQVBQUk9WQUxfRVZFTlRfS0lORF9FWFBJUkVEEAMSIAocQVBQUk9WQUxfRVZFTlRfS0lORF9DT05TVU1FRBAEEiIKHkFQUFJPVkFMX0VWRU5UX0tJTkRfU1VQRVJTRURFRBAFEiYKIkFQUFJPVkFMX0VWRU5UX0tJTkRfQVBQUk9WRVJfQURERUQQBjLQAwoPQXBwcm92YWxTZXJ2aWNlElQKDUxpc3RBcHByb3ZhbHMSIC5jaGFydGVyLnYxLkxpc3RBcHByb3ZhbHNSZXF1ZXN0GiEuY2hhcnRlci52MS5MaXN0QXBwcm92YWxzUmVzcG9uc2USTgoLR2V0QXBwcm92YWwSHi5jaGFydGVyLnYxLkdldEFwcHJvdmFsUmVxdWVzdBofLmNoYXJ0ZXIudjEuR2V0QXBwcm92YWxSZXNwb25zZRJXCg5EZWNpZGVBcHByb3ZhbBIhLmNoYXJ0ZXIudjEuRGVjaWRlQXBwcm92YWxSZXF1ZXN0GiIuY2hhcnRlci52MS5EZWNpZGVBcHByb3ZhbFJlc3BvbnNlElkKDldhdGNoQXBwcm92YWxzEiEuY2hhcnRlci52MS5XYXRjaEFwcHJvdmFsc1JlcXVlc3QaIi5jaGFydGVyLnYxLldhdGNoQXBwcm92YWxzUmVzcG9uc2UwARJjChJDcmVhdGVBcHByb3ZhbExpbmsSJS5jaGFydGVyLnYxLkNyZWF0ZUFwcHJvdmFsTGlua1JlcXVlc3QaJi5jaGFydGVyLnYxLkNyZWF0ZUFwcHJvdmFsTGlua1Jlc3BvbnNlYgZwcm90bzM", [file_charter_v1_common]);
 
 /**
  * Request of ApprovalService.ListApprovals.
@@ -261,6 +261,62 @@ export const WatchApprovalsResponseSchema: GenMessage<WatchApprovalsResponse> = 
   messageDesc(file_charter_v1_approval, 7);
 
 /**
+ * Request of ApprovalService.CreateApprovalLink.
+ *
+ * @generated from message charter.v1.CreateApprovalLinkRequest
+ */
+export type CreateApprovalLinkRequest = Message<"charter.v1.CreateApprovalLinkRequest"> & {
+  /**
+   * Id of the pending approval the link answers.
+   *
+   * @generated from field: string approval_id = 1;
+   */
+  approvalId: string;
+
+  /**
+   * The principal the link's holder answers as (the owner, or an approver of the requirement).
+   *
+   * @generated from field: string approver = 2;
+   */
+  approver: string;
+};
+
+/**
+ * Describes the message charter.v1.CreateApprovalLinkRequest.
+ * Use `create(CreateApprovalLinkRequestSchema)` to create a new message.
+ */
+export const CreateApprovalLinkRequestSchema: GenMessage<CreateApprovalLinkRequest> = /*@__PURE__*/
+  messageDesc(file_charter_v1_approval, 8);
+
+/**
+ * Response of ApprovalService.CreateApprovalLink.
+ *
+ * @generated from message charter.v1.CreateApprovalLinkResponse
+ */
+export type CreateApprovalLinkResponse = Message<"charter.v1.CreateApprovalLinkResponse"> & {
+  /**
+   * The link, a full URL of the inbox (`<inbox>/l/<token>`); it is not stored and not shown again.
+   *
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * When the link stops working, unix seconds (never after the approval's expiry).
+   *
+   * @generated from field: int64 expires_at = 2;
+   */
+  expiresAt: bigint;
+};
+
+/**
+ * Describes the message charter.v1.CreateApprovalLinkResponse.
+ * Use `create(CreateApprovalLinkResponseSchema)` to create a new message.
+ */
+export const CreateApprovalLinkResponseSchema: GenMessage<CreateApprovalLinkResponse> = /*@__PURE__*/
+  messageDesc(file_charter_v1_approval, 9);
+
+/**
  * An owner's answer to an approval request.
  *
  * @generated from enum charter.v1.ApprovalOutcome
@@ -404,6 +460,19 @@ export const ApprovalService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchApprovalsRequestSchema;
     output: typeof WatchApprovalsResponseSchema;
+  },
+  /**
+   * Makes a single-use link to the approvals inbox that lets one approver answer one
+   * pending approval, once, for a short time; only the link's hash is stored. Fails with
+   * FAILED_PRECONDITION when the approval is not pending or no inbox is configured, and
+   * with PERMISSION_DENIED when the approver could not answer it. Admin only.
+   *
+   * @generated from rpc charter.v1.ApprovalService.CreateApprovalLink
+   */
+  createApprovalLink: {
+    methodKind: "unary";
+    input: typeof CreateApprovalLinkRequestSchema;
+    output: typeof CreateApprovalLinkResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_charter_v1_approval, 0);
