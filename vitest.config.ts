@@ -21,6 +21,7 @@ export const E2E_FILES = [
   "test/hostile/doors-differential.test.ts",
   "test/hostile/pattern-time.test.ts",
   "test/hostile/token-cache-memory.test.ts",
+  "test/inbox/inbox-browser.test.ts",
   "test/polyglot/python-client.test.ts",
   "test/scripts/check-commit-subjects.test.ts",
   "test/security/data-dir.test.ts",

@@ -109,6 +109,7 @@ export async function detailPage(
   const bounds = await boundsOf(ctx, a);
   const notice = done !== null && Object.hasOwn(DONE, done) ? DONE[done] : undefined;
   const body = detailBody(a, {
+    live: true,
     ...(bounds === undefined ? {} : { bounds }),
     ...(a.status === "pending"
       ? { form: decideForm(`/approvals/${encodeURIComponent(a.id)}`, session.csrf) }

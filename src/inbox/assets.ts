@@ -21,9 +21,10 @@ export const INBOX_SCRIPT = `"use strict";
   tick();
   setInterval(tick, 1000);
 
+  // Only pages of a signed-in approver follow the feed (a link's page has no session to follow it with).
+  if (!document.querySelector("[data-events]") || typeof EventSource === "undefined") return;
   var list = document.getElementById("pending");
   var state = document.getElementById("state");
-  if ((!list && !state) || typeof EventSource === "undefined") return;
   var source = new EventSource("/events");
   function refresh(url, apply) {
     fetch(url, { credentials: "same-origin", headers: { accept: "application/json" } })
@@ -79,6 +80,10 @@ code, pre { font-family: ui-monospace, monospace; font-size: .9em; overflow-wrap
 @media (max-width: 30rem) { .facts { grid-template-columns: 1fr; } .facts dd { margin-bottom: .5rem; } }
 .summary { border-collapse: collapse; width: 100%; }
 .summary th, .summary td { text-align: left; vertical-align: top; padding: .35rem .5rem; border-bottom: 1px solid var(--line); }
+.summary th { width: 1%; white-space: nowrap; }
+.summary th code { white-space: nowrap; overflow-wrap: normal; }
+details { margin-top: 1.5rem; }
+summary { cursor: pointer; font-weight: 600; }
 .digest, .hidden { color: var(--muted); }
 .decide { display: grid; gap: .5rem; margin-top: 1.5rem; }
 textarea { width: 100%; font: inherit; padding: .5rem; }

@@ -92,7 +92,7 @@ export function createOidcSignIn(settings: OidcSettings): OidcSignIn {
     },
     async finish(callbackUrl, checks) {
       const config = await configuration();
-      let claims: client.IDToken | undefined;
+      let claims: Record<string, unknown> | undefined;
       try {
         const tokens = await client.authorizationCodeGrant(config, callbackUrl, {
           pkceCodeVerifier: checks.verifier,
@@ -100,7 +100,14 @@ export function createOidcSignIn(settings: OidcSettings): OidcSignIn {
           expectedNonce: checks.nonce,
           idTokenExpected: true,
         });
-        claims = tokens.claims();
+        const idToken = tokens.claims();
+        claims = idToken;
+        // A provider may keep the claim for its userinfo endpoint (the ID token's subject's).
+        if (idToken !== undefined && idToken[settings.claim] === undefined)
+          claims = {
+            ...(await client.fetchUserInfo(config, tokens.access_token, idToken.sub)),
+            sub: idToken.sub,
+          };
       } catch (err) {
         throw new SignInError(`sign-in failed: ${(err as Error).message}`);
       }

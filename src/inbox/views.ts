@@ -97,13 +97,26 @@ function summaryRow(s: ArgumentSummary): Html {
 /** What an approval's detail shows besides its form: the call, its bounds, its count and time. */
 export function detailBody(
   a: Approval,
-  context: { readonly bounds?: string; readonly form?: Html; readonly notice?: Html },
+  context: {
+    readonly bounds?: string;
+    readonly form?: Html;
+    readonly notice?: Html;
+    /** The page follows the approval feed (a signed-in approver's; a link's page does not). */
+    readonly live?: boolean;
+  },
 ): Html {
   return html`<h1>
       <code>${shown(a.toolName)}</code> <span class="action">(${shown(a.actionId)})</span>
     </h1>
     ${context.notice ?? html``}
-    <p class="state" id="state" data-id="${a.id}">${stateText(a)}</p>
+    <p
+      class="state"
+      id="state"
+      data-id="${a.id}"
+      ${context.live === true ? raw(' data-events="/events"') : ""}
+    >
+      ${stateText(a)}
+    </p>
     <dl class="facts">
       <dt>Agent</dt>
       <dd>${shown(a.subject)}</dd>
@@ -140,8 +153,10 @@ export function detailBody(
         }
       </tbody>
     </table>
-    <h2>The grant's bounds for this action</h2>
-    ${context.bounds === undefined ? html`<p>none: the catalog's input schema alone</p>` : html`<pre class="bounds">${lines(context.bounds)}</pre>`}
+    <details class="bounds">
+      <summary>The grant's bounds for this action</summary>
+      ${context.bounds === undefined ? html`<p>none: the catalog's input schema alone</p>` : html`<pre>${lines(context.bounds)}</pre>`}
+    </details>
     ${context.form ?? html``}`;
 }
 
