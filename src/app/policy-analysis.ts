@@ -17,14 +17,17 @@ export const ANALYSIS_NOW = DEFAULT_TEST_NOW;
 
 /**
  * `charter analyze`: the configured pair loaded as `charter serve` loads it, analyzed offline;
- * with `approvers` (a directory file) each approval requirement is checked against its holders.
+ * with an approver directory (`approvers`: the file `--approvers` names, else the configured
+ * one) each approval requirement is checked against its holders.
  */
 export async function analyzeFiles(
   config: CharterConfig,
   approvers: string | undefined,
 ): Promise<Finding[]> {
-  const { catalog, policy } = await loadPolicySet(config);
-  const directory = approvers === undefined ? undefined : await loadApproverDirectory(approvers);
+  // The directory is the analysis's input, not checked against the policy as serving checks it.
+  const { catalog, policy } = await loadPolicySet({ ...config, approvers: "" });
+  const file = approvers ?? config.approvers;
+  const directory = file === "" ? undefined : await loadApproverDirectory(file);
   return analyzePolicy(policy, catalog, {
     now: ANALYSIS_NOW,
     ...(directory === undefined ? {} : { approvers: directory }),

@@ -1,6 +1,12 @@
 import { createHash } from "node:crypto";
-import type { PolicySet } from "../authority/index.js";
+import {
+  directoryProblems,
+  policyRequirements,
+  type ApproverDirectory,
+  type PolicySet,
+} from "../authority/index.js";
 import { ConfigError, type CharterConfig } from "../config/config.js";
+import { approverDirectoryFromText } from "../load/approvers.js";
 import { catalogFromText, policyFromText, readText } from "../load/documents.js";
 
 /** The pair in force with the SHA-256 of the texts it was read from, to tell a changed file from an unchanged one. */
@@ -14,7 +20,7 @@ export interface LoadedPolicySet {
 
 /** The files of the pair, and how many compiled schemas one cache generation holds. */
 export type PolicySetFiles = Pick<CharterConfig, "catalog" | "policy"> &
-  Partial<Pick<CharterConfig, "schemaCacheSize" | "shadowPolicy">>;
+  Partial<Pick<CharterConfig, "schemaCacheSize" | "shadowPolicy" | "approvers">>;
 
 const digest = (text: string) => createHash("sha256").update(text).digest("hex");
 
@@ -32,21 +38,35 @@ export async function loadVersionedPolicySet(config: PolicySetFiles): Promise<Lo
     config.schemaCacheSize === undefined ? {} : { schemasPerGeneration: config.schemaCacheSize },
   );
   const policy = policyFromText(policyText, config.policy, catalog);
+  const approvers = await loadDirectory(config.approvers ?? "", policy);
+  const pair = { catalog, policy, ...(approvers ? { approvers } : {}) };
   const shadowFile = config.shadowPolicy ?? "";
   if (shadowFile === "")
     return {
-      set: { catalog, policy },
+      set: pair,
       catalogDigest: digest(catalogText),
       policyDigest: digest(policyText),
     };
   const shadowText = await readText(shadowFile);
   const shadow = policyFromText(shadowText, shadowFile, catalog);
   return {
-    set: { catalog, policy, shadow },
+    set: { ...pair, shadow },
     catalogDigest: digest(catalogText),
     policyDigest: digest(policyText),
     shadowDigest: digest(shadowText),
   };
+}
+
+/** The approver directory in `file` ("" for none), checked against the policy it serves. */
+async function loadDirectory(
+  file: string,
+  policy: PolicySet["policy"],
+): Promise<ApproverDirectory | undefined> {
+  if (file === "") return undefined;
+  const directory = approverDirectoryFromText(await readText(file), file);
+  const problems = directoryProblems(directory, policyRequirements(policy));
+  if (problems.length > 0) throw new ConfigError(problems.map((p) => `${file}: ${p}`).join("\n"));
+  return directory;
 }
 
 /** Loads the pair; for callers that do not reload (the CLI's `validate`). */

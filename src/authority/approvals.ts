@@ -1,6 +1,13 @@
 import { recheckCall, type Approval } from "../core/approval.js";
 import { summarizeArguments } from "../core/approval-summary.js";
-import { answerProblem, approveRole, isApproveRole } from "../core/approvers.js";
+import {
+  answerProblem,
+  approveRole,
+  directoryRoles,
+  isApproveRole,
+  isDirectoryApprover,
+  type ApproverDirectory,
+} from "../core/approvers.js";
 import type { CatalogAction } from "../core/catalog.js";
 import type { TaskGrant } from "../core/grant.js";
 import type { JsonObject } from "../core/json.js";
@@ -24,10 +31,12 @@ export interface Actor {
 
 /**
  * The actor a person signed in as `principal` acts as, outside gRPC (the approvals inbox, a chat
- * action): that principal, with the approver roles the deployment's approver directory gives it.
+ * action): that principal and no key's roles. What it may see and answer is what the approver
+ * directory in force (`ctx.policySet().approvers`, read at each request: it reloads with the
+ * policy) gives that principal, besides its own approvals as an owner.
  */
-export function approverActor(ctx: AuthorityContext, principal: string): Actor {
-  void ctx;
+export function approverActor(_ctx: AuthorityContext, principal: string): Actor {
+  if (principal.trim() === "") throw invalidRequest("principal", "is required");
   return { principal, roles: [] };
 }
 
@@ -50,7 +59,8 @@ export async function listApprovals(
   },
   actor?: Actor,
 ): Promise<{ readonly approvals: readonly Approval[]; readonly nextPageToken: string }> {
-  const owner = ownerFor(req.owner, actor);
+  const directory = ctx.policySet().approvers;
+  const owner = ownerFor(req.owner, actor, directory);
   const size = req.pageSize ?? 0;
   if (!Number.isSafeInteger(size) || size < 0)
     throw invalidRequest("page_size", "must not be negative");
@@ -68,7 +78,7 @@ export async function listApprovals(
   const last = approvals.at(-1);
   return {
     // A role holder's page is filtered after the read: it may be shorter than the page size.
-    approvals: approvals.filter((a) => visible(a, actor)),
+    approvals: approvals.filter((a) => visible(a, actor, directory)),
     nextPageToken:
       page.length > limit && last ? pageToken({ createdAt: last.createdAt, id: last.id }) : "",
   };
@@ -85,7 +95,7 @@ export async function getApproval(
   const stored = await ctx.store.getApproval(approvalId);
   if (!stored)
     throw new AuthorityError("NOT_FOUND", `no approval with id "${approvalId.slice(0, 128)}"`);
-  if (!visible(stored.approval, actor)) throw notYours();
+  if (!visible(stored.approval, actor, ctx.policySet().approvers)) throw notYours();
   return stored.approval;
 }
 
@@ -122,13 +132,15 @@ export async function decideApproval(
   const stored = await ctx.store.getApproval(req.approvalId);
   if (!stored)
     throw new AuthorityError("NOT_FOUND", `no approval with id "${req.approvalId.slice(0, 128)}"`);
-  if (!visible(stored.approval, actor)) throw notYours();
+  const { policy, approvers: directory } = ctx.policySet();
+  if (!visible(stored.approval, actor, directory)) throw notYours();
   const operator = actor === undefined || actor.protectedMode === true;
   const problem = answerProblem(
-    ctx.policySet().policy,
+    policy,
     stored.approval,
     { principal: approver, roles: actor?.roles ?? [], ...(operator ? { operator } : {}) },
     req.outcome,
+    directory,
   );
   if (problem !== undefined) throw new AuthorityError("PERMISSION_DENIED", problem);
   const now = ctx.now();
@@ -166,7 +178,7 @@ export async function* watchApprovals(
   req: { readonly owner: string; readonly afterSequence?: number },
   options: { readonly actor?: Actor; readonly signal: AbortSignal },
 ): AsyncGenerator<ApprovalEvent> {
-  const owner = ownerFor(req.owner, options.actor);
+  const owner = ownerFor(req.owner, options.actor, ctx.policySet().approvers);
   if (
     req.afterSequence !== undefined &&
     !(Number.isSafeInteger(req.afterSequence) && req.afterSequence >= 0)
@@ -180,7 +192,7 @@ export async function* watchApprovals(
     const events = await ctx.store.approvalEvents(owner, after, 100);
     for (const event of events) {
       if (isAborted(options.signal)) return;
-      if (visible(event.approval, options.actor)) yield event;
+      if (visible(event.approval, options.actor, ctx.policySet().approvers)) yield event;
       after = event.sequence;
     }
     // No timer while nothing changes: an idle watcher costs nothing until a change wakes it.
@@ -248,24 +260,25 @@ async function recheck(
 }
 
 /**
- * The owner a request is about: the actor's own unless they are an admin or hold an
- * `approve:<requirement>` role (then any owner, the answer filtered by {@link visible}); without
- * an actor the request must name one.
+ * The owner a request is about: the actor's own unless they are an admin or an approver (an
+ * `approve:<requirement>` role, or a principal of the directory: then any owner, the answer
+ * filtered by {@link visible}); without an actor the request must name one.
  */
-function ownerFor(owner: string, actor: Actor | undefined): string | undefined {
+function ownerFor(
+  owner: string,
+  actor: Actor | undefined,
+  directory: ApproverDirectory | undefined,
+): string | undefined {
+  const wide =
+    actor !== undefined &&
+    (actor.roles.includes("admin") ||
+      actor.roles.some(isApproveRole) ||
+      isDirectoryApprover(directory, actor.principal));
   if (owner === "") {
     if (actor === undefined) throw invalidRequest("owner", "is required");
-    return actor.roles.includes("admin") || actor.roles.some(isApproveRole)
-      ? undefined
-      : actor.principal;
+    return wide ? undefined : actor.principal;
   }
-  if (
-    actor === undefined ||
-    actor.roles.includes("admin") ||
-    actor.principal === owner ||
-    actor.roles.some(isApproveRole)
-  )
-    return owner;
+  if (actor === undefined || wide || actor.principal === owner) return owner;
   throw notYours();
 }
 
@@ -274,19 +287,27 @@ function isAborted(signal: AbortSignal): boolean {
   return signal.aborted;
 }
 
-/** Whether `actor` may see `approval`: an admin, its owner, or a holder of its requirement's role. */
-function visible(approval: Approval, actor: Actor | undefined): boolean {
+/**
+ * Whether `actor` may see `approval`: an admin, its owner, or a holder of its requirement's role
+ * (a key's, or the directory's for the approval's owner).
+ */
+function visible(
+  approval: Approval,
+  actor: Actor | undefined,
+  directory: ApproverDirectory | undefined,
+): boolean {
+  if (actor === undefined || actor.roles.includes("admin") || actor.principal === approval.owner)
+    return true;
+  const role = approveRole(approval.requirement);
   return (
-    actor === undefined ||
-    actor.roles.includes("admin") ||
-    actor.principal === approval.owner ||
-    actor.roles.includes(approveRole(approval.requirement))
+    actor.roles.includes(role) ||
+    directoryRoles(directory, actor.principal, approval.owner).includes(role)
   );
 }
 
 function notYours(): AuthorityError {
   return new AuthorityError(
     "PERMISSION_DENIED",
-    "you may only see and decide your own approvals and those of requirements you hold approve:<requirement> for",
+    "you may only see and decide your own approvals and those of requirements you hold approve:<requirement> for (by key or in the approver directory)",
   );
 }

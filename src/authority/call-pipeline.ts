@@ -1,4 +1,4 @@
-import type { Verdict } from "../core/verdict.js";
+import type { ApprovalRecord, Verdict } from "../core/verdict.js";
 import type { HeldStep } from "../store/port.js";
 import { recordDecision } from "../telemetry/instruments.js";
 import { traced } from "../telemetry/tracing.js";
@@ -8,6 +8,7 @@ import { retainedInputs } from "./decision-inputs.js";
 import type { AuthorityLimits } from "./limits.js";
 import type { GrantCheck } from "./load-grant.js";
 import {
+  approvalRecord,
   approvalStep,
   commitStep,
   decideStep,
@@ -82,8 +83,15 @@ async function decideAndCommit(
   // A step already decided is answered from the step index, before anything is decided or consumed.
   const held =
     step && grant ? await ctx.store.getStep(grant.id, step.runId, step.stepKey) : undefined;
-  if (step && held && !redecides(held, step)) return heldStep(ctx, loaded, call, step, held);
-  const approval = call.presentsApproval ? await loadApproval(ctx, loaded, call) : undefined;
+  // A held require_approval whose approval has since been approved is that call's to take.
+  const approvedHeld =
+    step && held && !redecides(held, step) ? await approvedFor(ctx, held) : undefined;
+  if (step && held && !redecides(held, step) && approvedHeld === undefined)
+    return heldStep(ctx, loaded, call, step, held);
+  const ask = step && approvedHeld ? { ...step, presentsApproval: true } : step;
+  // The approval in hand: the one presented, or the one found approved for this exact call.
+  let approval =
+    approvedHeld ?? (call.presentsApproval ? await loadApproval(ctx, loaded, call) : undefined);
   const delegatedGrant = await loadDelegatedGrant(ctx, loaded.check, call.request, loaded.now);
   const { catalog } = loaded.policySet;
   const { decisionId } = call;
@@ -91,13 +99,21 @@ async function decideAndCommit(
   // call of the run, or of the window, committed first), decided again on a fresh read.
   for (let attempt = 1; ; attempt++) {
     const run = grant && (await readRunFor(ctx, grant, catalog, call, loaded.now));
-    const decided = traced("charter.decide", () =>
-      decideStep(loaded, call, approval, limits, delegatedGrant, run?.view),
-    );
-    const { argumentsDigest } = decided;
-    const pending = await traced("charter.approval", () =>
+    const decide = () =>
+      traced("charter.decide", () =>
+        decideStep(loaded, call, approval, limits, delegatedGrant, run?.view),
+      );
+    let decided = decide();
+    const approvalAsked = await traced("charter.approval", () =>
       approvalStep(ctx, loaded, call, decided.verdict),
     );
+    // The call was approved without presenting the approval: decided again with it in hand.
+    if (approvalAsked.approved !== undefined) {
+      approval = approvalAsked.approved;
+      decided = decide();
+    }
+    const pending = approvalAsked.approved === undefined ? approvalAsked.verdict : decided.verdict;
+    const { argumentsDigest } = decided;
     const early =
       step && grant && pending.decision === "allow"
         ? await traced("charter.sign", () =>
@@ -115,7 +131,7 @@ async function decideAndCommit(
         loaded,
         pending,
         decisionId,
-        step && { ask: step, slot: stepSlot(step, pending, early) },
+        ask && { ask, slot: stepSlot(ask, pending, early) },
         effect,
         retainedInputs(ctx, decisionId, call, run?.view),
         decided.shadowFlip,
@@ -138,10 +154,21 @@ async function decideAndCommit(
       continue;
     }
     // Another replica (or a concurrent retry) decided the step first: its decision is the answer.
-    if ("held" in committed) return heldStep(ctx, loaded, call, step as StepAsk, committed.held);
+    if ("held" in committed) return heldStep(ctx, loaded, call, ask as StepAsk, committed.held);
     const receipt = early ?? (await ahead.for(committed.verdict));
     return signed(ctx, loaded, committed.verdict, decisionId, argumentsDigest, signal, receipt);
   }
+}
+
+/** The approval a held require_approval step waits on, once it is approved (else undefined). */
+async function approvedFor(
+  ctx: AuthorityContext,
+  held: HeldStep,
+): Promise<ApprovalRecord | undefined> {
+  if (held.decision !== "require_approval") return undefined;
+  const { approvalId } = JSON.parse(held.verdictJson) as Verdict;
+  const stored = approvalId === undefined ? undefined : await ctx.store.getApproval(approvalId);
+  return stored?.approval.status === "approved" ? approvalRecord(stored.approval) : undefined;
 }
 
 /**

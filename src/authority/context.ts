@@ -1,3 +1,4 @@
+import type { ApproverDirectory } from "../core/approvers.js";
 import type { Catalog } from "../core/catalog.js";
 import type { Policy } from "../core/policy.js";
 import type { Store } from "../store/port.js";
@@ -17,6 +18,8 @@ export interface PolicySet {
    * against the same catalog and reloaded with it; its disagreements are recorded, never applied.
    */
   readonly shadow?: Policy;
+  /** Who approves which requirements, for whom (`approvers`); read with the pair, checked against its policy. */
+  readonly approvers?: ApproverDirectory;
 }
 
 /** Token settings shared by signing and verification. */

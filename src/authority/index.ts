@@ -148,6 +148,9 @@ export { NOT_REPLAYABLE } from "../core/replay.js";
 
 // Policy analysis (`charter analyze`) and the semantic diff (`charter diff`), offline on the pure core.
 export { analyzePolicy, atOrAbove, SEVERITIES } from "../core/policy-analysis.js";
-export type { ApproverDirectory, Finding, Severity } from "../core/policy-analysis.js";
+export type { Finding, Severity } from "../core/policy-analysis.js";
+// The approver directory (the `approvers` setting): who approves which requirements, for whom.
+export { directoryProblems, policyRequirements } from "../core/approvers.js";
+export type { ApproverDirectory } from "../core/approvers.js";
 export { diffPolicies } from "../core/policy-diff.js";
 export type { PolicyDiff, PolicyVersion } from "../core/policy-diff.js";

@@ -1,5 +1,6 @@
 import { withCallDigest } from "../core/decide.js";
 import { assessInForce } from "../core/withdraw.js";
+import type { Approval } from "../core/approval.js";
 import type { TaskGrant } from "../core/grant.js";
 import { isJsonObject } from "../core/json.js";
 import type { ApprovalRecord, ToolCall, Verdict } from "../core/verdict.js";
@@ -60,9 +61,7 @@ export async function loadApproval(
   const approvalId = call.request.approvalId;
   if (!loaded.check.ok || !call.presentsApproval || approvalId === undefined) return undefined;
   const stored = await ctx.store.getApproval(approvalId);
-  if (!stored) return undefined;
-  const a = stored.approval;
-  return { id: a.id, callDigest: a.callDigest, status: a.status, expiresAt: a.expiresAt };
+  return stored && approvalRecord(stored.approval);
 }
 
 /**
@@ -130,22 +129,31 @@ export function decideStep(
     : { verdict, argumentsDigest, shadowFlip };
 }
 
+/** A held call's approval step: the verdict with its approval's id, or the approval found approved. */
+export type ApprovalOutcome =
+  | { readonly verdict: Verdict; readonly approved?: undefined }
+  /** The live approval for this exact call was approved: the call is decided again with it (found by its content). */
+  | { readonly verdict: Verdict; readonly approved: ApprovalRecord };
+
 /**
  * Approval: a require_approval verdict gets its pending approval — the live one for this call
  * digest, or a new one (once per digest, also under concurrency) — and carries its id. The
- * approval keeps the arguments' canonical text, the very text the call digest covers.
+ * approval keeps the arguments' canonical text, the very text the call digest covers. When the
+ * live one is already approved, the call is the approved call (same grant, same call digest):
+ * its record comes back to be decided with, as if presented (`approved`), and the commit
+ * consumes it once.
  */
 export async function approvalStep(
   ctx: AuthorityContext,
   loaded: Loaded,
   call: AdmittedCall,
   verdict: Verdict,
-): Promise<Verdict> {
+): Promise<ApprovalOutcome> {
   const { args, digests } = call;
-  if (verdict.decision !== "require_approval" || !loaded.check.ok) return verdict;
-  if (!args.ok || !isJsonObject(args.value) || digests === undefined) return verdict;
+  if (verdict.decision !== "require_approval" || !loaded.check.ok) return { verdict };
+  if (!args.ok || !isJsonObject(args.value) || digests === undefined) return { verdict };
   const action = loaded.policySet.catalog.actions.get(verdict.actionId);
-  if (!action) return verdict;
+  if (!action) return { verdict };
   const draft = approvalDraft(ctx, loaded.check.grant, action, verdict, loaded.policySet.policy, {
     args: args.value,
     canonical: digests.canonical(),
@@ -153,7 +161,13 @@ export async function approvalStep(
   });
   const { approval, created } = await ctx.store.createApprovalOnce(draft, loaded.now);
   if (created) ctx.approvalFeed.notify();
-  return { ...verdict, approvalId: approval.id };
+  if (approval.status === "approved") return { verdict, approved: approvalRecord(approval) };
+  return { verdict: { ...verdict, approvalId: approval.id } };
+}
+
+/** What the core reads of an approval. */
+export function approvalRecord(a: Approval): ApprovalRecord {
+  return { id: a.id, callDigest: a.callDigest, status: a.status, expiresAt: a.expiresAt };
 }
 
 /**

@@ -1,9 +1,8 @@
-import { approveRole, ownerMayApprove } from "./approvers.js";
+import { approveRole, ownerMayApprove, type ApproverDirectory } from "./approvers.js";
 import { approversFor, type Policy } from "./policy.js";
 import type { Counterexample, Finding } from "./policy-analysis.js";
 
-/** Who holds which roles: principal → roles (`approve:<requirement>` among them). */
-export type ApproverDirectory = ReadonlyMap<string, readonly string[]>;
+export type { ApproverDirectory } from "./approvers.js";
 
 /** Requirements that need more distinct approvers than can exist: role holders plus the owner where it counts. */
 export function unmeetable(
@@ -15,7 +14,8 @@ export function unmeetable(
   for (const [requirement, counterexample] of held) {
     const needed = approversFor(policy, requirement);
     const role = approveRole(requirement);
-    const holders = [...directory.values()].filter((roles) => roles.includes(role)).length;
+    // A holder for some owners only still counts: for those owners the requirement can be met.
+    const holders = [...directory.approvers.values()].filter((e) => e.roles.includes(role)).length;
     const owner = ownerMayApprove(policy, requirement) ? 1 : 0;
     if (holders + owner >= needed) continue;
     const who =

@@ -139,7 +139,7 @@ describe("charter analyze", () => {
     writeFileSync(badDir, "approvers: { bea: approve:legal }\n");
     const d = await cli(...pair(), "--approvers", badDir);
     expect(d.code).toBe(78);
-    expect(d.err).toContain(`${badDir}: approvers.bea must be a list of roles`);
+    expect(d.err).toContain(`${badDir}: approvers.bea: an approver directory is`);
     expect(d.out).toBe("");
   });
 });

@@ -139,7 +139,10 @@ describe("analyzePolicy()", () => {
         "profiles:",
         "  p: { sources: [s] }",
       );
-    const dir = (...holders: [string, string[]][]) => new Map(holders);
+    const dir = (...holders: [string, `approve:${string}`[]][]): ApproverDirectory => ({
+      approvers: new Map(holders.map(([principal, roles]) => [principal, { roles }])),
+      teams: new Map(),
+    });
 
     it("two approvers needed, one holder: unmeetable, with a call held for it", () => {
       const findings = analyze(policy("legal"), dir(["bea", ["approve:legal"]]));

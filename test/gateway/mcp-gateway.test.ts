@@ -214,6 +214,39 @@ describe("charter mcp-gateway (real client, real gateway process, real upstream)
     expect(text(again)).not.toContain(approvalId ?? "");
     expect(upstream.calls.slice(before)).toEqual([call]);
   });
+
+  it("a new gateway process per call (as the MCP Inspector does): the approved call reaches the upstream once, no id kept", async () => {
+    const call = {
+      name: "send_email",
+      arguments: { to: "bob@partner.org", subject: "Contract", body: "From a new process" },
+    };
+    const before = upstream.calls.length;
+    const first = await connect("owner-assistant", upstream);
+    const held = (await first.client.callTool(call)) as CallToolResult;
+    await first.client.close();
+    const approvalId = /Approval id: (apr_[0-9a-f-]+)\./.exec(text(held))?.[1] ?? "";
+    const owner = await createAppContext({
+      ...DEFAULTS,
+      dataDir,
+      catalog: join(FIXTURES, "catalog.yaml"),
+      policy: join(FIXTURES, "policy.yaml"),
+    });
+    try {
+      await decideApproval(owner, { approvalId, outcome: "approve", decidedBy: "ana", note: "" });
+    } finally {
+      await owner.close();
+    }
+    const second = await connect("owner-assistant", upstream);
+    try {
+      const retried = (await second.client.callTool(call)) as CallToolResult;
+      expect(text(retried)).toBe("ran send_email");
+      const again = (await second.client.callTool(call)) as CallToolResult;
+      expect(again.isError).toBe(true);
+    } finally {
+      await second.client.close();
+    }
+    expect(upstream.calls.slice(before)).toEqual([call]);
+  });
 });
 
 describe("charter mcp-gateway in a dry run", () => {

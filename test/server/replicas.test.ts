@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createAppContext, type AppContext } from "../../src/app/context.js";
 import { delegateGrant, revokeGrant } from "../../src/authority/index.js";
 import { DEFAULTS } from "../../src/config/config.js";
+import { ApprovalOutcome } from "../../src/gen/charter/v1/approval_pb.js";
 import { Decision } from "../../src/gen/charter/v1/common_pb.js";
 import { verifyReceipt, type Jwks } from "../../src/token/index.js";
 import { FIXTURES, startTestCharter, type TestCharter } from "../support/charter-server.js";
@@ -54,6 +55,38 @@ describePostgres("two replicas on one PostgreSQL schema", () => {
       receipt: verdict?.receipt ?? "",
     };
   };
+
+  it("allow an approved call found by its content exactly once across both replicas", async () => {
+    const { grantToken } = await issue(a, "approved-by-content");
+    const call = {
+      grantToken,
+      call: {
+        callId: "c-pay",
+        toolName: "charge_payment",
+        argumentsJson: JSON.stringify({
+          customer_id: "cus_ABC123",
+          amount: 12,
+          currency: "EUR",
+          description: "plan",
+          authorization_code: "CODE-1",
+        }),
+      },
+    };
+    const held = (await a.clients.authority.authorize(call)).verdict;
+    expect(held?.decision).toBe(Decision.REQUIRE_APPROVAL);
+    await a.clients.approvals.decideApproval({
+      approvalId: held?.approvalId ?? "",
+      outcome: ApprovalOutcome.APPROVE,
+      decidedBy: "ana@example.com",
+      note: "",
+    });
+    // Retried without the approval id, ten times at once through both replicas.
+    const verdicts = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? b : a).clients.authority.authorize(call)),
+    );
+    const decisions = verdicts.map((v) => v.verdict?.decision);
+    expect(decisions.filter((d) => d === Decision.ALLOW)).toHaveLength(1);
+  });
 
   it("sign with one key, having started together, and publish the same JWKS", async () => {
     expect(a.server.context.ring.signingKey().kid).toBe(b.server.context.ring.signingKey().kid);

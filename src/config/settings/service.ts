@@ -76,6 +76,16 @@ export const SERVICE_SETTINGS = {
       "a candidate policy decided beside `policy` against the same catalog: every decision it would decide otherwise records a flip in its audit record and `charter_shadow_flips_total`, never in the verdict (see Shadow policies in policy-testing.md). It loads and reloads with the pair: one that does not load stops start-up (exit 78) or a reload",
     reload: "content",
   }),
+  approvers: setting({
+    type: text({ shape: 'file or "" (none)' }),
+    default: "",
+    env: "CHARTER_APPROVERS",
+    flag: "approvers",
+    flagValue: "FILE",
+    description:
+      "the approver directory (YAML or JSON): per principal, the requirements it approves and for which owners or teams (approvals.md, Who may answer). Keys, sessions and the offline `--by` count for its roles. It reloads with the pair; a role naming no requirement of the policy stops start-up (exit 78) or a reload",
+    reload: "content",
+  }),
   issuer: setting({
     type: text({ required: true }),
     default: "charter",
