@@ -33,7 +33,8 @@ export function approvalLinkUrl(base: string, token: string): string {
  * Makes a single-use link that lets `approver` answer one pending approval: a fresh random token,
  * of which only the hash is stored, valid for the inbox's `ttlSeconds` (never past the
  * approval's expiry). Refuses an approver who could not answer this approval (as
- * `approverActor` says now), so a link that could never decide is never sent.
+ * `approverActor` and the approver directory say now), so a link that could never decide is
+ * never sent.
  */
 export async function createApprovalLink(
   ctx: AuthorityContext,
@@ -56,11 +57,13 @@ export async function createApprovalLink(
       "FAILED_PRECONDITION",
       `approval ${approval.id} is ${approval.status}, not pending; a link could not decide it`,
     );
+  const { policy, approvers: directory } = ctx.policySet();
   const problem = answerProblem(
-    ctx.policySet().policy,
+    policy,
     approval,
     approverActor(ctx, approver),
     "approve",
+    directory,
   );
   if (problem !== undefined)
     throw new AuthorityError("PERMISSION_DENIED", `${approver}: ${problem}`);

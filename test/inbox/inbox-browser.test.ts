@@ -4,7 +4,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Decision } from "../../src/gen/charter/v1/common_pb.js";
 import { launchBrowser, type TestBrowser } from "../support/browser.js";
-import type { TestCharter } from "../support/charter-server.js";
+import { FIXTURES, type TestCharter } from "../support/charter-server.js";
 import { startOidcProvider, type TestOidcProvider } from "../support/oidc-provider.js";
 import {
   HOSTILE_SUBJECT,
@@ -12,6 +12,7 @@ import {
   inboxUrl,
   linkFor,
   pendingApproval,
+  pendingRefund,
   sendEmail,
   startInboxCharter,
 } from "./inbox-fixture.js";
@@ -34,6 +35,7 @@ beforeAll(async () => {
     now: () => clock.now,
     config: {
       approvalTtlSeconds: TTL,
+      approvers: join(FIXTURES, "approvers.yaml"),
       inboxOidcIssuer: provider.issuer,
       inboxOidcClientId: provider.clientId,
       inboxOidcClientSecret: provider.clientSecret,
@@ -61,10 +63,10 @@ afterAll(async () => {
 });
 
 /** What has the keyboard focus, as text: its href, its value or its tag. */
-const focused = (p: Page) =>
-  p.evaluate(
+const focused = (p: Page): Promise<string> =>
+  p.evaluate<string>(
     "(() => { const e = document.activeElement; return e ? (e.getAttribute('href') || e.getAttribute('value') || e.tagName) : ''; })()",
-  ) as Promise<string>;
+  );
 
 /** Presses Tab until `want` says the focus is where it should be (at most 40 times). */
 async function tabTo(p: Page, want: (focus: string) => boolean): Promise<void> {
@@ -173,6 +175,39 @@ describe("single-use links in Chromium", () => {
     const retry = await sendEmail(charter, token, args, id);
     expect([retry.decision, retry.reason?.code]).toEqual([Decision.DENY, "APPROVAL_REJECTED"]);
     await linkPage.close();
+  });
+});
+
+describe("a 2-of-N approval in Chromium", () => {
+  it("shows 1 of 2, then approved, live on the owner's page; the refund is allowed once", async () => {
+    const { id, token, args } = await pendingRefund(charter);
+    await page.goto(`${inboxUrl(charter)}/approvals/${id}`);
+    expect(await page.locator(".count").textContent()).toBe("0 of 2 approvers");
+    await expect(linkFor(charter, id, OWNER)).rejects.toThrow(/PERMISSION_DENIED/);
+    for (const [manager, want] of [
+      ["mgr1@example.com", "1 of 2 approvers"],
+      ["mgr2@example.com", "approved — waiting for the agent to retry"],
+    ] as const) {
+      const linkPage = await browser.context.newPage();
+      await linkPage.goto(await linkFor(charter, id, manager));
+      await linkPage.getByRole("button", { name: "Approve" }).click();
+      await linkPage.waitForLoadState();
+      expect(await linkPage.locator("#state").textContent()).toContain(
+        want.startsWith("approved") ? want : `waiting for approval — ${want}`,
+      );
+      await linkPage.close();
+      // The owner's page follows the feed: the count, then the state, change without a reload.
+      await expect
+        .poll(() => page.locator("#state").textContent(), { timeout: 5000 })
+        .toContain(want.startsWith("approved") ? want : `— ${want}`);
+    }
+    expect(await page.locator("form.decide").count()).toBe(0);
+    const retry = await charter.clients.authority.authorize({
+      grantToken: token,
+      call: { callId: "refund-1", toolName: "issue_refund", argumentsJson: args },
+      approvalId: id,
+    });
+    expect(retry.verdict?.decision).toBe(Decision.ALLOW);
   });
 });
 

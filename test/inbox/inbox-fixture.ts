@@ -69,6 +69,25 @@ export async function pendingApproval(
   return { id: verdict.approvalId, token, args };
 }
 
+/** A refund of 250: the demo holds it for two managers (requirement `manager`, 2 approvers). */
+export async function pendingRefund(
+  charter: TestCharter,
+): Promise<{ readonly id: string; readonly token: string; readonly args: string }> {
+  const token = await grantFor(charter);
+  const args = JSON.stringify({
+    order_id: "ord_A1B2C3",
+    amount: 250,
+    currency: "EUR",
+    reason: "damaged",
+  });
+  const { verdict } = await charter.clients.authority.authorize({
+    grantToken: token,
+    call: { callId: "refund-1", toolName: "issue_refund", argumentsJson: args },
+  });
+  if (verdict?.decision !== Decision.REQUIRE_APPROVAL) throw new Error("expected an approval");
+  return { id: verdict.approvalId, token, args };
+}
+
 /** A single-use link for `approver`, as the RPC makes it. */
 export async function linkFor(charter: TestCharter, approvalId: string, approver = OWNER) {
   return (await charter.clients.approvals.createApprovalLink({ approvalId, approver })).url;
