@@ -51,7 +51,7 @@ export const INBOX_SETTINGS = {
     default: "",
     env: "CHARTER_INBOX_OIDC_CLIENT_SECRET",
     description:
-      "the client's secret (`client_secret_basic`); \"\" for a public client (PKCE only). Prefer the environment variable to a config file",
+      'the client\'s secret (`client_secret_basic`); "" for a public client (PKCE only). Prefer the environment variable to a config file',
     reload: "restart",
     secret: "value",
   }),
