@@ -35,7 +35,7 @@ export const INBOX_SETTINGS = {
     defaultText: "(none: sign-in by single-use links only)",
     env: "CHARTER_INBOX_OIDC_ISSUER",
     description:
-      "the OpenID Provider approvers sign in with (authorization code with PKCE); its discovery document is read at start",
+      "the OpenID Provider approvers sign in with (authorization code with PKCE); its discovery document is read at the first sign-in (a provider that is down delays sign-in, not start-up); `http:` only on loopback",
     reload: "restart",
   }),
   inboxOidcClientId: setting({
