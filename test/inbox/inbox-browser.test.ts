@@ -137,6 +137,17 @@ describe("the inbox in Chromium", () => {
     if (SCREENSHOTS) await screenshot(page, "inbox-detail.png");
   });
 
+  it("refuses a signed-in POST without the session's CSRF token, and changes nothing", async () => {
+    const { id } = await pendingApproval(charter);
+    const forged = await page.request.post(`${inboxUrl(charter)}/approvals/${id}`, {
+      form: { outcome: "approve", note: "" },
+      maxRedirects: 0,
+    });
+    expect(forged.status()).toBe(403);
+    const { approval } = await charter.clients.approvals.getApproval({ approvalId: id });
+    expect(approval?.approvedBy).toEqual([]);
+  });
+
   it("shows an approval whose time ran out as expired, without a form", async () => {
     const { id } = await pendingApproval(charter);
     clock.now += TTL + 1;
@@ -174,6 +185,18 @@ describe("single-use links in Chromium", () => {
     expect(await linkPage.locator("#state").textContent()).toContain("rejected by ana@example.com");
     const retry = await sendEmail(charter, token, args, id);
     expect([retry.decision, retry.reason?.code]).toEqual([Decision.DENY, "APPROVAL_REJECTED"]);
+    await linkPage.close();
+  });
+});
+
+describe("an expired link in Chromium", () => {
+  it("answers 410 once its time ran out, and decided nothing", async () => {
+    const { id } = await pendingApproval(charter);
+    const url = await linkFor(charter, id);
+    clock.now += TTL + 1;
+    const linkPage = await browser.context.newPage();
+    expect((await linkPage.goto(url))?.status()).toBe(410);
+    expect(await linkPage.locator(".message").textContent()).toContain("expired");
     await linkPage.close();
   });
 });
