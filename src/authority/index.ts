@@ -44,6 +44,7 @@ export {
   redeemApprovalLink,
 } from "./approval-links.js";
 export type { ApprovalLinkSettings, OpenedLink } from "./approval-links.js";
+export { approvalRun, type ApprovalRun } from "./approval-run.js";
 export { auditGatewayRefusal, auditRefusedCall } from "./audit-events.js";
 export type { RefusedCall } from "./audit-events.js";
 export {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
+  approvalRun,
   approverActor,
   decideApproval,
   getApproval,
@@ -107,10 +108,12 @@ export async function detailPage(
 ): Promise<void> {
   const a = await getApproval(ctx, id, approverActor(ctx, session.principal));
   const bounds = await boundsOf(ctx, a);
+  const run = await approvalRun(ctx, a);
   const notice = done !== null && Object.hasOwn(DONE, done) ? DONE[done] : undefined;
   const body = detailBody(a, {
     live: true,
     ...(bounds === undefined ? {} : { bounds }),
+    ...(run === undefined ? {} : { run }),
     ...(a.status === "pending"
       ? { form: decideForm(`/approvals/${encodeURIComponent(a.id)}`, session.csrf) }
       : {}),

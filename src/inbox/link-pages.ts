@@ -1,5 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { openApprovalLink, redeemApprovalLink, type AuthorityContext } from "../authority/index.js";
+import {
+  approvalRun,
+  openApprovalLink,
+  redeemApprovalLink,
+  type AuthorityContext,
+} from "../authority/index.js";
 import { html, page, shown } from "./html.js";
 import { HttpError, sendHtml, sessionCookie } from "./http.js";
 import { boundsOf, decisionForm } from "./approval-pages.js";
@@ -36,8 +41,10 @@ export async function linkPage(
   const { session, created } = sessions.ensure(req);
   const a = opened.approval;
   const bounds = await boundsOf(ctx, a);
+  const run = await approvalRun(ctx, a);
   const body = detailBody(a, {
     ...(bounds === undefined ? {} : { bounds }),
+    ...(run === undefined ? {} : { run }),
     notice: html`<p class="notice">
       You answer as <strong>${shown(opened.link.approver)}</strong>, through a single-use link: the
       form below decides once.

@@ -1,4 +1,9 @@
-import { displayJson, type Approval, type ArgumentSummary } from "../authority/index.js";
+import {
+  displayJson,
+  type Approval,
+  type ApprovalRun,
+  type ArgumentSummary,
+} from "../authority/index.js";
 import { html, raw, shown, type Html } from "./html.js";
 
 /** What an approval's state means to its approver, in words: honest about every status. */
@@ -99,6 +104,8 @@ export function detailBody(
   a: Approval,
   context: {
     readonly bounds?: string;
+    /** The run the call belongs to, when it carries one. */
+    readonly run?: ApprovalRun;
     readonly form?: Html;
     readonly notice?: Html;
     /** The page follows the approval feed (a signed-in approver's; a link's page does not). */
@@ -157,7 +164,25 @@ export function detailBody(
       <summary>The grant's bounds for this action</summary>
       ${context.bounds === undefined ? html`<p>none: the catalog's input schema alone</p>` : html`<pre>${lines(context.bounds)}</pre>`}
     </details>
-    ${context.form ?? html``}`;
+    ${runSection(context.run)} ${context.form ?? html``}`;
+}
+
+/** The run of the call: the calls allowed in it so far and the labels it has seen, by which call. */
+export function runSection(run: ApprovalRun | undefined): Html {
+  if (run === undefined)
+    return html`<h2>Run</h2>
+      <p>This call belongs to no run.</p>`;
+  const labels =
+    run.labels.length === 0
+      ? html`<p>No label seen yet.</p>`
+      : html`<ul class="labels">
+          ${run.labels.map((l) => html`<li><strong>${shown(l.label)}</strong>, from <code>${shown(l.toolName)}</code> (call ${l.call})</li>`)}
+        </ul>`;
+  return html`<h2>Run <code>${shown(run.runId)}</code></h2>
+    <p class="run">
+      ${run.calls} call${run.calls === 1 ? "" : "s"} allowed in it so far; what it has read:
+    </p>
+    ${labels}`;
 }
 
 /** The approve/reject form: a note, two buttons, the session's CSRF token. */

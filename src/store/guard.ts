@@ -62,6 +62,7 @@ export const STORE_DOING: Describers<StoreOperations> = {
   createApprovalLink: (link) => `create a link for approval ${link.approvalId}`,
   getApprovalLink: () => "look up an approval link",
   redeemApprovalLink: () => "redeem an approval link",
+  approvalRun: (id) => `read the run of approval ${id}`,
   readAudit: () => "read the audit log",
   auditHead: () => "read the audit head",
   putCheckpoint: (cp) => `record audit checkpoint ${cp.seq}`,

@@ -36,4 +36,9 @@ export interface ApprovalLinkStore {
    * and the other answers `used`. A link expired at `at` is `expired`, and stays unused.
    */
   redeemApprovalLink(tokenHash: string, at: number): Promise<LinkRedemption>;
+  /**
+   * The run of the call an approval holds: the run id of the first decision that answered
+   * require_approval with it; undefined for a call outside any run (or an unknown approval).
+   */
+  approvalRun(approvalId: string): Promise<string | undefined>;
 }

@@ -8,6 +8,7 @@ import type { TestCharter } from "../support/charter-server.js";
 import {
   HOSTILE_SUBJECT,
   inboxUrl,
+  grantFor,
   linkFor,
   pendingApproval,
   sendEmail,
@@ -171,5 +172,36 @@ describe("pages", () => {
     const home = await fetch(inboxUrl(charter));
     expect(home.status).toBe(200);
     expect(await home.text()).toContain("single-use link");
+  });
+});
+
+describe("an approval held for its run", () => {
+  it("shows the run's allowed calls and the labels it has seen, by which call", async () => {
+    const grantToken = await grantFor(charter);
+    const call = async (callId: string, toolName: string, args: object) =>
+      (
+        await charter.clients.authority.authorize({
+          grantToken,
+          call: {
+            callId,
+            toolName,
+            argumentsJson: JSON.stringify(args),
+            step: { runId: "walk-1", of: { case: "toolCallId", value: callId } },
+          },
+        })
+      ).verdict;
+    await call("c1", "fetch_url", { url: "https://news.example.org/today" });
+    await call("c2", "read_email", { message_id: "msg_7f3a9c21" });
+    const held = await call("c3", "send_email", {
+      to: "bo@example.com",
+      subject: "Notes",
+      body: "Hi",
+    });
+    expect(held?.decision).toBe(Decision.REQUIRE_APPROVAL);
+    const { body } = await open(await linkFor(charter, held?.approvalId ?? ""));
+    expect(body).toContain("<code>walk-1</code>");
+    expect(body).toContain("2 calls allowed in it so far");
+    expect(body).toMatch(/<strong>private<\/strong>, from <code>read_email<\/code> \(call 2\)/);
+    expect(body).toMatch(/<strong>untrusted<\/strong>, from <code>fetch_url<\/code> \(call 1\)/);
   });
 });

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { ApprovalLink, Store } from "../../src/store/port.js";
 import { expectStoreError } from "./contract-assert.js";
-import { ISSUED_AT } from "./fixtures.js";
+import { ISSUED_AT, makeDecision } from "./fixtures.js";
 
 const hashOf = (token: string) => createHash("sha256").update(token).digest("hex");
 
@@ -78,6 +78,19 @@ export function describeApprovalLinkContract(current: () => Store): void {
         ok: false,
         problem: "unknown",
       });
+    });
+
+    it("reads the run of the call an approval holds, from the decision that held it", async () => {
+      const store = current();
+      const held = { decision: "require_approval", approvalId: "apr-run" } as const;
+      await store.commitDecision(makeDecision("d-1", { ...held, runId: "run-7", stepKey: "k" }));
+      await store.commitDecision(makeDecision("d-2", { ...held, decisionId: "d-2" }));
+      await store.commitDecision(
+        makeDecision("d-3", { decision: "require_approval", approvalId: "apr-none" }),
+      );
+      expect(await store.approvalRun("apr-run")).toBe("run-7");
+      expect(await store.approvalRun("apr-none")).toBeUndefined();
+      expect(await store.approvalRun("apr-unknown")).toBeUndefined();
     });
   });
 }

@@ -20,6 +20,13 @@ export function postgresApprovalLinks(pool: pg.Pool): ApprovalLinkStore {
       )
     ).rows[0];
   return {
+    async approvalRun(approvalId) {
+      const { rows } = await pool.query<{ run_id: string | null }>(
+        "SELECT run_id FROM decisions WHERE approval_id = $1 AND decision = 'require_approval' ORDER BY decided_at, decision_id LIMIT 1",
+        [approvalId],
+      );
+      return rows[0]?.run_id ?? undefined;
+    },
     async createApprovalLink(link) {
       const { rowCount } = await pool.query(
         `INSERT INTO approval_links (${APPROVAL_LINK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,

@@ -23,7 +23,13 @@ export function sqliteApprovalLinks(db: Database): ApprovalLinkStore {
     UPDATE approval_links SET used_at = @at
     WHERE token_hash = @hash AND used_at IS NULL AND expires_at > @at
     RETURNING ${APPROVAL_LINK_COLUMNS}`);
+  const runOf = db.prepare<[string], { run_id: string | null }>(
+    "SELECT run_id FROM decisions WHERE approval_id = ? AND decision = 'require_approval' ORDER BY decided_at, rowid LIMIT 1",
+  );
   return {
+    async approvalRun(approvalId) {
+      return runOf.get(approvalId)?.run_id ?? undefined;
+    },
     async createApprovalLink(link) {
       const { changes } = insert.run({
         token_hash: link.tokenHash,

@@ -1,6 +1,6 @@
 import type { Migration } from "../migrate.js";
 
-/** Migration 12: single-use approval links, kept as the SHA-256 of their token only. */
+/** Migration 12: single-use approval links, kept as the SHA-256 of their token only; decisions by approval. */
 export const SQLITE_APPROVAL_LINKS: Migration = {
   version: 12,
   name: "approval-links",
@@ -15,5 +15,7 @@ export const SQLITE_APPROVAL_LINKS: Migration = {
     );
     CREATE INDEX approval_links_approval ON approval_links (approval_id);
     CREATE INDEX approval_links_expiry ON approval_links (expires_at);
+    -- The inbox shows an approval's run: read from the decision that held the call.
+    CREATE INDEX decisions_approval ON decisions (approval_id) WHERE approval_id IS NOT NULL;
   `,
 };
