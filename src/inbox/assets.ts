@@ -80,11 +80,14 @@ code, pre { font-family: ui-monospace, monospace; font-size: .9em; overflow-wrap
 @media (max-width: 30rem) { .facts { grid-template-columns: 1fr; } .facts dd { margin-bottom: .5rem; } }
 .summary { border-collapse: collapse; width: 100%; }
 .summary th, .summary td { text-align: left; vertical-align: top; padding: .35rem .5rem; border-bottom: 1px solid var(--line); }
-.summary th { width: 1%; white-space: nowrap; }
-.summary th code { white-space: nowrap; overflow-wrap: normal; }
+.summary th { width: 25%; }
+.summary th code { word-break: break-all; }
 details { margin-top: 1.5rem; }
 summary { cursor: pointer; font-weight: 600; }
-.digest, .hidden { color: var(--muted); }
+.digest, .hidden { color: var(--muted); word-break: break-all; }
+.summary td, .facts dd code { word-break: break-all; }
+.summary { table-layout: fixed; }
+@media (max-width: 30rem) { .summary th { width: 35%; } }
 .decide { display: grid; gap: .5rem; margin-top: 1.5rem; }
 textarea { width: 100%; font: inherit; padding: .5rem; }
 .buttons { display: flex; flex-wrap: wrap; gap: .75rem; }

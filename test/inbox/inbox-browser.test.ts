@@ -135,6 +135,12 @@ describe("the inbox in Chromium", () => {
     expect(summary).not.toContain("\u202E");
     expect(await page.locator("script").count()).toBe(1);
     if (SCREENSHOTS) await screenshot(page, "inbox-detail.png");
+    // Readable on a phone: nothing wider than a 360 px screen.
+    await page.setViewportSize({ width: 360, height: 740 });
+    expect(
+      await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth"),
+    ).toBeLessThanOrEqual(0);
+    await page.setViewportSize({ width: 1000, height: 800 });
   });
 
   it("refuses a signed-in POST without the session's CSRF token, and changes nothing", async () => {
