@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -142,6 +143,11 @@ describe("webhooks on approval events", () => {
       "webhook-signature": String(created.headers["webhook-signature"]),
     };
     expect(verifyWebhook(KEY, headers, created.body, Math.floor(Date.now() / 1000))).toBe(true);
+    // Checked again as a receiver written from the Standard Webhooks text would, apart from Charter's code.
+    const signed = `${headers["webhook-id"]}.${headers["webhook-timestamp"]}.${created.body}`;
+    const mac = createHmac("sha256", Buffer.from(SECRET.slice(6), "base64")).update(signed);
+    expect(headers["webhook-signature"]).toBe(`v1,${mac.digest("base64")}`);
+    expect(Math.abs(Number(headers["webhook-timestamp"]) - Date.now() / 1000)).toBeLessThan(300);
     expect(headers["webhook-id"]).toBe(String(parsed(created).data.sequence));
     expect(parsed(created).data.inboxUrl).toBe(
       `https://inbox.example.com/approvals/${encodeURIComponent(id)}`,
