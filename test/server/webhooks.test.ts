@@ -1,5 +1,7 @@
 import { createHmac } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -43,6 +45,15 @@ async function start(dataDir?: string): Promise<TestCharter> {
   });
 }
 
+/** A loopback port nothing listens on (bound, then closed). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "charter-webhooks-"));
   receiver = await startWebhookReceiver();
@@ -59,6 +70,12 @@ beforeAll(async () => {
       "  - name: chat",
       "    urlEnv: CHARTER_TEST_SLACK_URL",
       "    format: slack",
+      "    events: [created]",
+      // Nothing listens there: every attempt is refused at once.
+      "  - name: stuck",
+      `    url: http://127.0.0.1:${await closedPort()}/`,
+      "    format: json",
+      "    secretEnv: CHARTER_TEST_WEBHOOK_SECRET",
       "    events: [created]",
       "delivery: { timeoutMs: 2000, retryInitialMs: 50, retryMaxMs: 200, maxAttempts: 10, pollMs: 200 }",
     ].join("\n"),
@@ -196,6 +213,22 @@ describe("webhooks on approval events", () => {
       metrics.get('charter_webhook_deliveries_total{webhook="ops",outcome="failed"}'),
     ).toBeGreaterThanOrEqual(2);
     expect((await verifyAudit(charter.server.context)).ok).toBe(true);
+  });
+
+  it("abandons an event a webhook keeps failing after maxAttempts, holding back no other", async () => {
+    const id = await hold(15);
+    // The other webhooks got it while this one was still failing.
+    await receiver.waitFor(ops("approval.created", id), "created");
+    const stuck = (
+      await auditedUntil(id, (rs) =>
+        rs.some((e) => e.webhook === "stuck" && e.delivery === "abandoned"),
+      )
+    ).filter((e) => e.webhook === "stuck");
+    expect(stuck.map((e) => e.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(stuck.at(-1)?.delivery).toBe("abandoned");
+    expect(stuck.every((e) => e.detail === "ECONNREFUSED" && e.httpStatus === undefined)).toBe(
+      true,
+    );
   });
 
   it("shows Slack an approval's text as text: <script> and <!channel> escaped", async () => {
