@@ -131,8 +131,10 @@ export function startWebhookDelivery(
     while (!signal.aborted) {
       const seen = ctx.approvalFeed.generation();
       let more = false;
+      let holder = true;
       try {
-        if (await lease.held()) {
+        holder = await lease.held();
+        if (holder) {
           cursor ??= Number(
             await ctx.store.claimMeta(key, String(await ctx.store.lastApprovalSequence())),
           );
@@ -161,7 +163,8 @@ export function startWebhookDelivery(
         await pause(delivery.pollMs);
         continue;
       }
-      if (!more) await pause(delivery.pollMs, seen);
+      // A process without the lease looks again every pollMs; the holder is also woken by the feed.
+      if (!more) await pause(delivery.pollMs, holder ? seen : undefined);
     }
   };
 
