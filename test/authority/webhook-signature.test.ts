@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   signWebhook,
@@ -51,5 +54,35 @@ describe("verifyWebhook()", () => {
     const { createHmac } = await import("node:crypto");
     const mac = createHmac("sha256", KEY).update(`7.${NOW}.${BODY}`).digest("base64");
     expect(signWebhook(KEY, "7", NOW, BODY)).toBe(`v1,${mac}`);
+  });
+});
+
+describe("the verifier docs/approvals.md gives receivers", () => {
+  it("is a verifier: it accepts Charter's signature and refuses a stale or forged one", async () => {
+    const doc = readFileSync(new URL("../../docs/approvals.md", import.meta.url), "utf8");
+    const section = doc.slice(doc.indexOf("### Format `json` and its signature"));
+    const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+    expect(code).toContain("export function verifyWebhook");
+    const dir = mkdtempSync(join(tmpdir(), "charter-doc-verifier-"));
+    try {
+      const file = join(dir, "verify.ts");
+      writeFileSync(file, code);
+      const copied = (await import(/* @vite-ignore */ file)) as {
+        verifyWebhook: (
+          key: Uint8Array,
+          h: Record<string, string | undefined>,
+          body: string,
+          now?: number,
+        ) => boolean;
+      };
+      const headers = webhookHeaders(KEY, "7", NOW, BODY);
+      expect(copied.verifyWebhook(KEY, headers, BODY, NOW)).toBe(true);
+      expect(copied.verifyWebhook(KEY, headers, BODY, NOW + 301)).toBe(false);
+      const forged = { ...headers, "webhook-signature": signWebhook(KEY, "8", NOW, BODY) };
+      expect(copied.verifyWebhook(KEY, forged, BODY, NOW)).toBe(false);
+      expect(copied.verifyWebhook(KEY, headers, `${BODY} `, NOW)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
