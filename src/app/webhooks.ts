@@ -26,7 +26,7 @@ export async function loadWebhooks(
 export function startWebhooks(
   ctx: AppContext,
   set: WebhookSet | undefined,
-  config: Pick<CharterConfig, "webhookInboxUrl">,
+  config: Pick<CharterConfig, "webhookInboxUrl" | "slackSigningSecret">,
   log: Logger,
   worker: number | undefined,
 ): WebhookDeliverer | undefined {
@@ -34,7 +34,10 @@ export function startWebhooks(
   const deliverer = startWebhookDelivery(ctx, {
     webhooks: set.webhooks,
     delivery: set.delivery,
-    ...(config.webhookInboxUrl === "" ? {} : { linkBase: config.webhookInboxUrl }),
+    message: {
+      ...(config.webhookInboxUrl === "" ? {} : { linkBase: config.webhookInboxUrl }),
+      slackActions: config.slackSigningSecret !== "",
+    },
     holder: `${process.pid}-${randomUUID()}`,
     onError: (message) => log.warn({ event: "webhook.delivery_failed" }, message),
   });

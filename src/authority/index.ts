@@ -52,7 +52,13 @@ export {
   webhookHeaders,
   WEBHOOK_TOLERANCE_SECONDS,
 } from "./webhook-signature.js";
-export { slackText, webhookBody, webhookJsonBody, webhookSlackBody } from "./webhook-messages.js";
+export {
+  slackText,
+  webhookBody,
+  webhookJsonBody,
+  webhookSlackBody,
+  type MessageOptions,
+} from "./webhook-messages.js";
 export type { Webhook, WebhookDelivery, WebhookFormat } from "../core/webhook.js";
 export {
   createRefusalTally,

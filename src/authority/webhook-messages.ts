@@ -2,6 +2,7 @@ import type { ApprovalEvent, ApprovalEventKind } from "../core/approval.js";
 import type { Approval } from "../core/approval.js";
 import { displayJson, displayText } from "../core/display-text.js";
 import { inboxLink, type Webhook } from "../core/webhook.js";
+import { SLACK_APPROVE_ACTION, SLACK_REJECT_ACTION } from "./slack-actions.js";
 
 /**
  * The approval as a webhook shows it: the safe summary only (ids, tool, requirement, status, k of
@@ -79,7 +80,7 @@ const HEADLINE: Readonly<Record<ApprovalEventKind, string>> = {
  * `blocks` (what waits, for whom, k of N, expiry, the argument summary, the inbox link as a
  * button). Every text that came from the approval is escaped for mrkdwn (`slackText`).
  */
-export function webhookSlackBody(event: ApprovalEvent, linkBase?: string): string {
+export function webhookSlackBody(event: ApprovalEvent, options: MessageOptions = {}): string {
   const a = event.approval;
   const s = slackText;
   const line = `${s(a.toolName)} (${s(a.actionId)}) ${HEADLINE[event.kind]}: ${s(a.status)}, ${a.approvedBy.length} of ${a.requiredApprovals} ${s(a.requirement)} approval(s)`;
@@ -93,7 +94,30 @@ export function webhookSlackBody(event: ApprovalEvent, linkBase?: string): strin
           : `• ${s(e.path)}: (hidden)`,
     )
     .join("\n");
-  const link = inboxLink(linkBase, a.id);
+  const link = inboxLink(options.linkBase, a.id);
+  const buttons = [
+    ...(options.slackActions === true && a.status === "pending"
+      ? [
+          {
+            type: "button",
+            action_id: SLACK_APPROVE_ACTION,
+            text: { type: "plain_text", text: "Approve" },
+            style: "primary",
+            value: a.id,
+          },
+          {
+            type: "button",
+            action_id: SLACK_REJECT_ACTION,
+            text: { type: "plain_text", text: "Reject" },
+            style: "danger",
+            value: a.id,
+          },
+        ]
+      : []),
+    ...(link === undefined
+      ? []
+      : [{ type: "button", text: { type: "plain_text", text: "Open in the inbox" }, url: link }]),
+  ];
   const blocks: unknown[] = [
     { type: "section", text: { type: "mrkdwn", text: `*${line}*` } },
     {
@@ -107,20 +131,7 @@ export function webhookSlackBody(event: ApprovalEvent, linkBase?: string): strin
     },
     ...(summary === "" ? [] : [{ type: "section", text: { type: "mrkdwn", text: summary } }]),
     { type: "context", elements: [{ type: "mrkdwn", text: `Approval ${s(a.id)}` }] },
-    ...(link === undefined
-      ? []
-      : [
-          {
-            type: "actions",
-            elements: [
-              {
-                type: "button",
-                text: { type: "plain_text", text: "Open in the inbox" },
-                url: link,
-              },
-            ],
-          },
-        ]),
+    ...(buttons.length === 0 ? [] : [{ type: "actions", elements: buttons }]),
   ];
   return JSON.stringify({
     text: link === undefined ? line : `${line} <${link}|Open in the inbox>`,
@@ -128,9 +139,25 @@ export function webhookSlackBody(event: ApprovalEvent, linkBase?: string): strin
   });
 }
 
+/** What a message carries besides the event: the inbox link, Slack's approve and reject buttons. */
+export interface MessageOptions {
+  /** The inbox's public base URL: each message links its approval. */
+  readonly linkBase?: string;
+  /**
+   * Slack messages of a pending approval carry Approve and Reject buttons (`charter_approve`,
+   * `charter_reject`, the approval id as value), answered by the Slack actions endpoint: only
+   * when it is configured (`slackSigningSecret`).
+   */
+  readonly slackActions?: boolean;
+}
+
 /** A webhook's body for `event`, in its format. */
-export function webhookBody(hook: Webhook, event: ApprovalEvent, linkBase?: string): string {
+export function webhookBody(
+  hook: Webhook,
+  event: ApprovalEvent,
+  options: MessageOptions = {},
+): string {
   return hook.format === "json"
-    ? webhookJsonBody(event, linkBase)
-    : webhookSlackBody(event, linkBase);
+    ? webhookJsonBody(event, options.linkBase)
+    : webhookSlackBody(event, options);
 }

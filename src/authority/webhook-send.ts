@@ -1,6 +1,6 @@
 import type { ApprovalEvent } from "../core/approval.js";
 import type { Webhook } from "../core/webhook.js";
-import { webhookBody } from "./webhook-messages.js";
+import { webhookBody, type MessageOptions } from "./webhook-messages.js";
 import { webhookHeaders } from "./webhook-signature.js";
 
 /** One attempt's outcome: a 2xx answer, or why not (a status, or an error in words: never the URL). */
@@ -11,8 +11,7 @@ export interface AttemptResult {
 }
 
 export interface SendOptions {
-  /** The inbox's public base URL, for the approval's link. */
-  readonly linkBase?: string;
+  readonly message: MessageOptions;
   readonly timeoutMs: number;
   /** Unix seconds: the `webhook-timestamp`. */
   readonly now: number;
@@ -31,7 +30,7 @@ export async function sendWebhook(
   event: ApprovalEvent,
   options: SendOptions,
 ): Promise<AttemptResult> {
-  const body = webhookBody(hook, event, options.linkBase);
+  const body = webhookBody(hook, event, options.message);
   const id = String(event.sequence);
   const headers: Record<string, string> = {
     "content-type": "application/json",

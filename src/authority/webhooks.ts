@@ -3,6 +3,7 @@ import { wantsEvent, type Webhook, type WebhookDelivery } from "../core/webhook.
 import { auditWebhookDelivery } from "./audit-events.js";
 import type { AuthorityContext } from "./context.js";
 import { createWebhookLease } from "./webhook-lease.js";
+import type { MessageOptions } from "./webhook-messages.js";
 import { sendWebhook } from "./webhook-send.js";
 
 /** Events read from the store at once per webhook: the bound of what a deliverer holds in memory. */
@@ -24,8 +25,8 @@ export interface WebhookDeliverer {
 export interface WebhookDelivererOptions {
   readonly webhooks: readonly Webhook[];
   readonly delivery: WebhookDelivery;
-  /** The inbox's public base URL, for links to an approval. */
-  readonly linkBase?: string;
+  /** The inbox link and Slack's buttons. */
+  readonly message?: MessageOptions;
   /** This process, in the lease (unique per process). */
   readonly holder: string;
   /** Where failures are reported (the server logs them at warn); never holds a URL or a secret. */
@@ -91,7 +92,7 @@ export function startWebhookDelivery(
     for (let attempt = 1; ; attempt += 1) {
       if (signal.aborted) return false;
       const result = await sendWebhook(hook, event, {
-        ...(options.linkBase === undefined ? {} : { linkBase: options.linkBase }),
+        message: options.message ?? {},
         timeoutMs: delivery.timeoutMs,
         now: ctx.now(),
         signal,

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { slackText, webhookJsonBody, webhookSlackBody } from "../../src/authority/index.js";
+import {
+  SLACK_APPROVE_ACTION,
+  SLACK_REJECT_ACTION,
+  slackText,
+  webhookJsonBody,
+  webhookSlackBody,
+} from "../../src/authority/index.js";
 import type { ApprovalEvent } from "../../src/core/approval.js";
 
 const EVENT: ApprovalEvent = {
@@ -49,7 +55,7 @@ function slackTexts(body: string): string[] {
 
 describe("webhookSlackBody()", () => {
   it("escapes &, < and > in every text that came from the approval", () => {
-    const texts = slackTexts(webhookSlackBody(EVENT, "https://inbox.example.com/"));
+    const texts = slackTexts(webhookSlackBody(EVENT, { linkBase: "https://inbox.example.com/" }));
     const all = texts.join("\n");
     expect(all).toContain("&lt;script&gt;");
     expect(all).toContain("&lt;!channel&gt;");
@@ -67,7 +73,9 @@ describe("webhookSlackBody()", () => {
   });
 
   it("has a button to the inbox when a link base is set, and no link without one", () => {
-    const withLink = JSON.parse(webhookSlackBody(EVENT, "https://inbox.example.com")) as {
+    const withLink = JSON.parse(
+      webhookSlackBody(EVENT, { linkBase: "https://inbox.example.com" }),
+    ) as {
       blocks: { type: string; elements?: { url?: string }[] }[];
     };
     const actions = withLink.blocks.find((b) => b.type === "actions");
@@ -75,6 +83,26 @@ describe("webhookSlackBody()", () => {
     const without = webhookSlackBody(EVENT);
     expect(without).not.toContain("inbox.example.com");
     expect(JSON.parse(without)).toHaveProperty("text");
+  });
+
+  it("carries Approve and Reject buttons for the Slack actions endpoint, only on a pending approval", () => {
+    type Message = {
+      blocks: {
+        type: string;
+        elements?: { action_id?: string; value?: string; url?: string }[];
+      }[];
+    };
+    const buttons = (body: string) =>
+      (JSON.parse(body) as Message).blocks.find((b) => b.type === "actions")?.elements ?? [];
+    const pending = buttons(webhookSlackBody(EVENT, { slackActions: true }));
+    expect(pending.map((b) => [b.action_id, b.value])).toEqual([
+      [SLACK_APPROVE_ACTION, "apr_1"],
+      [SLACK_REJECT_ACTION, "apr_1"],
+    ]);
+    const decided = { ...EVENT, kind: "decided" as const };
+    const approved = { ...decided, approval: { ...EVENT.approval, status: "approved" as const } };
+    expect(buttons(webhookSlackBody(approved, { slackActions: true }))).toEqual([]);
+    expect(buttons(webhookSlackBody(EVENT))).toEqual([]);
   });
 
   it("slackText() leaves no mrkdwn control character", () => {

@@ -41,6 +41,7 @@ async function start(dataDir?: string): Promise<TestCharter> {
       webhooks: join(dir, "webhooks.yaml"),
       webhookInboxUrl: "https://inbox.example.com/",
       metricsListen: "127.0.0.1:0",
+      slackSigningSecret: "slack-signing-secret-for-the-buttons",
     },
   });
 }
@@ -242,6 +243,9 @@ describe("webhooks on approval events", () => {
     expect(slack.body).not.toContain("<script>");
     expect(slack.body).not.toContain("<!channel>");
     expect(message.text).toContain("charge_payment");
+    // Slack actions are configured: the pending approval's message carries its buttons.
+    expect(slack.body).toContain(`"action_id":"charter_approve"`);
+    expect(slack.body).toContain(`"value":"${id}"`);
     expect(slack.headers["webhook-signature"]).toBeUndefined();
   });
 
@@ -272,7 +276,13 @@ describe("webhooks on approval events", () => {
       .map((r) => r.entry)
       .join("\n");
     expect(logs.text()).toContain("webhook ops");
-    for (const secret of [SECRET, SECRET.slice(6), SLACK_TOKEN, receiver.url]) {
+    for (const secret of [
+      SECRET,
+      SECRET.slice(6),
+      SLACK_TOKEN,
+      receiver.url,
+      "slack-signing-secret",
+    ]) {
       expect(logs.text()).not.toContain(secret);
       expect(audit).not.toContain(secret);
     }
