@@ -91,4 +91,51 @@ describe("webhooks under --workers 2", () => {
     );
     expect(workers.size).toBe(2);
   });
+
+  it("resumes at once after a SIGKILL: the restarted server takes its own lease back", async () => {
+    const dataDir = join(dir, "killed");
+    const env = {
+      CHARTER_WEBHOOKS: join(dir, "webhooks.yaml"),
+      CHARTER_TEST_WORKERS_SECRET: "workers-webhook-secret-0123456789",
+    };
+    const first = await serveProcess({ dataDir, args: ["--workers", "1"], env });
+    const c = createCharterClients({ address: first.address });
+    receiver.respond = () => 503;
+    const { grantToken } = await c.grants.issueGrant({
+      profile: "owner-assistant",
+      subject: "agent:killed",
+      owner: "ana@example.com",
+      purpose: "killed",
+    });
+    const { verdict } = await c.authority.authorize({
+      grantToken,
+      call: {
+        callId: "c-killed",
+        toolName: "charge_payment",
+        argumentsJson: JSON.stringify({
+          customer_id: "cus_ABC123",
+          amount: 77,
+          currency: "EUR",
+          description: "killed",
+        }),
+      },
+    });
+    c.close();
+    const id = verdict?.approvalId ?? "";
+    await receiver.waitFor((r) => r.body.includes(id) && r.status === 503, "a failed attempt");
+    await first.kill();
+    receiver.respond = () => 204;
+    const second = await serveProcess({ dataDir, args: ["--workers", "1"], env });
+    try {
+      // Well within the lease's 15 s: the lease was taken back, not waited out.
+      await receiver.waitFor(
+        (r) => r.body.includes(id) && r.status === 204,
+        "after the restart",
+        8000,
+      );
+    } finally {
+      second.signal("SIGTERM");
+      await second.exited;
+    }
+  });
 });
