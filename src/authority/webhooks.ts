@@ -12,6 +12,14 @@ export const WEBHOOK_BATCH = 100;
 /** The `store_meta` name of a webhook's cursor: the sequence of the last event it is done with. */
 export const webhookCursorMeta = (name: string): string => `webhook_cursor:${name}`;
 
+/** A stored cursor as a sequence; a value that is not one is an error (the deliverer retries, and logs it). */
+function cursorValue(name: string, text: string): number {
+  const n = Number(text);
+  if (!/^\d{1,15}$/.test(text) || !Number.isSafeInteger(n))
+    throw new Error(`the stored cursor of webhook ${name} is not a sequence`);
+  return n;
+}
+
 export type DeliveryOutcome = "delivered" | "failed" | "abandoned";
 
 /** The running deliverer of every configured webhook. */
@@ -87,10 +95,11 @@ export function startWebhookDelivery(
     return Math.round(cap * (0.5 + random() / 2));
   };
 
-  /** Sends one event until it is delivered or abandoned (true), or the deliverer stops (false). */
+  /** Sends one event until it is delivered or abandoned (true), or the deliverer stops or loses the lease (false). */
   const deliver = async (hook: Webhook, event: ApprovalEvent): Promise<boolean> => {
     for (let attempt = 1; ; attempt += 1) {
-      if (signal.aborted) return false;
+      // Renewed before every attempt: a long series of retries keeps the lease, or gives the event up to the new holder.
+      if (signal.aborted || !(await lease.held())) return false;
       const result = await sendWebhook(hook, event, {
         message: options.message ?? {},
         timeoutMs: delivery.timeoutMs,
@@ -136,7 +145,8 @@ export function startWebhookDelivery(
       try {
         holder = await lease.held();
         if (holder) {
-          cursor ??= Number(
+          cursor ??= cursorValue(
+            hook.name,
             await ctx.store.claimMeta(key, String(await ctx.store.lastApprovalSequence())),
           );
           const events = await ctx.store.approvalEvents(undefined, cursor, WEBHOOK_BATCH);
