@@ -36,7 +36,30 @@ export {
 } from "./approvals.js";
 export type { Actor, DecideApprovalRequest } from "./approvals.js";
 export { auditGatewayRefusal, auditRefusedCall } from "./audit-events.js";
-export type { RefusedCall } from "./audit-events.js";
+export type { RefusedCall, WebhookAttempt } from "./audit-events.js";
+export {
+  startWebhookDelivery,
+  webhookCursorMeta,
+  WEBHOOK_BATCH,
+  type DeliveryOutcome,
+  type WebhookDeliverer,
+  type WebhookDelivererOptions,
+} from "./webhooks.js";
+export { WEBHOOK_LEASE_META, WEBHOOK_LEASE_MS } from "./webhook-lease.js";
+export {
+  signWebhook,
+  verifyWebhook,
+  webhookHeaders,
+  WEBHOOK_TOLERANCE_SECONDS,
+} from "./webhook-signature.js";
+export {
+  slackText,
+  webhookBody,
+  webhookJsonBody,
+  webhookSlackBody,
+  type MessageOptions,
+} from "./webhook-messages.js";
+export type { Webhook, WebhookDelivery, WebhookFormat } from "../core/webhook.js";
 export {
   createRefusalTally,
   DEFAULT_REFUSAL_KEYS,
