@@ -15,6 +15,7 @@ export const E2E_FILES = [
   "test/cli/policy-test-changed.test.ts",
   "test/cli/serve-process.test.ts",
   "test/cli/serve-workers.test.ts",
+  "test/cli/serve-workers-webhooks.test.ts",
   "test/contract/buf-breaking.test.ts",
   "test/core/schema-generations.test.ts",
   "test/gateway/mcp-gateway.test.ts",

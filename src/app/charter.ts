@@ -7,6 +7,7 @@ import {
   pruneExpiredGrants,
   type Notifier,
   type RefusalTally,
+  type WebhookDeliverer,
 } from "../authority/index.js";
 import type { CharterConfig } from "../config/config.js";
 import { decideAuthMode } from "./auth-mode.js";
@@ -27,6 +28,7 @@ import { startInbox, type RunningInbox } from "./inbox.js";
 import { checkExposure, planListen } from "./listen.js";
 import { startProcessTelemetry, type ProcessTelemetry } from "./telemetry.js";
 import { transportSecurity } from "./tls.js";
+import { loadWebhooks, startWebhooks } from "./webhooks.js";
 
 /** How often the server re-reads the signing keys, so a `charter keys rotate-signing` is picked up. */
 export const KEY_RELOAD_INTERVAL_MS = 30_000;
@@ -92,8 +94,12 @@ export async function startCharter(
   });
   let telemetry: ProcessTelemetry | undefined;
   let inbox: RunningInbox | undefined;
+  let webhooks: WebhookDeliverer | undefined;
   try {
-    telemetry = await startProcessTelemetry(config, ctx, log, options.worker);
+    const webhookSet = await loadWebhooks(config);
+    telemetry = await startProcessTelemetry(config, ctx, log, options.worker, {
+      webhookDeliveries: () => webhooks?.deliveries() ?? [],
+    });
     const keys = await hasApiKeys(ctx);
     checkExposure(config.listen, plan, { keys, mutualTls: security.mutual });
     const protectedMode = await decideAuthMode(ctx, config, {
@@ -190,6 +196,7 @@ export async function startCharter(
     }, config.pruneIntervalSeconds * 1000);
     pruning.unref();
     const housekeeping = startHousekeeping(ctx, config, log);
+    webhooks = startWebhooks(ctx, webhookSet, config, log, options.worker);
     const { catalog, policy } = ctx.policySet();
     log.info(
       {
@@ -251,6 +258,7 @@ export async function startCharter(
               "auditing refused calls failed",
             ),
           );
+        await webhooks?.stop();
         await housekeeping.stop();
         await telemetry?.stop();
         await ctx.close();
@@ -260,6 +268,7 @@ export async function startCharter(
   } catch (err) {
     clearInterval(keyReload);
     await refusals?.close().catch(() => undefined);
+    await webhooks?.stop();
     shutdown.abort();
     await inbox?.close();
     server.forceShutdown();

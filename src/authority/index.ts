@@ -46,7 +46,30 @@ export {
 export type { ApprovalLinkSettings, OpenedLink } from "./approval-links.js";
 export { approvalRun, type ApprovalRun } from "./approval-run.js";
 export { auditGatewayRefusal, auditRefusedCall } from "./audit-events.js";
-export type { RefusedCall } from "./audit-events.js";
+export type { RefusedCall, WebhookAttempt } from "./audit-events.js";
+export {
+  startWebhookDelivery,
+  webhookCursorMeta,
+  WEBHOOK_BATCH,
+  type DeliveryOutcome,
+  type WebhookDeliverer,
+  type WebhookDelivererOptions,
+} from "./webhooks.js";
+export { WEBHOOK_LEASE_META, WEBHOOK_LEASE_MS } from "./webhook-lease.js";
+export {
+  signWebhook,
+  verifyWebhook,
+  webhookHeaders,
+  WEBHOOK_TOLERANCE_SECONDS,
+} from "./webhook-signature.js";
+export {
+  slackText,
+  webhookBody,
+  webhookJsonBody,
+  webhookSlackBody,
+  type MessageOptions,
+} from "./webhook-messages.js";
+export type { Webhook, WebhookDelivery, WebhookFormat } from "../core/webhook.js";
 export {
   createRefusalTally,
   DEFAULT_REFUSAL_KEYS,
@@ -153,5 +176,16 @@ export type { Finding, Severity } from "../core/policy-analysis.js";
 // The approver directory (the `approvers` setting): who approves which requirements, for whom.
 export { directoryProblems, policyRequirements } from "../core/approvers.js";
 export type { ApproverDirectory } from "../core/approvers.js";
+// Slack interactive actions: approve/reject clicks, verified and mapped to a directory principal.
+export {
+  answerSlackAction,
+  SLACK_APPROVE_ACTION,
+  SLACK_MAX_BODY_BYTES,
+  SLACK_REJECT_ACTION,
+  slackSignatureProblem,
+  type SlackAnswer,
+  type SlackRequest,
+  type SlackSettings,
+} from "./slack-actions.js";
 export { diffPolicies } from "../core/policy-diff.js";
 export type { PolicyDiff, PolicyVersion } from "../core/policy-diff.js";

@@ -9,7 +9,7 @@ export const INBOX_SETTINGS = {
     defaultText: "(none: off)",
     env: "CHARTER_INBOX_LISTEN",
     description:
-      "`host:port` of the approvals inbox (a web page on its own port); port 0 picks a free one and the log names it. Loopback only unless `tlsCert`/`tlsKey` serve it over TLS, as for `listen`: the name is resolved and every address must be loopback. With `--workers` above 1, worker 1 serves it and the port must be fixed or `inboxPublicUrl` set",
+      "`host:port` of the approvals inbox (a web page on its own port); port 0 picks a free one and the log names it. Loopback only unless `tlsCert`/`tlsKey` serve it over TLS, as for `listen`: the name is resolved and every address must be loopback. With `--workers` above 1, worker 1 serves it",
     reload: "restart",
   }),
   inboxPublicUrl: setting({

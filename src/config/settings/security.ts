@@ -57,6 +57,23 @@ export const SECURITY_SETTINGS = {
       "file holding the key-encryption key (32 bytes, base64 or hex; mode 0600) that seals signing keys at rest (AES-256-GCM); keys stored in clear before are sealed at start",
     reload: "restart",
   }),
+  slackSigningSecret: setting({
+    type: text({ shape: "Slack app signing secret" }),
+    default: "",
+    env: "CHARTER_SLACK_SIGNING_SECRET",
+    description:
+      "the Slack app's signing secret (never logged; prefer the environment to a config file). With it, approve and reject clicks on Charter's Slack messages are accepted when Slack signed them within 5 minutes and the clicker's Slack user is an approver in the directory (`slack:`); without it none are",
+    reload: "restart",
+    secret: "value",
+  }),
+  slackTeamId: setting({
+    type: text({ shape: 'Slack team id or "" (any)' }),
+    default: "",
+    env: "CHARTER_SLACK_TEAM_ID",
+    description:
+      "the one Slack workspace whose clicks answer approvals; a click from another is refused",
+    reload: "restart",
+  }),
   kek: setting({
     type: text({ shape: "32 bytes, base64 or hex" }),
     default: "",
