@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import {
   createRefusalTally,
   hasApiKeys,
+  pruneApprovalLinks,
   pruneDecisionInputs,
   pruneExpiredGrants,
   type Notifier,
@@ -185,6 +186,9 @@ export async function startCharter(
         },
         (err: unknown) =>
           log.warn({ err: { message: (err as Error).message } }, "pruning expired grants failed"),
+      );
+      pruneApprovalLinks(ctx).catch((err: unknown) =>
+        log.warn({ err: { message: (err as Error).message } }, "pruning approval links failed"),
       );
       pruneDecisionInputs(ctx).then(
         (pruned) => {

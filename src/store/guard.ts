@@ -63,6 +63,7 @@ export const STORE_DOING: Describers<StoreOperations> = {
   getApprovalLink: () => "look up an approval link",
   redeemApprovalLink: () => "redeem an approval link",
   approvalRun: (id) => `read the run of approval ${id}`,
+  pruneApprovalLinks: (before) => `prune approval links expired before ${before}`,
   readAudit: () => "read the audit log",
   auditHead: () => "read the audit head",
   putCheckpoint: (cp) => `record audit checkpoint ${cp.seq}`,

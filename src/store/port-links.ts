@@ -41,4 +41,6 @@ export interface ApprovalLinkStore {
    * require_approval with it; undefined for a call outside any run (or an unknown approval).
    */
   approvalRun(approvalId: string): Promise<string | undefined>;
+  /** Deletes the links that expired before `before` (Unix seconds), used or not; answers how many. */
+  pruneApprovalLinks(before: number): Promise<number>;
 }

@@ -80,6 +80,20 @@ export function describeApprovalLinkContract(current: () => Store): void {
       });
     });
 
+    it("prunes the links that expired before a time, used or not, and keeps the others", async () => {
+      const store = current();
+      await store.createApprovalLink(makeLink("old", { expiresAt: ISSUED_AT + 10 }));
+      await store.createApprovalLink(
+        makeLink("used", { expiresAt: ISSUED_AT + 20, usedAt: ISSUED_AT }),
+      );
+      await store.createApprovalLink(makeLink("live", { expiresAt: ISSUED_AT + 900 }));
+      expect(await store.pruneApprovalLinks(ISSUED_AT + 21)).toBe(2);
+      expect(await store.getApprovalLink(hashOf("old"))).toBeUndefined();
+      expect(await store.getApprovalLink(hashOf("used"))).toBeUndefined();
+      expect(await store.getApprovalLink(hashOf("live"))).toBeDefined();
+      expect(await store.pruneApprovalLinks(ISSUED_AT + 21)).toBe(0);
+    });
+
     it("reads the run of the call an approval holds, from the decision that held it", async () => {
       const store = current();
       const held = { decision: "require_approval", approvalId: "apr-run" } as const;

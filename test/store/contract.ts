@@ -548,6 +548,7 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         getApprovalLink: (s) => s.getApprovalLink("h"),
         redeemApprovalLink: (s) => s.redeemApprovalLink("h", 1),
         approvalRun: (s) => s.approvalRun("a"),
+        pruneApprovalLinks: (s) => s.pruneApprovalLinks(1),
         readAudit: (s) => s.readAudit(0, 1),
         auditHead: (s) => s.auditHead(),
         putCheckpoint: (s) => s.putCheckpoint({ seq: 1, hash: "h", at: 1, signature: "s" }),

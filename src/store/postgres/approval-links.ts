@@ -20,6 +20,12 @@ export function postgresApprovalLinks(pool: pg.Pool): ApprovalLinkStore {
       )
     ).rows[0];
   return {
+    async pruneApprovalLinks(before) {
+      const { rowCount } = await pool.query("DELETE FROM approval_links WHERE expires_at < $1", [
+        before,
+      ]);
+      return rowCount ?? 0;
+    },
     async approvalRun(approvalId) {
       const { rows } = await pool.query<{ run_id: string | null }>(
         "SELECT run_id FROM decisions WHERE approval_id = $1 AND decision = 'require_approval' ORDER BY decided_at, decision_id LIMIT 1",

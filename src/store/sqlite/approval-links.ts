@@ -26,7 +26,11 @@ export function sqliteApprovalLinks(db: Database): ApprovalLinkStore {
   const runOf = db.prepare<[string], { run_id: string | null }>(
     "SELECT run_id FROM decisions WHERE approval_id = ? AND decision = 'require_approval' ORDER BY decided_at, rowid LIMIT 1",
   );
+  const prune = db.prepare<[number], never>("DELETE FROM approval_links WHERE expires_at < ?");
   return {
+    async pruneApprovalLinks(before) {
+      return prune.run(before).changes;
+    },
     async approvalRun(approvalId) {
       return runOf.get(approvalId)?.run_id ?? undefined;
     },

@@ -173,6 +173,7 @@ function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined
     ...links,
     createApprovalLink: (link) => outsideGroup(() => links.createApprovalLink(link)),
     redeemApprovalLink: (hash, at) => outsideGroup(() => links.redeemApprovalLink(hash, at)),
+    pruneApprovalLinks: (before) => outsideGroup(() => links.pruneApprovalLinks(before)),
     // The guard's `before` hook (the file identity check) is the whole of it.
     checkIntact: async () => undefined,
   };
