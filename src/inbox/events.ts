@@ -5,6 +5,14 @@ import type { InboxLog } from "./respond.js";
 
 /** A comment line this often keeps proxies from closing an idle stream. */
 const HEARTBEAT_MS = 15_000;
+/** Open streams per signed-in principal (tabs, phones), and in all. */
+export const MAX_STREAMS_PER_PRINCIPAL = 8;
+export const MAX_STREAMS = 512;
+
+/** The open streams of one inbox, counted per principal. */
+export function createStreamCounts(): Map<string, number> {
+  return new Map();
+}
 
 /**
  * GET /events: the signed-in approver's approval feed as server-sent events (`event: approval`,
@@ -16,9 +24,21 @@ export function approvalEvents(
   principal: string,
   req: IncomingMessage,
   res: ServerResponse,
-  shutdown: AbortSignal,
-  log: InboxLog,
+  options: {
+    readonly shutdown: AbortSignal;
+    readonly log: InboxLog;
+    readonly open: Map<string, number>;
+  },
 ): void {
+  const { shutdown, log, open } = options;
+  const mine = open.get(principal) ?? 0;
+  const total = [...open.values()].reduce((a, b) => a + b, 0);
+  if (mine >= MAX_STREAMS_PER_PRINCIPAL || total >= MAX_STREAMS) {
+    res.writeHead(429, { ...securityHeaders(), "content-type": "text/plain; charset=utf-8" });
+    res.end("too many open event streams; close a tab");
+    return;
+  }
+  open.set(principal, mine + 1);
   const stop = new AbortController();
   const end = () => stop.abort();
   req.once("close", end);
@@ -52,6 +72,9 @@ export function approvalEvents(
     } finally {
       clearInterval(heartbeat);
       shutdown.removeEventListener("abort", end);
+      const left = (open.get(principal) ?? 1) - 1;
+      if (left > 0) open.set(principal, left);
+      else open.delete(principal);
       res.end();
     }
   })();

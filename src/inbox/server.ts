@@ -9,7 +9,7 @@ import {
   listPage,
   listPartial,
 } from "./approval-pages.js";
-import { approvalEvents } from "./events.js";
+import { approvalEvents, createStreamCounts } from "./events.js";
 import { HttpError, securityHeaders } from "./http.js";
 import { linkPage, redeemLink } from "./link-pages.js";
 import type { OidcSignIn } from "./oidc.js";
@@ -57,6 +57,7 @@ export function createInbox(options: InboxOptions): Inbox {
   const { ctx, log } = options;
   const sessions = createSessions({ ttlSeconds: SESSION_TTL_SECONDS, max: MAX_SESSIONS });
   const shutdown = new AbortController();
+  const streams = createStreamCounts();
 
   const signedIn = (req: IncomingMessage): (Session & { principal: string }) | undefined => {
     const session = sessions.of(req);
@@ -112,7 +113,11 @@ export function createInbox(options: InboxOptions): Inbox {
     }
     if (path === "/events") {
       only("GET");
-      approvalEvents(ctx, session.principal, req, res, shutdown.signal, log);
+      approvalEvents(ctx, session.principal, req, res, {
+        shutdown: shutdown.signal,
+        log,
+        open: streams,
+      });
       return;
     }
     if (path === "/partials/list") {

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Decision } from "../../src/gen/charter/v1/common_pb.js";
+import { MAX_STREAMS_PER_PRINCIPAL } from "../../src/inbox/events.js";
 import { launchBrowser, type TestBrowser } from "../support/browser.js";
 import { FIXTURES, type TestCharter } from "../support/charter-server.js";
 import { startOidcProvider, type TestOidcProvider } from "../support/oidc-provider.js";
@@ -152,6 +153,28 @@ describe("the inbox in Chromium", () => {
     expect(forged.status()).toBe(403);
     const { approval } = await charter.clients.approvals.getApproval({ approvalId: id });
     expect(approval?.approvedBy).toEqual([]);
+  });
+
+  it("caps the event streams one approver holds open (429 past the cap)", async () => {
+    const session = (await browser.context.cookies(inboxUrl(charter))).find(
+      (c) => c.name === "charter_inbox",
+    );
+    const stop = new AbortController();
+    const statuses: number[] = [];
+    try {
+      for (let i = 0; i < MAX_STREAMS_PER_PRINCIPAL + 1; i++) {
+        const res = await fetch(`${inboxUrl(charter)}/events`, {
+          headers: { cookie: `charter_inbox=${session?.value ?? ""}` },
+          signal: stop.signal,
+        });
+        statuses.push(res.status);
+        if (res.status === 429) break;
+      }
+    } finally {
+      stop.abort();
+    }
+    expect(statuses.at(-1)).toBe(429);
+    expect(statuses.slice(0, -1).every((s) => s === 200)).toBe(true);
   });
 
   it("shows an approval whose time ran out as expired, without a form", async () => {
