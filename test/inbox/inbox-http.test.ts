@@ -175,6 +175,21 @@ describe("pages", () => {
   });
 });
 
+describe("honest states", () => {
+  it("shows a superseded approval with its reason, and no form", async () => {
+    const { id } = await pendingApproval(charter);
+    const url = await linkFor(charter, id);
+    const { approval } = await charter.clients.approvals.getApproval({ approvalId: id });
+    await charter.clients.grants.revokeGrant({ grantId: approval?.grantId ?? "", reason: "test" });
+    const { res, body } = await open(url);
+    expect(res.status).toBe(200);
+    expect(body).toMatch(
+      /superseded —\s+GRANT_REVOKED: The grant this call was made under has been revoked\./,
+    );
+    expect(body).not.toContain('class="decide"');
+  });
+});
+
 describe("an approval held for its run", () => {
   it("shows the run's allowed calls and the labels it has seen, by which call", async () => {
     const grantToken = await grantFor(charter);
