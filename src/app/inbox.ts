@@ -51,6 +51,9 @@ export async function startInbox(
     secure: tls,
     ...(oidc ? { oidc } : {}),
     baseUrl: () => address.baseUrl(),
+    ...(config.slackSigningSecret === ""
+      ? {}
+      : { slack: { signingSecret: config.slackSigningSecret, teamId: config.slackTeamId } }),
   });
   const server: Server = tls
     ? createHttpsServer({ cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) })

@@ -70,22 +70,27 @@ export async function readForm(req: IncomingMessage): Promise<ReadonlyMap<string
   const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
   if (type !== "application/x-www-form-urlencoded")
     throw new HttpError(415, "a form must be sent as application/x-www-form-urlencoded");
-  const declared = Number(req.headers["content-length"] ?? "0");
-  if (declared > MAX_FORM_BYTES) throw new HttpError(413, "the form is too large");
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_FORM_BYTES) throw new HttpError(413, "the form is too large");
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
+  const text = await readBody(req, MAX_FORM_BYTES);
   const form = new Map<string, string>();
   for (const [key, value] of new URLSearchParams(text)) {
     if (form.has(key)) throw new HttpError(400, `the field "${key.slice(0, 32)}" is given twice`);
     form.set(key, value);
   }
   return form;
+}
+
+/** A request's body as text, of at most `max` bytes (declared or sent): larger is 413. */
+export async function readBody(req: IncomingMessage, max: number): Promise<string> {
+  const declared = Number(req.headers["content-length"] ?? "0");
+  if (declared > max) throw new HttpError(413, "the request body is too large");
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) throw new HttpError(413, "the request body is too large");
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 /** The cookies of a request, by name (the first of a name wins). */

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AuthorityContext } from "../authority/index.js";
+import type { AuthorityContext, SlackSettings } from "../authority/index.js";
 import { INBOX_SCRIPT, INBOX_STYLES } from "./assets.js";
 import {
   approvalIdOf,
@@ -15,6 +15,7 @@ import { linkPage, redeemLink } from "./link-pages.js";
 import type { OidcSignIn } from "./oidc.js";
 import { sendFailure, type InboxLog } from "./respond.js";
 import { createSessions, type Session } from "./sessions.js";
+import { slackActions } from "./slack.js";
 import { callback, signedOutPage, signIn, signOut } from "./sign-in.js";
 
 /** What the inbox serves from. */
@@ -27,6 +28,8 @@ export interface InboxOptions {
   readonly oidc?: OidcSignIn;
   /** The inbox's base URL (the OIDC callback is read against it). */
   baseUrl(): Promise<string | undefined>;
+  /** Slack's approve and reject clicks (`POST /slack/actions`), when a signing secret is set. */
+  readonly slack?: SlackSettings;
 }
 
 /** The inbox's request handler, and the end of its event streams. */
@@ -94,6 +97,10 @@ export function createInbox(options: InboxOptions): Inbox {
     if (path === "/oidc/callback") {
       only("GET");
       return callback(options, sessions, req, res);
+    }
+    if (path === "/slack/actions") {
+      only("POST");
+      return slackActions(ctx, options.slack, req, res);
     }
     if (path === "/signout") {
       only("POST");
