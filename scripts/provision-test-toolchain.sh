@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure the toolchain the test suite needs beyond npm is present: the Python client test
 # (test/polyglot) runs examples/python with /usr/bin/python3 (grpc, protobuf, cryptography) and
-# generates its stubs with protoc and the gRPC Python plugin.
+# generates its stubs with protoc and the gRPC Python plugin; the inbox's browser test
+# (test/inbox/inbox-browser.test.ts) drives Debian's Chromium through playwright-core.
 #
 #   bash scripts/provision-test-toolchain.sh     (npm test runs it first)
 #
@@ -10,9 +11,10 @@
 # Missing otherwise: names the packages and the command that installs them, and exits 1.
 set -euo pipefail
 
-PACKAGES=(python3-grpcio python3-protobuf python3-cryptography protobuf-compiler protobuf-compiler-grpc)
+PACKAGES=(python3-grpcio python3-protobuf python3-cryptography protobuf-compiler protobuf-compiler-grpc chromium)
 PYTHON=/usr/bin/python3
 PLUGIN=/usr/bin/grpc_python_plugin
+CHROMIUM=/usr/bin/chromium
 
 missing() {
   local what=()
@@ -23,6 +25,7 @@ missing() {
   fi
   command -v protoc >/dev/null 2>&1 || what+=(protoc)
   [ -x "$PLUGIN" ] || what+=("$PLUGIN")
+  [ -x "$CHROMIUM" ] || what+=("$CHROMIUM")
   if [ "${#what[@]}" -gt 0 ]; then
     local IFS=,
     echo "${what[*]}"
@@ -31,7 +34,7 @@ missing() {
 
 need=$(missing)
 if [ -z "$need" ]; then
-  echo "test toolchain: present (python3 grpc/protobuf/cryptography, protoc, grpc_python_plugin)"
+  echo "test toolchain: present (python3 grpc/protobuf/cryptography, protoc, grpc_python_plugin, chromium)"
   exit 0
 fi
 
@@ -43,7 +46,7 @@ elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
 else
   {
     echo "test toolchain: missing ${need//,/, }."
-    echo "The Python client test (test/polyglot) needs the Debian packages: ${PACKAGES[*]}."
+    echo "The Python client test (test/polyglot) and the inbox's browser test need the Debian packages: ${PACKAGES[*]}."
     echo "Install them as root, then run npm test again:"
     echo "  $install_command"
   } >&2

@@ -3,10 +3,12 @@ import type { Logger } from "pino";
 import {
   createRefusalTally,
   hasApiKeys,
+  pruneApprovalLinks,
   pruneDecisionInputs,
   pruneExpiredGrants,
   type Notifier,
   type RefusalTally,
+  type WebhookDeliverer,
 } from "../authority/index.js";
 import type { CharterConfig } from "../config/config.js";
 import { decideAuthMode } from "./auth-mode.js";
@@ -23,9 +25,11 @@ import { createConnectionPool, type ConnectionStats } from "./connection-pool.js
 import { addReflection } from "../server/reflection.js";
 import { CONTRACT_FILES, charterServices } from "../server/services.js";
 import { createAppContext, type AppContext } from "./context.js";
+import { startInbox, type RunningInbox } from "./inbox.js";
 import { checkExposure, planListen } from "./listen.js";
 import { startProcessTelemetry, type ProcessTelemetry } from "./telemetry.js";
 import { transportSecurity } from "./tls.js";
+import { loadWebhooks, startWebhooks } from "./webhooks.js";
 
 /** How often the server re-reads the signing keys, so a `charter keys rotate-signing` is picked up. */
 export const KEY_RELOAD_INTERVAL_MS = 30_000;
@@ -39,6 +43,8 @@ export interface RunningCharter {
   readonly context: AppContext;
   /** Where `GET /metrics` is served, when `metricsListen` is set (a cluster worker has none: its primary serves them). */
   readonly metricsAddress?: string;
+  /** The approvals inbox's URL, when this process serves it (`inboxListen`; worker 1 of a cluster). */
+  readonly inboxUrl?: string;
   /** Client connections open now (at most `maxConnections`). */
   connections(): number;
   /** Connections open, pre-auth among them, and unread response bytes they hold. */
@@ -88,8 +94,13 @@ export async function startCharter(
     interceptors: [requestFramingInterceptor],
   });
   let telemetry: ProcessTelemetry | undefined;
+  let inbox: RunningInbox | undefined;
+  let webhooks: WebhookDeliverer | undefined;
   try {
-    telemetry = await startProcessTelemetry(config, ctx, log, options.worker);
+    const webhookSet = await loadWebhooks(config);
+    telemetry = await startProcessTelemetry(config, ctx, log, options.worker, {
+      webhookDeliveries: () => webhooks?.deliveries() ?? [],
+    });
     const keys = await hasApiKeys(ctx);
     checkExposure(config.listen, plan, { keys, mutualTls: security.mutual });
     const protectedMode = await decideAuthMode(ctx, config, {
@@ -159,6 +170,7 @@ export async function startCharter(
     }
     addReflection(server, [...CONTRACT_FILES, HEALTH_FILE]);
 
+    inbox = await startInbox(config, ctx, log, options.worker);
     // Charter owns the listening sockets (to cap connections) and hands each connection to grpc-js.
     const { port, address, listeners } = await bindAll(
       guardedConnectionInjector(server, security.credentials),
@@ -175,6 +187,9 @@ export async function startCharter(
         (err: unknown) =>
           log.warn({ err: { message: (err as Error).message } }, "pruning expired grants failed"),
       );
+      pruneApprovalLinks(ctx).catch((err: unknown) =>
+        log.warn({ err: { message: (err as Error).message } }, "pruning approval links failed"),
+      );
       pruneDecisionInputs(ctx).then(
         (pruned) => {
           if (pruned > 0) log.info({ pruned }, "decision inputs past their retention pruned");
@@ -185,6 +200,7 @@ export async function startCharter(
     }, config.pruneIntervalSeconds * 1000);
     pruning.unref();
     const housekeeping = startHousekeeping(ctx, config, log);
+    webhooks = startWebhooks(ctx, webhookSet, config, log, options.worker);
     const { catalog, policy } = ctx.policySet();
     log.info(
       {
@@ -211,6 +227,7 @@ export async function startCharter(
       port,
       address,
       ...(metricsAddress === undefined ? {} : { metricsAddress }),
+      ...(inbox === undefined ? {} : { inboxUrl: inbox.url }),
       context: ctx,
       connections: () => pool.stats().open,
       connectionStats: () => pool.stats(),
@@ -233,7 +250,7 @@ export async function startCharter(
         clearInterval(keyReload);
         clearInterval(pruning);
         shutdown.abort();
-        const closed = Promise.all(listeners.map((l) => l.close()));
+        const closed = Promise.all([...listeners.map((l) => l.close()), inbox?.close()]);
         await shutdownServer(server, graceMs);
         await closed;
         // Every refusal answered is counted: its last counts go on the log before the final checkpoint.
@@ -245,6 +262,7 @@ export async function startCharter(
               "auditing refused calls failed",
             ),
           );
+        await webhooks?.stop();
         await housekeeping.stop();
         await telemetry?.stop();
         await ctx.close();
@@ -254,7 +272,9 @@ export async function startCharter(
   } catch (err) {
     clearInterval(keyReload);
     await refusals?.close().catch(() => undefined);
+    await webhooks?.stop();
     shutdown.abort();
+    await inbox?.close();
     server.forceShutdown();
     await telemetry?.stop();
     await ctx.close();

@@ -10,6 +10,8 @@ export interface RunningCluster {
   readonly address: string;
   /** Where the primary serves every worker's metrics summed, when `metricsListen` is set. */
   readonly metricsAddress?: string;
+  /** The approvals inbox's URL as its worker (worker 1) first bound it, when `inboxListen` is set. */
+  readonly inboxUrl?: string;
   /** Workers alive now. */
   workers(): number;
   /** Sends every worker a reload (each logs its outcome). */
@@ -67,7 +69,10 @@ export async function startCluster(config: CharterConfig, log: Logger): Promise<
 
   const crashes = new Map<number, number>();
   /** Forks the worker of `slot`; resolves when it listens. A first start that fails rejects; a restart that fails is retried. */
-  const fork = (slot: number, restart: boolean): Promise<{ address: string; port: number }> => {
+  const fork = (
+    slot: number,
+    restart: boolean,
+  ): Promise<{ address: string; port: number; inboxUrl?: string }> => {
     const worker = cluster.fork({ [WORKER_SLOT_ENV]: String(slot) });
     slots.set(slot, worker);
     const started = Date.now();
@@ -77,7 +82,11 @@ export async function startCluster(config: CharterConfig, log: Logger): Promise<
         if (!isWorkerMessage(message)) return;
         if (message.charter === "listening") {
           listening = true;
-          resolve({ address: message.address, port: message.port });
+          resolve({
+            address: message.address,
+            port: message.port,
+            ...(message.inboxUrl === undefined ? {} : { inboxUrl: message.inboxUrl }),
+          });
         } else
           for (const [other, w] of slots)
             if (other !== slot) send(w, { charter: "approvals-changed" });
@@ -121,11 +130,11 @@ export async function startCluster(config: CharterConfig, log: Logger): Promise<
     await metrics?.close();
   };
 
-  let first: { address: string; port: number };
+  let first: { address: string; port: number; inboxUrl?: string };
   try {
     [first] = (await Promise.all(
       Array.from({ length: config.workers }, (_, i) => fork(i + 1, false)),
-    )) as [{ address: string; port: number }];
+    )) as [{ address: string; port: number; inboxUrl?: string }];
   } catch (err) {
     await stopAll(1000);
     throw err;
@@ -134,6 +143,7 @@ export async function startCluster(config: CharterConfig, log: Logger): Promise<
   return {
     address: first.address,
     ...(metrics ? { metricsAddress: metrics.address } : {}),
+    ...(first.inboxUrl === undefined ? {} : { inboxUrl: first.inboxUrl }),
     workers: () => slots.size,
     reload: () => {
       for (const w of slots.values()) send(w, { charter: "reload" });

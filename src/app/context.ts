@@ -27,6 +27,7 @@ import { createAuditWitness, parseWitnessCommand, type AuditWitness } from "./au
 import { checkPrivateFile, preparePrivateDataDir } from "./private-files.js";
 import { loadVersionedPolicySet, reloadPolicySet, type LoadedPolicySet } from "./policy-set.js";
 import { timeOrderedUuid } from "./time-ordered-id.js";
+import { inboxAddress, type InboxAddress } from "./inbox-address.js";
 
 export { loadPolicySet } from "./policy-set.js";
 
@@ -38,6 +39,8 @@ export interface AppContext extends AuthorityContext {
   readonly auditWitness?: AuditWitness;
   /** Closes the store and empties the context's caches; a second close is harmless. */
   close(): Promise<void>;
+  /** The approvals inbox's address, when one is configured (links are made from it). */
+  readonly approvalLinks?: InboxAddress;
   /** Resolves once the withdrawal sweep of the last reload (or start) has ended (sticky-withdrawal.ts). */
   withdrawalsSwept(): Promise<void>;
 }
@@ -135,6 +138,7 @@ export async function createAppContext(
     pollForChanges(approvalFeed, () => store.lastApprovalSequence(), WATCH_POLL_MS, closing.signal);
     // The kill switch made sticky: grants a reload withdraws are recorded revoked in the background.
     const sweep: { sweeper?: WithdrawalSweeper } = {};
+    const links = inboxAddress(config, store);
     const ctx: AppContext = {
       policySet: () => loaded.set,
       store,
@@ -144,6 +148,7 @@ export async function createAppContext(
       maxBatch: config.maxBatch,
       approvalTtlSeconds: config.approvalTtlSeconds,
       approvalFeed,
+      ...(links === undefined ? {} : { approvalLinks: links }),
       audit: createAuditCheckpointer(
         {
           store,

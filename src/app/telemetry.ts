@@ -3,6 +3,7 @@ import type { CharterConfig } from "../config/config.js";
 import { cacheStats } from "../authority/index.js";
 import { sqliteStoreFile } from "../store/index.js";
 import { installInstruments, startTracing, type Tracing } from "../telemetry/index.js";
+import type { MetricsOptions } from "../telemetry/metrics.js";
 import type { AppContext } from "./context.js";
 import { startMetricsEndpoint, type MetricsEndpoint } from "./metrics-endpoint.js";
 
@@ -26,6 +27,7 @@ export async function startProcessTelemetry(
   ctx: AppContext,
   log: Logger,
   worker: number | undefined,
+  sources: Pick<MetricsOptions, "webhookDeliveries"> = {},
 ): Promise<ProcessTelemetry> {
   let endpoint: MetricsEndpoint | undefined;
   let tracing: Tracing | undefined;
@@ -41,6 +43,7 @@ export async function startProcessTelemetry(
       ...(sqliteFile === undefined ? {} : { sqliteFile }),
       caches: () => cacheStats(ctx),
       witnessFailures: () => ctx.auditWitness?.failures() ?? 0,
+      ...sources,
     });
     if (worker === undefined)
       endpoint = await startMetricsEndpoint(config, registrySource(metrics.registry), log);

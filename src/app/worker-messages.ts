@@ -9,7 +9,13 @@ export type PrimaryMessage =
 
 /** What a worker tells the primary. */
 export type WorkerMessage =
-  | { readonly charter: "listening"; readonly address: string; readonly port: number }
+  | {
+      readonly charter: "listening";
+      readonly address: string;
+      readonly port: number;
+      /** The inbox's URL, from the worker that serves it. */
+      readonly inboxUrl?: string;
+    }
   | { readonly charter: "approvals-changed" };
 
 const PRIMARY_KINDS = new Set(["stop", "reload", "approvals-changed"]);

@@ -38,7 +38,12 @@ export async function serveAsWorker(config: CharterConfig, log: Logger): Promise
       throw err;
     },
   );
-  tell({ charter: "listening", address: running.address, port: running.port });
+  tell({
+    charter: "listening",
+    address: running.address,
+    port: running.port,
+    ...(running.inboxUrl === undefined ? {} : { inboxUrl: running.inboxUrl }),
+  });
   await new Promise<void>((resolve) => {
     let stopped: Promise<void> | undefined;
     const stop = (graceMs?: number) => {

@@ -44,3 +44,33 @@ export async function auditGatewayRefusal(
     detail: refusal.problem.slice(0, 500),
   });
 }
+
+/** One webhook delivery attempt, as the audit log records it. */
+export interface WebhookAttempt {
+  readonly webhook: string;
+  readonly eventSequence: number;
+  readonly approvalId: string;
+  readonly attempt: number;
+  readonly delivery: "delivered" | "failed" | "abandoned";
+  readonly httpStatus?: number;
+  /** Why it failed, in words (an error code, a timeout); never the URL or the secret. */
+  readonly detail?: string;
+}
+
+/** Records one webhook delivery attempt's outcome (`webhook.delivery`). */
+export async function auditWebhookDelivery(
+  ctx: Pick<AuthorityContext, "store" | "now">,
+  attempt: WebhookAttempt,
+): Promise<void> {
+  await ctx.store.appendAudit({
+    at: ctx.now(),
+    kind: "webhook.delivery",
+    webhook: attempt.webhook,
+    eventSequence: attempt.eventSequence,
+    approvalId: attempt.approvalId,
+    attempt: attempt.attempt,
+    delivery: attempt.delivery,
+    ...(attempt.httpStatus === undefined ? {} : { httpStatus: attempt.httpStatus }),
+    ...(attempt.detail === undefined ? {} : { detail: attempt.detail.slice(0, 200) }),
+  });
+}

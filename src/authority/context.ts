@@ -7,6 +7,7 @@ import type { AuditCheckpointer } from "./audit.js";
 import type { AuthorityCaches } from "./caches.js";
 import type { Notifier } from "./notifier.js";
 import type { AuthorityLimits } from "./limits.js";
+import type { ApprovalLinkSettings } from "./approval-links.js";
 
 /** The catalog and policy in force, loaded and checked together; replaced as a pair on reload. */
 export interface PolicySet {
@@ -60,6 +61,8 @@ export interface AuthorityContext {
     readonly sealer: DecisionInputSealer;
     readonly retainSeconds: number;
   };
+  /** Single-use approval links (the inbox's); absent where no inbox is configured. */
+  readonly approvalLinks?: ApprovalLinkSettings;
   /** Argument and token limits; `DEFAULT_AUTHORITY_LIMITS` when absent. */
   readonly limits?: AuthorityLimits;
   /** Unix seconds. */

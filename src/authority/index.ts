@@ -28,6 +28,7 @@ export type { AuthorizeTurnRequest, TurnAnswer, TurnCallAnswer } from "./authori
 export {
   DEFAULT_APPROVAL_PAGE_SIZE,
   MAX_APPROVAL_PAGE_SIZE,
+  approverActor,
   decideApproval,
   getApproval,
   listApprovals,
@@ -37,8 +38,40 @@ export {
 export type { Actor, DecideApprovalRequest } from "./approvals.js";
 export { endorseApproval, listEndorsements, revokeEndorsement } from "./endorsements.js";
 export type { EndorseApprovalRequest } from "./endorsements.js";
+export {
+  approvalLinkUrl,
+  createApprovalLink,
+  linkTokenHash,
+  openApprovalLink,
+  redeemApprovalLink,
+} from "./approval-links.js";
+export type { ApprovalLinkSettings, OpenedLink } from "./approval-links.js";
+export { approvalRun, type ApprovalRun } from "./approval-run.js";
 export { auditGatewayRefusal, auditRefusedCall } from "./audit-events.js";
-export type { RefusedCall } from "./audit-events.js";
+export type { RefusedCall, WebhookAttempt } from "./audit-events.js";
+export {
+  startWebhookDelivery,
+  webhookCursorMeta,
+  WEBHOOK_BATCH,
+  type DeliveryOutcome,
+  type WebhookDeliverer,
+  type WebhookDelivererOptions,
+} from "./webhooks.js";
+export { WEBHOOK_LEASE_META, WEBHOOK_LEASE_MS } from "./webhook-lease.js";
+export {
+  signWebhook,
+  verifyWebhook,
+  webhookHeaders,
+  WEBHOOK_TOLERANCE_SECONDS,
+} from "./webhook-signature.js";
+export {
+  slackText,
+  webhookBody,
+  webhookJsonBody,
+  webhookSlackBody,
+  type MessageOptions,
+} from "./webhook-messages.js";
+export type { Webhook, WebhookDelivery, WebhookFormat } from "../core/webhook.js";
 export {
   createRefusalTally,
   DEFAULT_REFUSAL_KEYS,
@@ -100,7 +133,7 @@ export {
 export type { SweepLimits, SweepResult, WithdrawalSweeper } from "./sticky-withdrawal.js";
 export { createNotifier, pollForChanges } from "./notifier.js";
 export type { Notifier } from "./notifier.js";
-export { pruneDecisionInputs, pruneExpiredGrants } from "./retention.js";
+export { pruneApprovalLinks, pruneDecisionInputs, pruneExpiredGrants } from "./retention.js";
 export type { GrantCheck } from "./load-grant.js";
 export { NO_SPIFFE_ROLES, parseSpiffeId, spiffeRolesOf } from "../core/spiffe-id.js";
 export type { SpiffeId, SpiffeRoles } from "../core/spiffe-id.js";
@@ -114,6 +147,7 @@ export type { TaskGrant } from "../core/grant.js";
 export type { GrantMode } from "../core/policy.js";
 export type { Decision, ReasonCode, Verdict, ApprovalStatus, Reason } from "../core/verdict.js";
 export { APPROVAL_STATUSES } from "../core/verdict.js";
+export { displayJson, displayText } from "../core/display-text.js";
 export type { Approval } from "../core/approval.js";
 export type { Endorsement, EndorsementStatus } from "../core/endorsement.js";
 export type { ArgumentSummary } from "../core/approval-summary.js";

@@ -20,3 +20,11 @@ export async function pruneExpiredGrants(
 export async function pruneDecisionInputs(ctx: AuthorityContext): Promise<number> {
   return ctx.store.pruneDecisionInputs(ctx.now() - ctx.decisionInputs.retainSeconds + 1);
 }
+
+/** How long an expired link is kept, so that a late click is told "expired" (410) rather than "not known". */
+export const EXPIRED_LINK_RETENTION_SECONDS = 24 * 3600;
+
+/** Deletes approval links expired more than a day ago; answers how many. */
+export async function pruneApprovalLinks(ctx: AuthorityContext): Promise<number> {
+  return ctx.store.pruneApprovalLinks(ctx.now() - EXPIRED_LINK_RETENTION_SECONDS);
+}

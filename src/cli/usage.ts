@@ -77,6 +77,8 @@ export const APPROVALS_SUBCOMMANDS: Readonly<Record<string, string>> = {
   endorsements:
     "charter approvals endorsements [--owner O] [--active] [--page-size N] [--page-token T]",
   "revoke-endorsement": "charter approvals revoke-endorsement ID [--by WHO]",
+  link: `charter approvals link ID --approver PRINCIPAL
+    prints a single-use inbox link (a full URL) that lets PRINCIPAL answer the approval once`,
 };
 
 export const APPROVALS_USAGE = `${Object.values(APPROVALS_SUBCOMMANDS).join("\n")}

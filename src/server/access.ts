@@ -29,6 +29,8 @@ const roles = (...r: Role[]): Access => ({ kind: "roles", roles: r });
 const ISSUER = roles("issuer");
 const GATEWAY = roles("gateway");
 const APPROVER = roles("approver");
+/** Only `admin`: whoever mints a link decides who may answer as whom. */
+const ADMIN = roles("admin");
 
 /** The access rule of every Charter RPC, by service. */
 export const CATALOG_ACCESS: ServiceAccess<typeof CatalogService> = { getCatalog: GRANT_TOKEN };
@@ -53,6 +55,7 @@ export const APPROVAL_ACCESS: ServiceAccess<typeof ApprovalService> = {
   endorseApproval: APPROVER,
   listEndorsements: APPROVER,
   revokeEndorsement: APPROVER,
+  createApprovalLink: ADMIN,
 };
 export const KEY_ACCESS: ServiceAccess<typeof KeyService> = { getJwks: PUBLIC };
 

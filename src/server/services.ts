@@ -10,6 +10,7 @@ import { authorize } from "./rpc/authorize.js";
 import { authorizeTurn } from "./rpc/authorize-turn.js";
 import { reportResult } from "./rpc/report-result.js";
 import { batchAuthorize } from "./rpc/batch-authorize.js";
+import { createApprovalLink } from "./rpc/create-approval-link.js";
 import { decideApproval } from "./rpc/decide-approval.js";
 import { delegateGrant } from "./rpc/delegate-grant.js";
 import { endorseApproval } from "./rpc/endorse-approval.js";
@@ -75,6 +76,7 @@ export function charterServices(
         endorseApproval: endorseApproval(ctx),
         listEndorsements: listEndorsements(ctx),
         revokeEndorsement: revokeEndorsement(ctx),
+        createApprovalLink: createApprovalLink(ctx),
       },
       options,
     ),

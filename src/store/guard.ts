@@ -66,6 +66,11 @@ export const STORE_DOING: Describers<StoreOperations> = {
   revokeEndorsement: (id) => `revoke endorsement ${id}`,
   approveByEndorsements: (call) =>
     `approve a call of grant ${call.draft.approval.grantId} by endorsement`,
+  createApprovalLink: (link) => `create a link for approval ${link.approvalId}`,
+  getApprovalLink: () => "look up an approval link",
+  redeemApprovalLink: () => "redeem an approval link",
+  approvalRun: (id) => `read the run of approval ${id}`,
+  pruneApprovalLinks: (before) => `prune approval links expired before ${before}`,
   readAudit: () => "read the audit log",
   auditHead: () => "read the audit head",
   putCheckpoint: (cp) => `record audit checkpoint ${cp.seq}`,

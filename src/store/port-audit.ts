@@ -20,6 +20,7 @@ export const AUDIT_KINDS = [
   "call.permission_denied",
   "gateway.pin_refused",
   "result_reported",
+  "webhook.delivery",
 ] as const;
 
 export type AuditKind = (typeof AUDIT_KINDS)[number];
@@ -81,6 +82,16 @@ export interface AuditEntry {
   readonly labels?: readonly string[];
   /** A reported result: the static labels it took back from the call's run (sorted). */
   readonly narrowed?: readonly string[];
+  /** A webhook delivery attempt (`webhook.delivery`): the webhook's configured name (never its URL or secret). */
+  readonly webhook?: string;
+  /** The approval event delivered: its sequence (the `webhook-id`). */
+  readonly eventSequence?: number;
+  /** Which attempt of this event for this webhook (1 first). */
+  readonly attempt?: number;
+  /** The receiver's HTTP status, when it answered. */
+  readonly httpStatus?: number;
+  /** `delivered` (2xx), `failed` (retried later) or `abandoned` (the last attempt failed). */
+  readonly delivery?: "delivered" | "failed" | "abandoned";
 }
 
 /** A signed statement of the chain head: record `seq` has hash `hash`. */

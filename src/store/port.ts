@@ -29,6 +29,7 @@ export function isStoreError(err: unknown): err is StoreError {
 
 // The approval and audit parts of the port live in their own files; the port is still one.
 import type { ApprovalStore } from "./port-approvals.js";
+import type { ApprovalLinkStore } from "./port-links.js";
 import type { AuditStore } from "./port-audit.js";
 import type { EndorsementStore } from "./port-endorsements.js";
 import type { HeldStep, StepSlot, StepStore } from "./port-steps.js";
@@ -58,6 +59,7 @@ export type {
   EndorsementStore,
   RevokeOutcome,
 } from "./port-endorsements.js";
+export type { ApprovalLink, ApprovalLinkStore, LinkRedemption } from "./port-links.js";
 export {
   AUDIT_KINDS,
   type AuditCheckpoint,
@@ -348,6 +350,7 @@ export interface Store
     RunStore,
     ApprovalStore,
     EndorsementStore,
+    ApprovalLinkStore,
     AuditStore,
     ApiKeyStore,
     StoreMetaStore {

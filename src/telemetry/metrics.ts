@@ -23,6 +23,20 @@ const LATENCY_BUCKETS = [
   0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
 ];
 
+/** What `createMetrics` reads at each scrape besides its own counters. */
+export interface MetricsOptions {
+  readonly sqliteFile?: string;
+  readonly caches?: CacheStatsSource;
+  /** Failed audit witness deliveries so far (read at each scrape). */
+  readonly witnessFailures?: () => number;
+  /** Webhook delivery attempts so far, by configured webhook name and outcome (read at each scrape). */
+  readonly webhookDeliveries?: () => readonly {
+    readonly webhook: string;
+    readonly outcome: string;
+    readonly count: number;
+  }[];
+}
+
 /**
  * The metrics of one server process, in a registry of its own: decisions by verdict and reason,
  * RPC latency by method and status, store-operation and audit-commit latency, and the caches
@@ -31,14 +45,7 @@ const LATENCY_BUCKETS = [
  * `FastCounter`/`FastHistogram`: label children made once per label set and kept, so recording
  * allocates nothing and hashes nothing.
  */
-export function createMetrics(
-  options: {
-    readonly sqliteFile?: string;
-    readonly caches?: CacheStatsSource;
-    /** Failed audit witness deliveries so far (read at each scrape). */
-    readonly witnessFailures?: () => number;
-  } = {},
-): CharterMetrics {
+export function createMetrics(options: MetricsOptions = {}): CharterMetrics {
   const registry = new Registry();
   const decisions = new FastCounter(
     "charter_decisions_total",
@@ -88,6 +95,18 @@ export function createMetrics(
     collect() {
       this.reset();
       this.inc(witnessFailures());
+    },
+  });
+  const webhookDeliveries = options.webhookDeliveries ?? (() => []);
+  new Counter({
+    name: "charter_webhook_deliveries_total",
+    help: "Webhook delivery attempts by webhook (its configured name) and outcome: delivered, failed (retried), abandoned",
+    labelNames: ["webhook", "outcome"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const d of webhookDeliveries())
+        this.inc({ webhook: d.webhook, outcome: d.outcome }, d.count);
     },
   });
   if (options.sqliteFile !== undefined) walMetrics(registry, `${options.sqliteFile}-wal`);

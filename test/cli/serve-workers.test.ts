@@ -64,7 +64,8 @@ async function serveWorkers(
   const dataDir = join(dir, name);
   const served = await serveProcess({
     dataDir,
-    args: ["--workers", "2", "--policy", policy],
+    // This policy has no `manager` requirement: the demo's approver directory does not apply.
+    args: ["--workers", "2", "--policy", policy, "--approvers", ""],
     env,
     keepStdout: true,
   });
@@ -108,6 +109,8 @@ const cli = (dataDir: string, ...args: string[]) =>
     join(ROOT, "fixtures", "charter.yaml"),
     "--policy",
     policy,
+    "--approvers",
+    "",
     "--data-dir",
     dataDir,
   ]);

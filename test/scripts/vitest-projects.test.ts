@@ -17,15 +17,17 @@ function testFiles(dir: string): string[] {
 }
 
 /**
- * Whether a test file starts processes: it imports node:child_process, loads the built dist/ or
- * runs `charter serve` through test/support/serve-process.ts.
+ * Whether a test file starts processes: it imports node:child_process, loads the built dist/,
+ * runs `charter serve` through test/support/serve-process.ts or Chromium through
+ * test/support/browser.ts.
  */
 function startsProcesses(file: string): boolean {
   const text = readFileSync(join(ROOT, file), "utf8");
   return (
     /^import .* from "node:child_process";$/m.test(text) ||
     /\.\.\/dist\//.test(text) ||
-    /from "\.\.\/support\/serve-process\.js";$/m.test(text)
+    /from "\.\.\/support\/serve-process\.js";$/m.test(text) ||
+    /from "\.\.\/support\/browser\.js";$/m.test(text)
   );
 }
 

@@ -3,6 +3,7 @@ import type { TaskGrant } from "../../src/core/grant.js";
 import type { StoreOperations } from "../../src/store/guard.js";
 import type { DecisionRecord, Store } from "../../src/store/port.js";
 import { describeApprovalContract } from "./contract-approvals.js";
+import { describeApprovalLinkContract } from "./contract-links.js";
 import { expectStoreError } from "./contract-assert.js";
 import { describeAuditContract } from "./contract-audit.js";
 import { describeEndorsementContract } from "./contract-endorsements.js";
@@ -478,6 +479,7 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
     });
     describeApprovalContract(() => store);
     describeEndorsementContract(() => store);
+    describeApprovalLinkContract(() => store);
     describeEffectsContract(() => store);
     describeAuditContract(() => store);
     describeStepsContract(() => store);
@@ -550,6 +552,18 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
             decidedBy: "endorsement:end_1",
             now: 1,
           }),
+        createApprovalLink: (s) =>
+          s.createApprovalLink({
+            tokenHash: "h",
+            approvalId: "a",
+            approver: "p",
+            createdAt: 1,
+            expiresAt: 2,
+          }),
+        getApprovalLink: (s) => s.getApprovalLink("h"),
+        redeemApprovalLink: (s) => s.redeemApprovalLink("h", 1),
+        approvalRun: (s) => s.approvalRun("a"),
+        pruneApprovalLinks: (s) => s.pruneApprovalLinks(1),
         readAudit: (s) => s.readAudit(0, 1),
         auditHead: (s) => s.auditHead(),
         putCheckpoint: (s) => s.putCheckpoint({ seq: 1, hash: "h", at: 1, signature: "s" }),

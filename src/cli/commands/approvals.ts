@@ -1,6 +1,7 @@
 import { create, toJson, toJsonString } from "@bufbuild/protobuf";
 import {
   APPROVAL_STATUSES,
+  createApprovalLink,
   decideApproval,
   getApproval,
   listApprovals,
@@ -38,6 +39,7 @@ const FLAGS = {
   "page-size": { type: "string" },
   "page-token": { type: "string" },
   by: { type: "string" },
+  approver: { type: "string" },
   note: { type: "string" },
   after: { type: "string" },
   count: { type: "string" },
@@ -89,6 +91,15 @@ export async function approvalsCommand(args: readonly string[], io: CliIo): Prom
       const req = { approvalId, outcome, decidedBy: values.by, note: values.note ?? "" } as const;
       return run(async (t) => {
         io.out(JSON.stringify(toJson(ApprovalSchema, await decideOn(t, req)), null, 2));
+        return 0;
+      });
+    }
+    case "link": {
+      const approvalId = required(id);
+      const approver = values.approver ?? "";
+      if (approver.trim() === "") throw new UsageError("--approver PRINCIPAL is required");
+      return run(async (t) => {
+        io.out(await linkOn(t, { approvalId, approver }));
         return 0;
       });
     }
@@ -191,6 +202,15 @@ async function decideOn(
     );
   }
   return approvalToProto(await decideApproval(t.ctx, req));
+}
+
+/** The link's URL: from the server, or made offline on the data dir. */
+async function linkOn(
+  t: Target,
+  req: { readonly approvalId: string; readonly approver: string },
+): Promise<string> {
+  if (t.kind === "server") return (await t.clients.approvals.createApprovalLink(req)).url;
+  return (await createApprovalLink(t.ctx, req)).url;
 }
 
 async function* watchOn(

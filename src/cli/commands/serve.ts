@@ -39,6 +39,7 @@ export async function serveCommand(args: readonly string[], io: CliIo): Promise<
 async function serveOne(config: CharterConfig, log: Logger, io: CliIo): Promise<number> {
   const running = await startCharter(config, { log });
   io.err(`charter listening on ${running.address}`);
+  if (running.inboxUrl !== undefined) io.err(`charter inbox listening on ${running.inboxUrl}`);
   await untilStopped(
     log,
     () => void running.reload().catch(() => undefined),
@@ -58,6 +59,8 @@ async function servePrimary(config: CharterConfig, log: Logger, io: CliIo): Prom
     throw err;
   }
   io.err(`charter listening on ${running.address} (${config.workers} workers)`);
+  if (running.inboxUrl !== undefined)
+    io.err(`charter inbox listening on ${running.inboxUrl} (worker 1)`);
   await untilStopped(
     log,
     () => running.reload(),

@@ -1,6 +1,8 @@
 import { CONNECTION_SETTINGS } from "./connections.js";
 import { GATEWAY_SETTINGS } from "./gateway.js";
+import { INBOX_SETTINGS } from "./inbox.js";
 import { LIMIT_SETTINGS } from "./limits.js";
+import { NOTIFICATION_SETTINGS } from "./notifications.js";
 import { PROCESS_SETTINGS } from "./processes.js";
 import { SECURITY_SETTINGS } from "./security.js";
 import { SERVICE_SETTINGS } from "./service.js";
@@ -29,6 +31,8 @@ export const SETTING_GROUPS = [
   { title: "Connections", settings: CONNECTION_SETTINGS },
   { title: "Processes, metrics and traces", settings: PROCESS_SETTINGS },
   { title: "MCP gateway", settings: GATEWAY_SETTINGS },
+  { title: "Notifications", settings: NOTIFICATION_SETTINGS },
+  { title: "Approvals inbox", settings: INBOX_SETTINGS },
 ] as const;
 
 /** Every setting by its name (the config file key). */
@@ -39,6 +43,8 @@ export const SETTINGS = {
   ...CONNECTION_SETTINGS,
   ...PROCESS_SETTINGS,
   ...GATEWAY_SETTINGS,
+  ...NOTIFICATION_SETTINGS,
+  ...INBOX_SETTINGS,
 } as const;
 
 /** A setting's name: its config file key. */

@@ -3,6 +3,7 @@ import { createAuditAppends } from "../audit-appends.js";
 import { guardStore, STORE_DOING, type StoreOperations } from "../guard.js";
 import { isStoreError, StoreError, type Store } from "../port.js";
 import { postgresApiKeyStore } from "./api-keys.js";
+import { postgresApprovalLinks } from "./approval-links.js";
 import { postgresApprovalStore } from "./approvals.js";
 import { postgresAuditStore } from "./audit.js";
 import { postgresDecisionStore } from "./decisions.js";
@@ -59,6 +60,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresApiKeyStore(pool),
     ...postgresApprovalStore(chain),
     ...postgresEndorsementStore(chain),
+    ...postgresApprovalLinks(pool),
     ...postgresAuditStore(chain),
     // No file can vanish under a database server: an outage shows on the next query as UNAVAILABLE.
     checkIntact: async () => undefined,

@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { guardStore, STORE_DOING, type StoreOperations } from "../guard.js";
 import { isStoreError, StoreError, type Store } from "../port.js";
 import { sqliteApiKeyStore } from "./api-keys.js";
+import { sqliteApprovalLinks } from "./approval-links.js";
 import { sqliteApprovals } from "./approvals.js";
 import { sqliteAudit } from "./audit.js";
 import { sqliteBudgets } from "./budgets.js";
@@ -143,6 +144,7 @@ function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined
   const keys = sqliteKeyStore(db);
   const apiKeys = sqliteApiKeyStore(db);
   const runs = sqliteRuns(db, group, audit.append);
+  const links = sqliteApprovalLinks(db);
   const ops: StoreOperations = {
     ...sqliteGrantStore(db, group, audit.append, runs.prune),
     ...keys,
@@ -170,6 +172,10 @@ function guarded(db: Database.Database, lock: LockWait, disk: OnDisk | undefined
     createApiKey: (key) => outsideGroup(() => apiKeys.createApiKey(key)),
     revokeApiKey: (id, at) => outsideGroup(() => apiKeys.revokeApiKey(id, at)),
     writeMeta: (name, value) => outsideGroup(() => apiKeys.writeMeta(name, value)),
+    ...links,
+    createApprovalLink: (link) => outsideGroup(() => links.createApprovalLink(link)),
+    redeemApprovalLink: (hash, at) => outsideGroup(() => links.redeemApprovalLink(hash, at)),
+    pruneApprovalLinks: (before) => outsideGroup(() => links.pruneApprovalLinks(before)),
     // The guard's `before` hook (the file identity check) is the whole of it.
     checkIntact: async () => undefined,
   };

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file charter/v1/approval.proto.
  */
 export const file_charter_v1_approval: GenFile = /*@__PURE__*/
-  fileDesc("ChljaGFydGVyL3YxL2FwcHJvdmFsLnByb3RvEgpjaGFydGVyLnYxIngKFExpc3RBcHByb3ZhbHNSZXF1ZXN0Eg0KBW93bmVyGAEgASgJEioKBnN0YXR1cxgCIAEoDjIaLmNoYXJ0ZXIudjEuQXBwcm92YWxTdGF0dXMSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiWQoVTGlzdEFwcHJvdmFsc1Jlc3BvbnNlEicKCWFwcHJvdmFscxgBIAMoCzIULmNoYXJ0ZXIudjEuQXBwcm92YWwSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIikKEkdldEFwcHJvdmFsUmVxdWVzdBITCgthcHByb3ZhbF9pZBgBIAEoCSI9ChNHZXRBcHByb3ZhbFJlc3BvbnNlEiYKCGFwcHJvdmFsGAEgASgLMhQuY2hhcnRlci52MS5BcHByb3ZhbCJ8ChVEZWNpZGVBcHByb3ZhbFJlcXVlc3QSEwoLYXBwcm92YWxfaWQYASABKAkSLAoHb3V0Y29tZRgCIAEoDjIbLmNoYXJ0ZXIudjEuQXBwcm92YWxPdXRjb21lEhIKCmRlY2lkZWRfYnkYAyABKAkSDAoEbm90ZRgEIAEoCSJAChZEZWNpZGVBcHByb3ZhbFJlc3BvbnNlEiYKCGFwcHJvdmFsGAEgASgLMhQuY2hhcnRlci52MS5BcHByb3ZhbCJWChVXYXRjaEFwcHJvdmFsc1JlcXVlc3QSDQoFb3duZXIYASABKAkSGwoOYWZ0ZXJfc2VxdWVuY2UYAiABKANIAIgBAUIRCg9fYWZ0ZXJfc2VxdWVuY2UiiwEKFldhdGNoQXBwcm92YWxzUmVzcG9uc2USKwoEa2luZBgBIAEoDjIdLmNoYXJ0ZXIudjEuQXBwcm92YWxFdmVudEtpbmQSJgoIYXBwcm92YWwYAiABKAsyFC5jaGFydGVyLnYxLkFwcHJvdmFsEhAKCHNlcXVlbmNlGAMgASgDEgoKAmF0GAQgASgDIuYCCgtFbmRvcnNlbWVudBIKCgJpZBgBIAEoCRIQCghncmFudF9pZBgCIAEoCRINCgVvd25lchgDIAEoCRIPCgdzdWJqZWN0GAQgASgJEhEKCWFjdGlvbl9pZBgFIAEoCRITCgtyZXF1aXJlbWVudBgGIAEoCRITCgtib3VuZHNfanNvbhgHIAEoCRIRCgltYXhfY2FsbHMYCCABKAUSEgoKdXNlZF9jYWxscxgJIAEoBRISCgpjcmVhdGVkX2F0GAogASgDEhIKCmV4cGlyZXNfYXQYCyABKAMSEwoLZW5kb3JzZWRfYnkYDCABKAkSEwoLYXBwcm92YWxfaWQYDSABKAkSLQoGc3RhdHVzGA4gASgOMh0uY2hhcnRlci52MS5FbmRvcnNlbWVudFN0YXR1cxISCgpyZXZva2VkX2F0GA8gASgDEhIKCnJldm9rZWRfYnkYECABKAkSDAoEcnVsZRgRIAEoCSJ/ChZFbmRvcnNlQXBwcm92YWxSZXF1ZXN0EhMKC2FwcHJvdmFsX2lkGAEgASgJEhMKC2JvdW5kc19qc29uGAIgASgJEhEKCW1heF9jYWxscxgDIAEoBRITCgt0dGxfc2Vjb25kcxgEIAEoAxITCgtlbmRvcnNlZF9ieRgFIAEoCSJHChdFbmRvcnNlQXBwcm92YWxSZXNwb25zZRIsCgtlbmRvcnNlbWVudBgBIAEoCzIXLmNoYXJ0ZXIudjEuRW5kb3JzZW1lbnQiZAoXTGlzdEVuZG9yc2VtZW50c1JlcXVlc3QSDQoFb3duZXIYASABKAkSEwoLYWN0aXZlX29ubHkYAiABKAgSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiYgoYTGlzdEVuZG9yc2VtZW50c1Jlc3BvbnNlEi0KDGVuZG9yc2VtZW50cxgBIAMoCzIXLmNoYXJ0ZXIudjEuRW5kb3JzZW1lbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIkYKGFJldm9rZUVuZG9yc2VtZW50UmVxdWVzdBIWCg5lbmRvcnNlbWVudF9pZBgBIAEoCRISCgpyZXZva2VkX2J5GAIgASgJIkkKGVJldm9rZUVuZG9yc2VtZW50UmVzcG9uc2USLAoLZW5kb3JzZW1lbnQYASABKAsyFy5jaGFydGVyLnYxLkVuZG9yc2VtZW50Km4KD0FwcHJvdmFsT3V0Y29tZRIgChxBUFBST1ZBTF9PVVRDT01FX1VOU1BFQ0lGSUVEEAASHAoYQVBQUk9WQUxfT1VUQ09NRV9BUFBST1ZFEAESGwoXQVBQUk9WQUxfT1VUQ09NRV9SRUpFQ1QQAiqJAgoRQXBwcm92YWxFdmVudEtpbmQSIwofQVBQUk9WQUxfRVZFTlRfS0lORF9VTlNQRUNJRklFRBAAEh8KG0FQUFJPVkFMX0VWRU5UX0tJTkRfQ1JFQVRFRBABEh8KG0FQUFJPVkFMX0VWRU5UX0tJTkRfREVDSURFRBACEh8KG0FQUFJPVkFMX0VWRU5UX0tJTkRfRVhQSVJFRBADEiAKHEFQUFJPVkFMX0VWRU5UX0tJTkRfQ09OU1VNRUQQBBIiCh5BUFBST1ZBTF9FVkVOVF9LSU5EX1NVUEVSU0VERUQQBRImCiJBUFBST1ZBTF9FVkVOVF9LSU5EX0FQUFJPVkVSX0FEREVEEAYqdgoRRW5kb3JzZW1lbnRTdGF0dXMSIgoeRU5ET1JTRU1FTlRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASHQoZRU5ET1JTRU1FTlRfU1RBVFVTX0FDVElWRRABEh4KGkVORE9SU0VNRU5UX1NUQVRVU19SRVZPS0VEEAIyiAUKD0FwcHJvdmFsU2VydmljZRJUCg1MaXN0QXBwcm92YWxzEiAuY2hhcnRlci52MS5MaXN0QXBwcm92YWxzUmVxdWVzdBohLmNoYXJ0ZXIudjEuTGlzdEFwcHJvdmFsc1Jlc3BvbnNlEk4KC0dldEFwcHJvdmFsEh4uY2hhcnRlci52MS5HZXRBcHByb3ZhbFJlcXVlc3QaHy5jaGFydGVyLnYxLkdldEFwcHJvdmFsUmVzcG9uc2USVwoORGVjaWRlQXBwcm92YWwSIS5jaGFydGVyLnYxLkRlY2lkZUFwcHJvdmFsUmVxdWVzdBoiLmNoYXJ0ZXIudjEuRGVjaWRlQXBwcm92YWxSZXNwb25zZRJZCg5XYXRjaEFwcHJvdmFscxIhLmNoYXJ0ZXIudjEuV2F0Y2hBcHByb3ZhbHNSZXF1ZXN0GiIuY2hhcnRlci52MS5XYXRjaEFwcHJvdmFsc1Jlc3BvbnNlMAESWgoPRW5kb3JzZUFwcHJvdmFsEiIuY2hhcnRlci52MS5FbmRvcnNlQXBwcm92YWxSZXF1ZXN0GiMuY2hhcnRlci52MS5FbmRvcnNlQXBwcm92YWxSZXNwb25zZRJdChBMaXN0RW5kb3JzZW1lbnRzEiMuY2hhcnRlci52MS5MaXN0RW5kb3JzZW1lbnRzUmVxdWVzdBokLmNoYXJ0ZXIudjEuTGlzdEVuZG9yc2VtZW50c1Jlc3BvbnNlEmAKEVJldm9rZUVuZG9yc2VtZW50EiQuY2hhcnRlci52MS5SZXZva2VFbmRvcnNlbWVudFJlcXVlc3QaJS5jaGFydGVyLnYxLlJldm9rZUVuZG9yc2VtZW50UmVzcG9uc2ViBnByb3RvMw", [file_charter_v1_common]);
+  fileDesc("ChljaGFydGVyL3YxL2FwcHJvdmFsLnByb3RvEgpjaGFydGVyLnYxIngKFExpc3RBcHByb3ZhbHNSZXF1ZXN0Eg0KBW93bmVyGAEgASgJEioKBnN0YXR1cxgCIAEoDjIaLmNoYXJ0ZXIudjEuQXBwcm92YWxTdGF0dXMSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiWQoVTGlzdEFwcHJvdmFsc1Jlc3BvbnNlEicKCWFwcHJvdmFscxgBIAMoCzIULmNoYXJ0ZXIudjEuQXBwcm92YWwSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIikKEkdldEFwcHJvdmFsUmVxdWVzdBITCgthcHByb3ZhbF9pZBgBIAEoCSI9ChNHZXRBcHByb3ZhbFJlc3BvbnNlEiYKCGFwcHJvdmFsGAEgASgLMhQuY2hhcnRlci52MS5BcHByb3ZhbCJ8ChVEZWNpZGVBcHByb3ZhbFJlcXVlc3QSEwoLYXBwcm92YWxfaWQYASABKAkSLAoHb3V0Y29tZRgCIAEoDjIbLmNoYXJ0ZXIudjEuQXBwcm92YWxPdXRjb21lEhIKCmRlY2lkZWRfYnkYAyABKAkSDAoEbm90ZRgEIAEoCSJAChZEZWNpZGVBcHByb3ZhbFJlc3BvbnNlEiYKCGFwcHJvdmFsGAEgASgLMhQuY2hhcnRlci52MS5BcHByb3ZhbCJWChVXYXRjaEFwcHJvdmFsc1JlcXVlc3QSDQoFb3duZXIYASABKAkSGwoOYWZ0ZXJfc2VxdWVuY2UYAiABKANIAIgBAUIRCg9fYWZ0ZXJfc2VxdWVuY2UiiwEKFldhdGNoQXBwcm92YWxzUmVzcG9uc2USKwoEa2luZBgBIAEoDjIdLmNoYXJ0ZXIudjEuQXBwcm92YWxFdmVudEtpbmQSJgoIYXBwcm92YWwYAiABKAsyFC5jaGFydGVyLnYxLkFwcHJvdmFsEhAKCHNlcXVlbmNlGAMgASgDEgoKAmF0GAQgASgDIkIKGUNyZWF0ZUFwcHJvdmFsTGlua1JlcXVlc3QSEwoLYXBwcm92YWxfaWQYASABKAkSEAoIYXBwcm92ZXIYAiABKAkiPQoaQ3JlYXRlQXBwcm92YWxMaW5rUmVzcG9uc2USCwoDdXJsGAEgASgJEhIKCmV4cGlyZXNfYXQYAiABKAMi5gIKC0VuZG9yc2VtZW50EgoKAmlkGAEgASgJEhAKCGdyYW50X2lkGAIgASgJEg0KBW93bmVyGAMgASgJEg8KB3N1YmplY3QYBCABKAkSEQoJYWN0aW9uX2lkGAUgASgJEhMKC3JlcXVpcmVtZW50GAYgASgJEhMKC2JvdW5kc19qc29uGAcgASgJEhEKCW1heF9jYWxscxgIIAEoBRISCgp1c2VkX2NhbGxzGAkgASgFEhIKCmNyZWF0ZWRfYXQYCiABKAMSEgoKZXhwaXJlc19hdBgLIAEoAxITCgtlbmRvcnNlZF9ieRgMIAEoCRITCgthcHByb3ZhbF9pZBgNIAEoCRItCgZzdGF0dXMYDiABKA4yHS5jaGFydGVyLnYxLkVuZG9yc2VtZW50U3RhdHVzEhIKCnJldm9rZWRfYXQYDyABKAMSEgoKcmV2b2tlZF9ieRgQIAEoCRIMCgRydWxlGBEgASgJIn8KFkVuZG9yc2VBcHByb3ZhbFJlcXVlc3QSEwoLYXBwcm92YWxfaWQYASABKAkSEwoLYm91bmRzX2pzb24YAiABKAkSEQoJbWF4X2NhbGxzGAMgASgFEhMKC3R0bF9zZWNvbmRzGAQgASgDEhMKC2VuZG9yc2VkX2J5GAUgASgJIkcKF0VuZG9yc2VBcHByb3ZhbFJlc3BvbnNlEiwKC2VuZG9yc2VtZW50GAEgASgLMhcuY2hhcnRlci52MS5FbmRvcnNlbWVudCJkChdMaXN0RW5kb3JzZW1lbnRzUmVxdWVzdBINCgVvd25lchgBIAEoCRITCgthY3RpdmVfb25seRgCIAEoCBIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJiChhMaXN0RW5kb3JzZW1lbnRzUmVzcG9uc2USLQoMZW5kb3JzZW1lbnRzGAEgAygLMhcuY2hhcnRlci52MS5FbmRvcnNlbWVudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiRgoYUmV2b2tlRW5kb3JzZW1lbnRSZXF1ZXN0EhYKDmVuZG9yc2VtZW50X2lkGAEgASgJEhIKCnJldm9rZWRfYnkYAiABKAkiSQoZUmV2b2tlRW5kb3JzZW1lbnRSZXNwb25zZRIsCgtlbmRvcnNlbWVudBgBIAEoCzIXLmNoYXJ0ZXIudjEuRW5kb3JzZW1lbnQqbgoPQXBwcm92YWxPdXRjb21lEiAKHEFQUFJPVkFMX09VVENPTUVfVU5TUEVDSUZJRUQQABIcChhBUFBST1ZBTF9PVVRDT01FX0FQUFJPVkUQARIbChdBUFBST1ZBTF9PVVRDT01FX1JFSkVDVBACKokCChFBcHByb3ZhbEV2ZW50S2luZBIjCh9BUFBST1ZBTF9FVkVOVF9LSU5EX1VOU1BFQ0lGSUVEEAASHwobQVBQUk9WQUxfRVZFTlRfS0lORF9DUkVBVEVEEAESHwobQVBQUk9WQUxfRVZFTlRfS0lORF9ERUNJREVEEAISHwobQVBQUk9WQUxfRVZFTlRfS0lORF9FWFBJUkVEEAMSIAocQVBQUk9WQUxfRVZFTlRfS0lORF9DT05TVU1FRBAEEiIKHkFQUFJPVkFMX0VWRU5UX0tJTkRfU1VQRVJTRURFRBAFEiYKIkFQUFJPVkFMX0VWRU5UX0tJTkRfQVBQUk9WRVJfQURERUQQBip2ChFFbmRvcnNlbWVudFN0YXR1cxIiCh5FTkRPUlNFTUVOVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIdChlFTkRPUlNFTUVOVF9TVEFUVVNfQUNUSVZFEAESHgoaRU5ET1JTRU1FTlRfU1RBVFVTX1JFVk9LRUQQAjLtBQoPQXBwcm92YWxTZXJ2aWNlElQKDUxpc3RBcHByb3ZhbHMSIC5jaGFydGVyLnYxLkxpc3RBcHByb3ZhbHNSZXF1ZXN0GiEuY2hhcnRlci52MS5MaXN0QXBwcm92YWxzUmVzcG9uc2USTgoLR2V0QXBwcm92YWwSHi5jaGFydGVyLnYxLkdldEFwcHJvdmFsUmVxdWVzdBofLmNoYXJ0ZXIudjEuR2V0QXBwcm92YWxSZXNwb25zZRJXCg5EZWNpZGVBcHByb3ZhbBIhLmNoYXJ0ZXIudjEuRGVjaWRlQXBwcm92YWxSZXF1ZXN0GiIuY2hhcnRlci52MS5EZWNpZGVBcHByb3ZhbFJlc3BvbnNlElkKDldhdGNoQXBwcm92YWxzEiEuY2hhcnRlci52MS5XYXRjaEFwcHJvdmFsc1JlcXVlc3QaIi5jaGFydGVyLnYxLldhdGNoQXBwcm92YWxzUmVzcG9uc2UwARJjChJDcmVhdGVBcHByb3ZhbExpbmsSJS5jaGFydGVyLnYxLkNyZWF0ZUFwcHJvdmFsTGlua1JlcXVlc3QaJi5jaGFydGVyLnYxLkNyZWF0ZUFwcHJvdmFsTGlua1Jlc3BvbnNlEloKD0VuZG9yc2VBcHByb3ZhbBIiLmNoYXJ0ZXIudjEuRW5kb3JzZUFwcHJvdmFsUmVxdWVzdBojLmNoYXJ0ZXIudjEuRW5kb3JzZUFwcHJvdmFsUmVzcG9uc2USXQoQTGlzdEVuZG9yc2VtZW50cxIjLmNoYXJ0ZXIudjEuTGlzdEVuZG9yc2VtZW50c1JlcXVlc3QaJC5jaGFydGVyLnYxLkxpc3RFbmRvcnNlbWVudHNSZXNwb25zZRJgChFSZXZva2VFbmRvcnNlbWVudBIkLmNoYXJ0ZXIudjEuUmV2b2tlRW5kb3JzZW1lbnRSZXF1ZXN0GiUuY2hhcnRlci52MS5SZXZva2VFbmRvcnNlbWVudFJlc3BvbnNlYgZwcm90bzM", [file_charter_v1_common]);
 
 /**
  * Request of ApprovalService.ListApprovals.
@@ -261,6 +261,62 @@ export const WatchApprovalsResponseSchema: GenMessage<WatchApprovalsResponse> = 
   messageDesc(file_charter_v1_approval, 7);
 
 /**
+ * Request of ApprovalService.CreateApprovalLink.
+ *
+ * @generated from message charter.v1.CreateApprovalLinkRequest
+ */
+export type CreateApprovalLinkRequest = Message<"charter.v1.CreateApprovalLinkRequest"> & {
+  /**
+   * Id of the pending approval the link answers.
+   *
+   * @generated from field: string approval_id = 1;
+   */
+  approvalId: string;
+
+  /**
+   * The principal the link's holder answers as (the owner, or an approver of the requirement).
+   *
+   * @generated from field: string approver = 2;
+   */
+  approver: string;
+};
+
+/**
+ * Describes the message charter.v1.CreateApprovalLinkRequest.
+ * Use `create(CreateApprovalLinkRequestSchema)` to create a new message.
+ */
+export const CreateApprovalLinkRequestSchema: GenMessage<CreateApprovalLinkRequest> = /*@__PURE__*/
+  messageDesc(file_charter_v1_approval, 8);
+
+/**
+ * Response of ApprovalService.CreateApprovalLink.
+ *
+ * @generated from message charter.v1.CreateApprovalLinkResponse
+ */
+export type CreateApprovalLinkResponse = Message<"charter.v1.CreateApprovalLinkResponse"> & {
+  /**
+   * The link, a full URL of the inbox (`<inbox>/l/<token>`); it is not stored and not shown again.
+   *
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * When the link stops working, unix seconds (never after the approval's expiry).
+   *
+   * @generated from field: int64 expires_at = 2;
+   */
+  expiresAt: bigint;
+};
+
+/**
+ * Describes the message charter.v1.CreateApprovalLinkResponse.
+ * Use `create(CreateApprovalLinkResponseSchema)` to create a new message.
+ */
+export const CreateApprovalLinkResponseSchema: GenMessage<CreateApprovalLinkResponse> = /*@__PURE__*/
+  messageDesc(file_charter_v1_approval, 9);
+
+/**
  * An approver's scoped endorsement: calls like an approved one, within bounds, for a time
  * or a number of calls. Never wider than what the endorser could approve one by one.
  *
@@ -393,7 +449,7 @@ export type Endorsement = Message<"charter.v1.Endorsement"> & {
  * Use `create(EndorsementSchema)` to create a new message.
  */
 export const EndorsementSchema: GenMessage<Endorsement> = /*@__PURE__*/
-  messageDesc(file_charter_v1_approval, 8);
+  messageDesc(file_charter_v1_approval, 10);
 
 /**
  * Request of ApprovalService.EndorseApproval.
@@ -442,7 +498,7 @@ export type EndorseApprovalRequest = Message<"charter.v1.EndorseApprovalRequest"
  * Use `create(EndorseApprovalRequestSchema)` to create a new message.
  */
 export const EndorseApprovalRequestSchema: GenMessage<EndorseApprovalRequest> = /*@__PURE__*/
-  messageDesc(file_charter_v1_approval, 9);
+  messageDesc(file_charter_v1_approval, 11);
 
 /**
  * Response of ApprovalService.EndorseApproval.
@@ -463,7 +519,7 @@ export type EndorseApprovalResponse = Message<"charter.v1.EndorseApprovalRespons
  * Use `create(EndorseApprovalResponseSchema)` to create a new message.
  */
 export const EndorseApprovalResponseSchema: GenMessage<EndorseApprovalResponse> = /*@__PURE__*/
-  messageDesc(file_charter_v1_approval, 10);
+  messageDesc(file_charter_v1_approval, 12);
 
 /**
  * Request of ApprovalService.ListEndorsements.
@@ -505,7 +561,7 @@ export type ListEndorsementsRequest = Message<"charter.v1.ListEndorsementsReques
  * Use `create(ListEndorsementsRequestSchema)` to create a new message.
  */
 export const ListEndorsementsRequestSchema: GenMessage<ListEndorsementsRequest> = /*@__PURE__*/
-  messageDesc(file_charter_v1_approval, 11);
+  messageDesc(file_charter_v1_approval, 13);
 
 /**
  * Response of ApprovalService.ListEndorsements.
@@ -533,7 +589,7 @@ export type ListEndorsementsResponse = Message<"charter.v1.ListEndorsementsRespo
  * Use `create(ListEndorsementsResponseSchema)` to create a new message.
  */
 export const ListEndorsementsResponseSchema: GenMessage<ListEndorsementsResponse> = /*@__PURE__*/
-  messageDesc(file_charter_v1_approval, 12);
+  messageDesc(file_charter_v1_approval, 14);
 
 /**
  * Request of ApprovalService.RevokeEndorsement.
@@ -561,7 +617,7 @@ export type RevokeEndorsementRequest = Message<"charter.v1.RevokeEndorsementRequ
  * Use `create(RevokeEndorsementRequestSchema)` to create a new message.
  */
 export const RevokeEndorsementRequestSchema: GenMessage<RevokeEndorsementRequest> = /*@__PURE__*/
-  messageDesc(file_charter_v1_approval, 13);
+  messageDesc(file_charter_v1_approval, 15);
 
 /**
  * Response of ApprovalService.RevokeEndorsement.
@@ -582,7 +638,7 @@ export type RevokeEndorsementResponse = Message<"charter.v1.RevokeEndorsementRes
  * Use `create(RevokeEndorsementResponseSchema)` to create a new message.
  */
 export const RevokeEndorsementResponseSchema: GenMessage<RevokeEndorsementResponse> = /*@__PURE__*/
-  messageDesc(file_charter_v1_approval, 14);
+  messageDesc(file_charter_v1_approval, 16);
 
 /**
  * An owner's answer to an approval request.
@@ -762,6 +818,19 @@ export const ApprovalService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchApprovalsRequestSchema;
     output: typeof WatchApprovalsResponseSchema;
+  },
+  /**
+   * Makes a single-use link to the approvals inbox that lets one approver answer one
+   * pending approval, once, for a short time; only the link's hash is stored. Fails with
+   * FAILED_PRECONDITION when the approval is not pending or no inbox is configured, and
+   * with PERMISSION_DENIED when the approver could not answer it. Admin only.
+   *
+   * @generated from rpc charter.v1.ApprovalService.CreateApprovalLink
+   */
+  createApprovalLink: {
+    methodKind: "unary";
+    input: typeof CreateApprovalLinkRequestSchema;
+    output: typeof CreateApprovalLinkResponseSchema;
   },
   /**
    * Endorses an approval the caller approved: calls of the same action under the same
