@@ -102,6 +102,31 @@ describe("scoped endorsements over gRPC", () => {
     expect((await ask(g.token, charge(11))).decision).toBe(Decision.ALLOW);
   });
 
+  it("holds a call of a sub-agent's grant delegated from the endorsed one", async () => {
+    const g = await grant();
+    const mail = (to: string) => JSON.stringify({ to, subject: "Hello", body: "Hi" });
+    const held = await ask(g.token, mail("a@customers.test"), "send_email");
+    expect(held.decision).toBe(Decision.REQUIRE_APPROVAL);
+    await approve(held.approvalId);
+    await charter.clients.approvals.endorseApproval({
+      approvalId: held.approvalId,
+      boundsJson: JSON.stringify({ properties: { to: { pattern: "@customers\\.test$" } } }),
+      maxCalls: 5,
+      ttlSeconds: 600n,
+      endorsedBy: OWNER,
+    });
+    const { grantToken } = await charter.clients.grants.delegateGrant({
+      parentToken: g.token,
+      subject: "agent:child",
+      allowed: ["email.send"],
+    });
+    const child = await ask(grantToken, mail("b@customers.test"), "send_email");
+    expect(child.decision).toBe(Decision.REQUIRE_APPROVAL);
+    expect((await ask(g.token, mail("b@customers.test"), "send_email")).decision).toBe(
+      Decision.ALLOW,
+    );
+  });
+
   it("meets a 2-manager requirement only with two endorsers", async () => {
     const g = await grant();
     const held = await ask(g.token, refund(250), "issue_refund");
