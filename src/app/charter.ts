@@ -4,6 +4,7 @@ import {
   createRefusalTally,
   hasApiKeys,
   pruneApprovalLinks,
+  pruneEndorsements,
   pruneDecisionInputs,
   pruneExpiredGrants,
   type Notifier,
@@ -189,6 +190,9 @@ export async function startCharter(
       );
       pruneApprovalLinks(ctx).catch((err: unknown) =>
         log.warn({ err: { message: (err as Error).message } }, "pruning approval links failed"),
+      );
+      pruneEndorsements(ctx).catch((err: unknown) =>
+        log.warn({ err: { message: (err as Error).message } }, "pruning endorsements failed"),
       );
       pruneDecisionInputs(ctx).then(
         (pruned) => {

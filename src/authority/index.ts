@@ -133,7 +133,12 @@ export {
 export type { SweepLimits, SweepResult, WithdrawalSweeper } from "./sticky-withdrawal.js";
 export { createNotifier, pollForChanges } from "./notifier.js";
 export type { Notifier } from "./notifier.js";
-export { pruneApprovalLinks, pruneDecisionInputs, pruneExpiredGrants } from "./retention.js";
+export {
+  pruneApprovalLinks,
+  pruneDecisionInputs,
+  pruneEndorsements,
+  pruneExpiredGrants,
+} from "./retention.js";
 export type { GrantCheck } from "./load-grant.js";
 export { NO_SPIFFE_ROLES, parseSpiffeId, spiffeRolesOf } from "../core/spiffe-id.js";
 export type { SpiffeId, SpiffeRoles } from "../core/spiffe-id.js";

@@ -21,6 +21,14 @@ export async function pruneDecisionInputs(ctx: AuthorityContext): Promise<number
   return ctx.store.pruneDecisionInputs(ctx.now() - ctx.decisionInputs.retainSeconds + 1);
 }
 
+/** How long an expired endorsement is kept, so that `charter approvals endorsements` still shows it for a day. */
+export const EXPIRED_ENDORSEMENT_RETENTION_SECONDS = 24 * 3600;
+
+/** Deletes endorsements expired more than a day ago (their audit records stay); answers how many. */
+export async function pruneEndorsements(ctx: AuthorityContext): Promise<number> {
+  return ctx.store.pruneEndorsements(ctx.now() - EXPIRED_ENDORSEMENT_RETENTION_SECONDS);
+}
+
 /** How long an expired link is kept, so that a late click is told "expired" (410) rather than "not known". */
 export const EXPIRED_LINK_RETENTION_SECONDS = 24 * 3600;
 

@@ -64,6 +64,7 @@ export const STORE_DOING: Describers<StoreOperations> = {
   listEndorsements: () => "list endorsements",
   liveEndorsements: (grantId) => `read the endorsements of grant ${grantId}`,
   revokeEndorsement: (id) => `revoke endorsement ${id}`,
+  pruneEndorsements: (before) => `prune endorsements expired before ${before}`,
   approveByEndorsements: (call) =>
     `approve a call of grant ${call.draft.approval.grantId} by endorsement`,
   createApprovalLink: (link) => `create a link for approval ${link.approvalId}`,

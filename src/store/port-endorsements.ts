@@ -54,4 +54,6 @@ export interface EndorsementStore {
    * digest is answered as it is and nothing is charged.
    */
   approveByEndorsements(call: EndorsedCall): Promise<Approval | undefined>;
+  /** Deletes the endorsements that expired before `before` (their audit records stay); answers how many. */
+  pruneEndorsements(before: number): Promise<number>;
 }

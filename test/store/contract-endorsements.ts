@@ -144,6 +144,14 @@ export function describeEndorsementContract(current: () => Store): void {
       expect(await store.getEndorsement("end_k")).toMatchObject({ usedCalls: 5 });
     });
 
+    it("prunes only the endorsements expired before the cut-off", async () => {
+      await store.createEndorsement(makeEndorsement("end_old", { expiresAt: T - 5 }));
+      await store.createEndorsement(makeEndorsement("end_now", { expiresAt: T }));
+      expect(await store.pruneEndorsements(T)).toBe(1);
+      expect(await store.getEndorsement("end_old")).toBeUndefined();
+      expect(await store.getEndorsement("end_now")).toBeDefined();
+    });
+
     it("revokes once, with its audit record; an unknown id is NOT_FOUND", async () => {
       await store.createEndorsement(makeEndorsement("end_a"));
       const first = await store.revokeEndorsement("end_a", "owner:zoë", T, "ui");

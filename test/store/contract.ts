@@ -545,6 +545,7 @@ export function describeStoreContract(adapter: StoreUnderTest): void {
         listEndorsements: (s) => s.listEndorsements({ limit: 1 }),
         liveEndorsements: (s) => s.liveEndorsements("g", "a", "owner", 1),
         revokeEndorsement: (s) => s.revokeEndorsement("end_1", "x", 1),
+        pruneEndorsements: (s) => s.pruneEndorsements(1),
         approveByEndorsements: (s) =>
           s.approveByEndorsements({
             draft: makeApproval("apr_late"),

@@ -88,6 +88,12 @@ export function postgresEndorsementStore(chain: Chain): EndorsementStore {
         return { endorsement: after, revoked: true };
       }),
 
+    async pruneEndorsements(before) {
+      return (
+        (await pool.query("DELETE FROM endorsements WHERE expires_at < $1", [before])).rowCount ?? 0
+      );
+    },
+
     approveByEndorsements: async (call) => {
       try {
         return await inChainUnit(chain, async (unit) => {

@@ -41,6 +41,7 @@ export function sqliteEndorsements(
   const charge = db.prepare<[{ id: string; now: number }], never>(
     `UPDATE endorsements SET used_calls = used_calls + 1 WHERE id = @id AND ${LIVE}`,
   );
+  const prune = db.prepare<[number], never>("DELETE FROM endorsements WHERE expires_at < ?");
   const revoke = db.prepare<[{ id: string; at: number; by: string }], never>(
     "UPDATE endorsements SET status = 'revoked', revoked_at = @at, revoked_by = @by WHERE id = @id AND status = 'active'",
   );
@@ -97,6 +98,7 @@ export function sqliteEndorsements(
         append(endorsementAudit(after, "endorsement.revoked", at, by, caller));
         return { endorsement: after, revoked: true };
       }),
+    pruneEndorsements: (before) => group.run(() => prune.run(before).changes),
     approveByEndorsements: async (call) => {
       try {
         return await group.run(() => {
