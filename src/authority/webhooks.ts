@@ -55,7 +55,7 @@ export interface WebhookDelivererOptions {
  * `pollMs`. Only the holder of the store's webhook lease delivers.
  */
 export function startWebhookDelivery(
-  ctx: Pick<AuthorityContext, "store" | "now" | "approvalFeed">,
+  ctx: Pick<AuthorityContext, "store" | "now" | "approvalFeed" | "approvalLinks">,
   options: WebhookDelivererOptions,
 ): WebhookDeliverer {
   const stopping = new AbortController();
@@ -100,8 +100,10 @@ export function startWebhookDelivery(
     for (let attempt = 1; ; attempt += 1) {
       // Renewed before every attempt: a long series of retries keeps the lease, or gives the event up to the new holder.
       if (signal.aborted || !(await lease.held())) return false;
+      // The link base named, else the inbox's own URL once it serves.
+      const base = options.message?.linkBase ?? (await ctx.approvalLinks?.baseUrl());
       const result = await sendWebhook(hook, event, {
-        message: options.message ?? {},
+        message: { ...options.message, ...(base === undefined ? {} : { linkBase: base }) },
         timeoutMs: delivery.timeoutMs,
         now: ctx.now(),
         signal,

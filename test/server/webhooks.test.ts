@@ -288,3 +288,56 @@ describe("webhooks on approval events", () => {
     }
   });
 });
+
+describe("the inbox link of a webhook message", () => {
+  it("is the inbox's own URL when webhookInboxUrl is unset and an inbox serves", async () => {
+    const file = join(dir, "webhooks-inbox.yaml");
+    writeFileSync(
+      file,
+      [
+        "webhooks:",
+        "  - name: linked",
+        `    url: ${receiver.url}/linked`,
+        "    format: json",
+        "    secretEnv: CHARTER_TEST_WEBHOOK_SECRET",
+        "    events: [created]",
+        "delivery: { pollMs: 200 }",
+      ].join("\n"),
+    );
+    const served = await startTestCharter({
+      config: { webhooks: file, inboxListen: "127.0.0.1:0" },
+    });
+    try {
+      const { grantToken } = await served.clients.grants.issueGrant({
+        profile: "owner-assistant",
+        subject: "agent:worker-1",
+        owner: OWNER,
+        purpose: "webhooks",
+      });
+      const { verdict } = await served.clients.authority.authorize({
+        grantToken,
+        call: {
+          callId: "c-linked",
+          toolName: "charge_payment",
+          argumentsJson: JSON.stringify({
+            customer_id: "cus_ABC123",
+            amount: 77,
+            currency: "EUR",
+            description: "linked",
+            authorization_code: AUTH_CODE,
+          }),
+        },
+      });
+      const id = verdict?.approvalId ?? "";
+      const created = await receiver.waitFor(
+        (r) => r.path === "/linked" && parsed(r).data.approval.id === id,
+        "created with the inbox link",
+      );
+      expect(parsed(created).data.inboxUrl).toBe(
+        `${served.server.inboxUrl ?? "?"}/approvals/${encodeURIComponent(id)}`,
+      );
+    } finally {
+      await served.stop();
+    }
+  });
+});

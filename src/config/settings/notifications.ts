@@ -18,7 +18,7 @@ export const NOTIFICATION_SETTINGS = {
     defaultText: "(none: no link)",
     env: "CHARTER_WEBHOOK_INBOX_URL",
     description:
-      "the approvals inbox's public base URL: webhook messages link each approval at `<webhookInboxUrl>/approvals/<id>`; unset, they carry no link",
+      "the approvals inbox's public base URL: webhook messages link each approval at `<webhookInboxUrl>/approvals/<id>`; unset, the inbox's own URL (`inboxPublicUrl`, else its bound address) when an inbox serves, else no link",
     reload: "restart",
   }),
 } as const;
