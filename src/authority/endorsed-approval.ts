@@ -1,5 +1,5 @@
 import type { Approval } from "../core/approval.js";
-import { answerProblem, approveRole } from "../core/approvers.js";
+import { answerProblem } from "../core/approvers.js";
 import { endorsedDecider, endorsersFor } from "../core/endorsement.js";
 import { approversFor } from "../core/policy.js";
 import type { JsonObject } from "../core/json.js";
@@ -36,12 +36,21 @@ export async function endorsedApproval(
   );
   if (live.length === 0) return undefined;
   const held = { id: draft.approval.id, owner: grant.owner, subject: grant.subject, requirement };
-  // The endorser held the requirement's role when it endorsed; the owner and requester rules are checked again now.
+  // Each endorser is checked now as if it approved this call one by one: its unrevoked keys'
+  // roles and the directory in force (a key revoked or a directory entry dropped since it
+  // endorsed no longer counts); without any key (protected mode) the named approver counts as the
+  // operator's answer would, by the directory when there is one. Read only on this rare path.
+  const keys = (await ctx.store.listApiKeys()).filter((k) => k.revokedAt === undefined);
+  const operator = keys.length === 0;
   const mayApprove = (endorser: string) =>
     answerProblem(
       policy,
       held,
-      { principal: endorser, roles: [approveRole(requirement)], operator: true },
+      {
+        principal: endorser,
+        roles: keys.filter((k) => k.principal === endorser).flatMap((k) => k.roles),
+        ...(operator ? { operator } : {}),
+      },
       "approve",
       directory,
     ) === undefined;

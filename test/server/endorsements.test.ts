@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApprovalOutcome } from "../../src/gen/charter/v1/approval_pb.js";
 import { ApprovalStatus, Decision } from "../../src/gen/charter/v1/common_pb.js";
@@ -204,5 +207,60 @@ describe("scoped endorsements over gRPC", () => {
     const allowed = verdicts.filter((v) => v.decision === Decision.ALLOW);
     expect(allowed).toHaveLength(5);
     expect(verdicts.filter((v) => v.decision === Decision.REQUIRE_APPROVAL)).toHaveLength(15);
+  });
+});
+
+describe("an endorsement is judged by who its endorser is now", () => {
+  it("stops counting once its endorser is dropped from the approver directory", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "charter-endorse-dir-"));
+    const file = join(dir, "approvers.yaml");
+    const both = "approvers:\n  mgr1@example.com: [manager]\n  mgr2@example.com: [manager]\n";
+    writeFileSync(file, both);
+    const served = await startTestCharter({ config: { approvers: file } });
+    try {
+      const { grantToken } = await served.clients.grants.issueGrant({
+        profile: "owner-assistant",
+        subject: "agent:worker-1",
+        owner: OWNER,
+        purpose: "endorsements",
+      });
+      const askRefund = async (amount: number) =>
+        (
+          await served.clients.authority.authorize({
+            grantToken,
+            call: {
+              callId: `r-${amount}`,
+              toolName: "issue_refund",
+              argumentsJson: refund(amount),
+            },
+          })
+        ).verdict;
+      const held = await askRefund(250);
+      for (const manager of ["mgr1@example.com", "mgr2@example.com"]) {
+        await served.clients.approvals.decideApproval({
+          approvalId: held?.approvalId ?? "",
+          outcome: ApprovalOutcome.APPROVE,
+          decidedBy: manager,
+          note: "",
+        });
+        await served.clients.approvals.endorseApproval({
+          approvalId: held?.approvalId ?? "",
+          boundsJson: JSON.stringify({ properties: { amount: { maximum: 1000 } } }),
+          maxCalls: 5,
+          ttlSeconds: 600n,
+          endorsedBy: manager,
+        });
+      }
+      expect((await askRefund(260))?.decision).toBe(Decision.ALLOW);
+      writeFileSync(file, "approvers:\n  mgr1@example.com: [manager]\n");
+      await served.server.context.reload();
+      expect((await askRefund(270))?.decision).toBe(Decision.REQUIRE_APPROVAL);
+      writeFileSync(file, both);
+      await served.server.context.reload();
+      expect((await askRefund(280))?.decision).toBe(Decision.ALLOW);
+    } finally {
+      await served.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
