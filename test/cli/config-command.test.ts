@@ -174,6 +174,20 @@ describe("charter config", () => {
     expect(bad.err).toContain("Unknown option '--colour'");
   });
 
+  it("ends quietly when its reader goes away (`charter config | true`), with the command's exit code", () => {
+    // `true` exits without reading: every write after it is EPIPE.
+    const r = spawnSync(
+      "bash",
+      [
+        "-c",
+        `"${process.execPath}" "${BIN}" config --config fixtures/charter.yaml | true; echo "exit \${PIPESTATUS[0]}"`,
+      ],
+      { cwd: ROOT, env: { PATH: process.env["PATH"] ?? "" }, encoding: "utf8" },
+    );
+    expect(r.stdout.trim()).toBe("exit 0");
+    expect(r.stderr).not.toContain("EPIPE");
+  });
+
   it("prints what docs/configuration.md shows for its example", () => {
     const page = readFileSync(join(ROOT, "docs", "configuration.md"), "utf8");
     const block = /```sh\ncharter config (.*)\n((?:# .*\n)+)```/.exec(page);
