@@ -1,4 +1,4 @@
-import type { ApprovalRecord, Verdict } from "../core/verdict.js";
+import type { Verdict } from "../core/verdict.js";
 import type { HeldStep } from "../store/port.js";
 import { recordDecision } from "../telemetry/instruments.js";
 import { traced } from "../telemetry/tracing.js";
@@ -7,15 +7,8 @@ import type { AuthorityContext } from "./context.js";
 import { retainedInputs } from "./decision-inputs.js";
 import type { AuthorityLimits } from "./limits.js";
 import type { GrantCheck } from "./load-grant.js";
-import {
-  approvalRecord,
-  approvalStep,
-  commitStep,
-  decideStep,
-  loadApproval,
-  signStep,
-  type Loaded,
-} from "./pipeline-steps.js";
+import { approvalStep, heldStepApproval, loadApproval } from "./approval-step.js";
+import { commitStep, decideStep, signStep, type Loaded } from "./pipeline-steps.js";
 import { NOTHING_AHEAD, receiptAhead, type CallerSignal } from "./receipt-ahead.js";
 import { answerHeld, redecides, stepSlot, type StepAsk } from "./steps.js";
 import { loadDelegatedGrant } from "./target-grant.js";
@@ -84,10 +77,10 @@ async function decideAndCommit(
   const held =
     step && grant ? await ctx.store.getStep(grant.id, step.runId, step.stepKey) : undefined;
   // A held require_approval whose approval has since been approved is that call's to take.
-  const approvedHeld =
-    step && held && !redecides(held, step) ? await approvedFor(ctx, held) : undefined;
-  if (step && held && !redecides(held, step) && approvedHeld === undefined)
-    return heldStep(ctx, loaded, call, step, held);
+  const answered = step && held && !redecides(held, step) ? held : undefined;
+  const approvedHeld = answered && (await heldStepApproval(ctx, answered));
+  if (step && answered && approvedHeld === undefined)
+    return heldStep(ctx, loaded, call, step, answered);
   const ask = step && approvedHeld ? { ...step, presentsApproval: true } : step;
   // The approval in hand: the one presented, or the one found approved for this exact call.
   let approval =
@@ -158,17 +151,6 @@ async function decideAndCommit(
     const receipt = early ?? (await ahead.for(committed.verdict));
     return signed(ctx, loaded, committed.verdict, decisionId, argumentsDigest, signal, receipt);
   }
-}
-
-/** The approval a held require_approval step waits on, once it is approved (else undefined). */
-async function approvedFor(
-  ctx: AuthorityContext,
-  held: HeldStep,
-): Promise<ApprovalRecord | undefined> {
-  if (held.decision !== "require_approval") return undefined;
-  const { approvalId } = JSON.parse(held.verdictJson) as Verdict;
-  const stored = approvalId === undefined ? undefined : await ctx.store.getApproval(approvalId);
-  return stored?.approval.status === "approved" ? approvalRecord(stored.approval) : undefined;
 }
 
 /**
