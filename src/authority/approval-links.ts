@@ -58,13 +58,7 @@ export async function createApprovalLink(
       `approval ${approval.id} is ${approval.status}, not pending; a link could not decide it`,
     );
   const { policy, approvers: directory } = ctx.policySet();
-  const problem = answerProblem(
-    policy,
-    approval,
-    approverActor(ctx, approver),
-    "approve",
-    directory,
-  );
+  const problem = answerProblem(policy, approval, approverActor(approver), "approve", directory);
   if (problem !== undefined)
     throw new AuthorityError("PERMISSION_DENIED", `${approver}: ${problem}`);
   const now = ctx.now();
@@ -96,14 +90,14 @@ export async function openApprovalLink(ctx: AuthorityContext, token: string): Pr
   if (link === undefined) return { kind: "unknown" };
   if (link.usedAt !== undefined) return { kind: "gone", why: "used" };
   if (link.expiresAt <= ctx.now()) return { kind: "gone", why: "expired" };
-  const approval = await getApproval(ctx, link.approvalId, approverActor(ctx, link.approver));
+  const approval = await getApproval(ctx, link.approvalId, approverActor(link.approver));
   return { kind: "open", link, approval };
 }
 
 /**
  * Uses a link once: claims it atomically (of two racing uses one decides, the other is `gone`),
  * then decides as the link's approver through `decideApproval`, with the actor
- * `approverActor(ctx, approver)` — the approver comes from the stored link, never from the
+ * `approverActor(approver)` — the approver comes from the stored link, never from the
  * request. The claim stands even when the decision is refused (the approval is no longer
  * pending): a link is used once, whatever its answer.
  */
@@ -125,7 +119,7 @@ export async function redeemApprovalLink(
   const approval = await decideApproval(
     ctx,
     { approvalId, outcome: answer.outcome, decidedBy: approver, note: answer.note },
-    approverActor(ctx, approver),
+    approverActor(approver),
   );
   return { kind: "decided", approval };
 }

@@ -1,13 +1,6 @@
 import { recheckCall, type Approval } from "../core/approval.js";
 import { summarizeArguments } from "../core/approval-summary.js";
-import {
-  answerProblem,
-  approveRole,
-  directoryRoles,
-  isApproveRole,
-  isDirectoryApprover,
-  type ApproverDirectory,
-} from "../core/approvers.js";
+import { answerProblem } from "../core/approvers.js";
 import type { CatalogAction } from "../core/catalog.js";
 import type { TaskGrant } from "../core/grant.js";
 import type { JsonObject } from "../core/json.js";
@@ -16,6 +9,7 @@ import type { ApprovalStatus, Reason, Verdict } from "../core/verdict.js";
 import type { ApprovalDraft, ApprovalEvent } from "../store/port.js";
 import type { AuthorityContext } from "./context.js";
 import { AuthorityError, invalidRequest } from "./errors.js";
+import { notYours, ownerFor, visible } from "./approval-access.js";
 import { approvalCursor, pageToken } from "./page-token.js";
 
 /**
@@ -32,10 +26,10 @@ export interface Actor {
 /**
  * The actor a person signed in as `principal` acts as, outside gRPC (the approvals inbox, a chat
  * action): that principal and no key's roles. What it may see and answer is what the approver
- * directory in force (`ctx.policySet().approvers`, read at each request: it reloads with the
- * policy) gives that principal, besides its own approvals as an owner.
+ * directory in force gives that principal (read by each request: it reloads with the policy),
+ * besides its own approvals as an owner.
  */
-export function approverActor(_ctx: AuthorityContext, principal: string): Actor {
+export function approverActor(principal: string): Actor {
   if (principal.trim() === "") throw invalidRequest("principal", "is required");
   return { principal, roles: [] };
 }
@@ -260,55 +254,7 @@ async function recheck(
   );
 }
 
-/**
- * The owner a request is about: the actor's own unless they are an admin or an approver (an
- * `approve:<requirement>` role, or a principal of the directory: then any owner, the answer
- * filtered by {@link visible}); without an actor the request must name one.
- */
-function ownerFor(
-  owner: string,
-  actor: Actor | undefined,
-  directory: ApproverDirectory | undefined,
-): string | undefined {
-  const wide =
-    actor !== undefined &&
-    (actor.roles.includes("admin") ||
-      actor.roles.some(isApproveRole) ||
-      isDirectoryApprover(directory, actor.principal));
-  if (owner === "") {
-    if (actor === undefined) throw invalidRequest("owner", "is required");
-    return wide ? undefined : actor.principal;
-  }
-  if (actor === undefined || wide || actor.principal === owner) return owner;
-  throw notYours();
-}
-
 /** Read through a function, so that the compiler does not narrow it across an await. */
 function isAborted(signal: AbortSignal): boolean {
   return signal.aborted;
-}
-
-/**
- * Whether `actor` may see `approval`: an admin, its owner, or a holder of its requirement's role
- * (a key's, or the directory's for the approval's owner).
- */
-export function visible(
-  approval: Pick<Approval, "owner" | "requirement">,
-  actor: Actor | undefined,
-  directory: ApproverDirectory | undefined,
-): boolean {
-  if (actor === undefined || actor.roles.includes("admin") || actor.principal === approval.owner)
-    return true;
-  const role = approveRole(approval.requirement);
-  return (
-    actor.roles.includes(role) ||
-    directoryRoles(directory, actor.principal, approval.owner).includes(role)
-  );
-}
-
-export function notYours(): AuthorityError {
-  return new AuthorityError(
-    "PERMISSION_DENIED",
-    "you may only see and decide your own approvals and those of requirements you hold approve:<requirement> for (by key or in the approver directory)",
-  );
 }

@@ -12,7 +12,7 @@ import {
 import { isJsonObject } from "../core/json.js";
 import { parseStrictJson } from "../core/strict-json.js";
 import type { Actor } from "./approvals.js";
-import { notYours, visible } from "./approvals.js";
+import { notYours, visible } from "./approval-access.js";
 import type { AuthorityContext } from "./context.js";
 import { AuthorityError, invalidRequest } from "./errors.js";
 import { approvalCursor, pageToken } from "./page-token.js";

@@ -95,7 +95,7 @@ export async function answerSlackAction(
     const approval = await decideApproval(
       ctx,
       { approvalId: click.approvalId, outcome: click.outcome, decidedBy: principal, note: "" },
-      approverActor(ctx, principal),
+      approverActor(principal),
     );
     const count = `${approval.approvedBy.length} of ${approval.requiredApprovals}`;
     return say(

@@ -49,7 +49,7 @@ export async function listPage(
   session: Session & { principal: string },
   res: ServerResponse,
 ): Promise<void> {
-  const { pending, recent } = await waiting(ctx, approverActor(ctx, session.principal));
+  const { pending, recent } = await waiting(ctx, approverActor(session.principal));
   sendHtml(
     res,
     200,
@@ -66,7 +66,7 @@ export async function listPartial(
   principal: string,
   res: ServerResponse,
 ): Promise<void> {
-  const { pending } = await waiting(ctx, approverActor(ctx, principal));
+  const { pending } = await waiting(ctx, approverActor(principal));
   sendJson(res, { html: html`${pending.map(approvalRow)}`.markup, count: pending.length });
 }
 
@@ -77,7 +77,7 @@ export async function approvalPartial(
   id: string,
   res: ServerResponse,
 ): Promise<void> {
-  const a = await getApproval(ctx, id, approverActor(ctx, principal));
+  const a = await getApproval(ctx, id, approverActor(principal));
   sendJson(res, {
     state: stateText(a).markup,
     count: `${a.approvedBy.length} of ${a.requiredApprovals} approvers`,
@@ -106,7 +106,7 @@ export async function detailPage(
   done: string | null,
   res: ServerResponse,
 ): Promise<void> {
-  const a = await getApproval(ctx, id, approverActor(ctx, session.principal));
+  const a = await getApproval(ctx, id, approverActor(session.principal));
   const bounds = await boundsOf(ctx, a);
   const run = await approvalRun(ctx, a);
   const notice = done !== null && Object.hasOwn(DONE, done) ? DONE[done] : undefined;
@@ -152,7 +152,7 @@ export async function decide(
   await decideApproval(
     ctx,
     { approvalId: id, outcome, decidedBy: session.principal, note },
-    approverActor(ctx, session.principal),
+    approverActor(session.principal),
   );
   redirect(res, `/approvals/${encodeURIComponent(id)}?done=${outcome}`);
 }

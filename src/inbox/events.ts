@@ -56,7 +56,7 @@ export function approvalEvents(
       for await (const event of watchApprovals(
         ctx,
         { owner: "" },
-        { actor: approverActor(ctx, principal), signal: stop.signal },
+        { actor: approverActor(principal), signal: stop.signal },
       )) {
         const data = JSON.stringify({
           id: event.approval.id,
